@@ -1,0 +1,151 @@
+"""The one owner of every object name, label, annotation and API identifier the operator uses.
+
+Anything that needs a name or a label calls this module; nothing else formats them. Names of child objects
+are deterministic (no random suffixes) so GitOps tools see no churn and a restarted operator finds what it
+made before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+GROUP = "kcop.dev"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+KEYCLOAK_KIND = "Keycloak"
+KEYCLOAK_PLURAL = "keycloaks"
+REALM_KIND = "KeycloakRealm"
+REALM_PLURAL = "keycloakrealms"
+CLIENT_KIND = "KeycloakClient"
+CLIENT_PLURAL = "keycloakclients"
+
+OPERATOR_NAME = "keycloak-operator"
+FIELD_MANAGER = OPERATOR_NAME
+
+# Recommended Kubernetes labels plus our own, prefixed with the API group.
+LABEL_NAME = "app.kubernetes.io/name"
+LABEL_INSTANCE = "app.kubernetes.io/instance"
+LABEL_COMPONENT = "app.kubernetes.io/component"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_VERSION = "app.kubernetes.io/version"
+LABEL_CACHE_CLUSTER = f"{GROUP}/cache-cluster"
+# A track is the slot a Deployment occupies ("a" or "b"): blue and green differ by track, never by colour,
+# so a promoted green keeps its labels and its pods.
+LABEL_TRACK = f"{GROUP}/track"
+
+COMPONENT_SERVER = "server"
+COMPONENT_DISCOVERY = "discovery"
+COMPONENT_HTTP = "http"
+COMPONENT_ADMIN_SECRET = "admin-credentials"
+APP_NAME = "keycloak"
+
+TRACKS = ("a", "b")
+
+# Longest Keycloak name that keeps every derived Service name a valid DNS-1035 label (63 characters):
+# the longest suffix is "-green-discovery" (16 characters).
+MAX_KEYCLOAK_NAME = 63 - len("-green-discovery")
+
+LABEL_VALUE_MAX = 63
+_LABEL_VALUE_RE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+_HASH_CHARS = 8
+
+
+def short_hash(text: str, length: int = _HASH_CHARS) -> str:
+    """A short, stable hex digest used to keep shortened names distinct."""
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def is_label_value(value: str) -> bool:
+    return len(value) <= LABEL_VALUE_MAX and bool(_LABEL_VALUE_RE.match(value))
+
+
+def label_value(raw: str) -> str:
+    """Turn any text into a valid label value of at most 63 characters.
+
+    Characters a label value cannot hold become '-', the ends are trimmed to alphanumerics. When the text had
+    to change in a way that could make two inputs collide (characters replaced, or shortened), a short hash of
+    the ORIGINAL text is appended, so two different inputs never share a value.
+    """
+    if is_label_value(raw):
+        return raw
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "-", raw)
+    cleaned = re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", cleaned)
+    suffix = short_hash(raw)
+    keep = LABEL_VALUE_MAX - len(suffix) - 1
+    head = re.sub(r"[^A-Za-z0-9]+$", "", cleaned[:keep])
+    return f"{head}-{suffix}" if head else suffix
+
+
+# --- child object names -------------------------------------------------------------------------------------
+
+
+def deployment(keycloak: str, *, green: bool = False) -> str:
+    return f"{keycloak}-green-keycloak" if green else f"{keycloak}-keycloak"
+
+
+def discovery_service(keycloak: str, *, green: bool = False) -> str:
+    return f"{keycloak}-green-discovery" if green else f"{keycloak}-discovery"
+
+
+def public_service(keycloak: str) -> str:
+    """The Service clients use. Its name never changes, across upgrades included."""
+    return f"{keycloak}-service"
+
+
+def admin_secret(keycloak: str) -> str:
+    return f"{keycloak}-initial-admin"
+
+
+def cnpg_host(cluster: str) -> str:
+    return f"{cluster}-rw"
+
+
+def cnpg_credentials_secret(cluster: str) -> str:
+    return f"{cluster}-app"
+
+
+def discovery_dns(service: str, namespace: str) -> str:
+    return f"{service}.{namespace}.svc.cluster.local"
+
+
+def controller_revision(keycloak: str, spec_hash: str) -> str:
+    return f"{keycloak}-{spec_hash[:10]}"
+
+
+# --- labels -------------------------------------------------------------------------------------------------
+
+
+def instance_labels(keycloak: str) -> dict[str, str]:
+    """Labels every child of one Keycloak carries; also what the operator selects its children by."""
+    return {
+        LABEL_NAME: APP_NAME,
+        LABEL_INSTANCE: label_value(keycloak),
+        LABEL_MANAGED_BY: OPERATOR_NAME,
+    }
+
+
+def component_labels(keycloak: str, component: str) -> dict[str, str]:
+    return {**instance_labels(keycloak), LABEL_COMPONENT: component}
+
+
+def server_selector(keycloak: str, track: str) -> dict[str, str]:
+    """Selects the server pods of one track: the Deployment's selector and the public Service's."""
+    return {LABEL_INSTANCE: label_value(keycloak), LABEL_COMPONENT: COMPONENT_SERVER, LABEL_TRACK: track}
+
+
+def discovery_selector(keycloak: str, track: str, cache_cluster: str | None) -> dict[str, str]:
+    """Selects the pods that may discover each other: one track, and one cache cluster when isolated."""
+    selector = server_selector(keycloak, track)
+    if cache_cluster:
+        selector[LABEL_CACHE_CLUSTER] = cache_cluster
+    return selector
+
+
+def managed_children_selector() -> str:
+    """Label selector (string form) for watching every child this operator manages."""
+    return f"{LABEL_MANAGED_BY}={OPERATOR_NAME}"
+
+
+def other_track(track: str) -> str:
+    return TRACKS[1] if track == TRACKS[0] else TRACKS[0]

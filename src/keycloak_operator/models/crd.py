@@ -1,0 +1,167 @@
+"""Generates CustomResourceDefinitions from the pydantic models: the models are the one source of truth.
+
+Pydantic emits JSON Schema with $refs and nullable unions; Kubernetes wants a structural OpenAPI v3 schema
+with everything inlined. This module does that translation and adds what JSON Schema cannot say
+(CEL validation rules, printer columns, subresources).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from keycloak_operator.core import names
+from keycloak_operator.models import keycloak as kc
+
+_DROP = {"title", "default"}
+
+
+def structural_schema(model: type[BaseModel]) -> dict[str, Any]:
+    raw = model.model_json_schema(by_alias=True, mode="validation")
+    defs = raw.pop("$defs", {})
+    return _convert(raw, defs)
+
+
+def _convert(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in node:
+        target = defs[node["$ref"].split("/")[-1]]
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _convert(merged, defs)
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            options = [o for o in node[key] if o.get("type") != "null"]
+            rest = {k: v for k, v in node.items() if k != key}
+            if len(options) == 1:
+                return _convert({**options[0], **rest}, defs)
+            raise ValueError(f"cannot express a union in a structural schema: {node}")
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROP:
+            continue
+        if key == "const":
+            out["enum"] = [value]
+        elif key == "properties":
+            out["properties"] = {name: _convert(sub, defs) for name, sub in value.items()}
+        elif key == "items":
+            out["items"] = _convert(value, defs)
+        elif key == "additionalProperties" and isinstance(value, dict):
+            out["additionalProperties"] = _convert(value, defs)
+        elif key == "additionalProperties":
+            continue
+        else:
+            out[key] = value
+    if "properties" in out:
+        out.setdefault("type", "object")
+    # The API server applies defaults for objects only when told to; keep defaults applied by the models.
+    return out
+
+
+def _column(name: str, path: str, type_: str = "string", priority: int = 0) -> dict[str, Any]:
+    column: dict[str, Any] = {"name": name, "type": type_, "jsonPath": path}
+    if priority:
+        column["priority"] = priority
+    return column
+
+
+def keycloak_crd() -> dict[str, Any]:
+    spec_schema = structural_schema(kc.KeycloakSpec)
+    spec_schema["properties"]["database"].setdefault("x-kubernetes-validations", []).append(
+        kc.DATABASE_EXACTLY_ONE_RULE
+    )
+    status_schema = structural_schema(kc.KeycloakStatus)
+    schema = {
+        "type": "object",
+        "description": "A Keycloak cluster run and upgraded by the operator.",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": spec_schema,
+            "status": status_schema,
+        },
+        "x-kubernetes-validations": [
+            {
+                "rule": f"size(self.metadata.name) <= {names.MAX_KEYCLOAK_NAME}",
+                "message": f"metadata.name must be at most {names.MAX_KEYCLOAK_NAME} characters, so that "
+                "every derived Service name stays a valid DNS label",
+            }
+        ],
+    }
+    return _crd(
+        plural=names.KEYCLOAK_PLURAL,
+        kind=names.KEYCLOAK_KIND,
+        short_names=["kc"],
+        schema=schema,
+        columns=[
+            _column("Image", ".spec.image"),
+            _column("Ready", ".status.readyReplicas", "integer"),
+            _column("Replicas", ".spec.replicas", "integer"),
+            _column("Phase", ".status.phase"),
+            _column("Version", ".status.versions.currentVersion"),
+            _column("Upgrade", ".status.blueGreen.state"),
+            _column("Cache", ".status.cacheCluster.name", priority=1),
+            _column("Age", ".metadata.creationTimestamp", "date"),
+        ],
+        scale={
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.selector",
+        },
+    )
+
+
+def _crd(
+    *,
+    plural: str,
+    kind: str,
+    short_names: list[str],
+    schema: dict[str, Any],
+    columns: list[dict[str, Any]],
+    scale: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    subresources: dict[str, Any] = {"status": {}}
+    if scale:
+        subresources["scale"] = scale
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{names.GROUP}"},
+        "spec": {
+            "group": names.GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "plural": plural,
+                "singular": kind.lower(),
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "shortNames": short_names,
+                "categories": ["keycloak"],
+            },
+            "versions": [
+                {
+                    "name": names.VERSION,
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                    "subresources": subresources,
+                    "additionalPrinterColumns": columns,
+                }
+            ],
+        },
+    }
+
+
+def all_crds() -> list[dict[str, Any]]:
+    return [keycloak_crd()]
+
+
+class _NoAliasDumper(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def render_yaml() -> str:
+    return yaml.dump_all(all_crds(), Dumper=_NoAliasDumper, sort_keys=False)

@@ -1,0 +1,195 @@
+"""The Keycloak custom resource: spec and status models. The CRD YAML is generated from these."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from keycloak_operator.core import names
+from keycloak_operator.models.base import CrdModel
+
+DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|E|Ei|P|Pi)?$"
+
+
+class SecretKeyRef(CrdModel):
+    """A Secret in the Keycloak's namespace holding `username` and `password` keys."""
+
+    name: str = Field(min_length=1, max_length=253, description="Name of the Secret.")
+
+
+class CnpgDatabase(CrdModel):
+    """A CloudNativePG Cluster: host `<cluster>-rw`, credentials from Secret `<cluster>-app`."""
+
+    cluster_name: str = Field(min_length=1, max_length=50, description="Name of the CNPG Cluster.")
+    database: str = Field(default="app", min_length=1, description="Database name inside the cluster.")
+
+
+class ManagedDatabase(CrdModel):
+    """A PostgreSQL the operator reaches directly and can snapshot through its volume."""
+
+    host: str = Field(min_length=1, description="Database host name.")
+    port: int = Field(default=5432, ge=1, le=65535, description="Database port.")
+    database: str = Field(default="keycloak", min_length=1, description="Database name.")
+    credentials_secret: SecretKeyRef = Field(description="Secret with `username` and `password`.")
+    pvc_name: str | None = Field(
+        default=None, description="PersistentVolumeClaim of the database, snapshotted before upgrades."
+    )
+    volume_snapshot_class_name: str | None = Field(
+        default=None, description="VolumeSnapshotClass used for the pre-upgrade snapshot."
+    )
+
+
+class ExternalDatabase(CrdModel):
+    """A PostgreSQL the operator cannot back up: upgrades warn and proceed."""
+
+    host: str = Field(min_length=1, description="Database host name.")
+    port: int = Field(default=5432, ge=1, le=65535, description="Database port.")
+    database: str = Field(default="keycloak", min_length=1, description="Database name.")
+    credentials_secret: SecretKeyRef = Field(description="Secret with `username` and `password`.")
+
+
+class DatabaseSpec(CrdModel):
+    """Exactly one database tier."""
+
+    cnpg: CnpgDatabase | None = Field(default=None, description="CloudNativePG tier.")
+    managed: ManagedDatabase | None = Field(default=None, description="Managed PostgreSQL tier.")
+    external: ExternalDatabase | None = Field(default=None, description="External PostgreSQL tier.")
+
+    @property
+    def tier(self) -> str:
+        for tier in ("cnpg", "managed", "external"):
+            if getattr(self, tier) is not None:
+                return tier
+        raise ValueError("no database tier set")
+
+
+DATABASE_EXACTLY_ONE_RULE = {
+    "rule": "[has(self.cnpg), has(self.managed), has(self.external)].filter(x, x).size() == 1",
+    "message": "exactly one of spec.database.cnpg, spec.database.managed or spec.database.external must be set",
+}
+
+
+class CacheIsolation(CrdModel):
+    """How the JGroups cache cluster name is chosen. Priority: clusterName > autoRevision > autoSuffix > none."""
+
+    cluster_name: str | None = Field(
+        default=None,
+        max_length=63,
+        pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$",
+        description="Explicit cache cluster name; wins over everything. Use it for moving or digest-only tags.",
+    )
+    auto_revision: bool = Field(
+        default=False,
+        description="Recommended: `<name>-v<major>` from a SemVer image tag, stable across patch and minor "
+        "releases. A non-SemVer tag turns isolation off with a Warning.",
+    )
+    auto_suffix: bool = Field(
+        default=False,
+        description="Legacy: the whole image tag as suffix; every patch upgrade splits the cluster.",
+    )
+
+
+class UpgradePolicy(CrdModel):
+    strategy: Literal["Recreate", "BlueGreen"] = Field(
+        default="Recreate",
+        description="Recreate: roll in place (pods stop first when the cache cluster changes). BlueGreen: "
+        "start a parallel green cluster and switch traffic when it is fully ready.",
+    )
+    auto_teardown: bool = Field(default=True, description="BlueGreen: delete blue after cutover.")
+    green_ready_timeout: str = Field(
+        default="15m", pattern=DURATION_PATTERN, description="BlueGreen: deadline for green to become Ready."
+    )
+    backup_timeout: str = Field(
+        default="10m", pattern=DURATION_PATTERN, description="BlueGreen: deadline for the pre-upgrade backup."
+    )
+    drain_delay: str = Field(
+        default="10s", pattern=DURATION_PATTERN, description="BlueGreen: wait after cutover before blue goes."
+    )
+
+
+class EnvVar(CrdModel):
+    name: str = Field(min_length=1, description="Environment variable name.")
+    value: str = Field(default="", description="Value.")
+
+
+class ResourceRequirements(CrdModel):
+    requests: dict[str, str] | None = Field(default=None, description="cpu / memory requests.")
+    limits: dict[str, str] | None = Field(default=None, description="cpu / memory limits.")
+
+
+class KeycloakSpec(CrdModel):
+    image: str = Field(min_length=1, description="Keycloak container image, e.g. quay.io/keycloak/keycloak:26.0.0")
+    replicas: int = Field(default=1, ge=0, le=100, description="Number of Keycloak pods.")
+    database: DatabaseSpec = Field(description="Database tier: exactly one of cnpg, managed or external.")
+    cache_isolation: CacheIsolation = Field(
+        default_factory=CacheIsolation, description="How the JGroups cache cluster name is chosen."
+    )
+    upgrade_policy: UpgradePolicy = Field(default_factory=UpgradePolicy, description="How image changes roll out.")
+    admin_secret: SecretKeyRef | None = Field(
+        default=None,
+        description="Existing Secret with the bootstrap admin `username` and `password`. "
+        "When unset the operator generates `<name>-initial-admin`.",
+    )
+    env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for Keycloak.")
+    resources: ResourceRequirements | None = Field(default=None, description="Container resources.")
+    realm_namespaces: list[str] = Field(
+        default_factory=list,
+        description="Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own.",
+    )
+
+
+class Condition(CrdModel):
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+    last_transition_time: str
+    observed_generation: int | None = None
+
+
+class Versions(CrdModel):
+    next_version: str = Field(default="", description="Version being rolled out, empty when none.")
+    current_version: str = Field(default="", description="Version running.")
+    last_version: str = Field(default="", description="Last known good version: the rollback target.")
+
+
+class CacheClusterStatus(CrdModel):
+    name: str = Field(default="", description="Resolved JGroups cluster name; empty when isolation is off.")
+    source: str = Field(default="", description="clusterName, autoRevision, autoSuffix or none.")
+    isolated: bool = Field(default=False, description="Whether major versions are kept apart.")
+    reason: str = Field(default="", description="Why isolation is off, when it is.")
+
+
+class BlueGreenHistoryEntry(CrdModel):
+    state: str
+    at: str
+    message: str = ""
+
+
+class BlueGreenStatus(CrdModel):
+    state: str = Field(default="Idle", description="Upgrade state.")
+    blue_image: str = ""
+    green_image: str = ""
+    blue_track: str = ""
+    green_track: str = ""
+    backup_name: str = ""
+    started_at: str = ""
+    deadline: str = ""
+    message: str = ""
+    history: list[BlueGreenHistoryEntry] = Field(default_factory=list)
+
+
+class KeycloakStatus(CrdModel):
+    observed_generation: int | None = None
+    phase: str = Field(default="Pending", description="Pending, Running, Upgrading, Degraded or Failed.")
+    replicas: int = 0
+    ready_replicas: int = 0
+    selector: str = Field(default="", description="Label selector of the serving pods (scale subresource).")
+    track: str = Field(default="", description="Track (a or b) of the serving Deployment.")
+    image: str = Field(default="", description="Image of the serving pods.")
+    conditions: list[Condition] = Field(default_factory=list)
+    versions: Versions = Field(default_factory=Versions)
+    cache_cluster: CacheClusterStatus = Field(default_factory=CacheClusterStatus)
+    blue_green: BlueGreenStatus | None = None
