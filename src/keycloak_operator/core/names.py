@@ -34,6 +34,10 @@ LABEL_CACHE_CLUSTER = f"{GROUP}/cache-cluster"
 # so a promoted green keeps its labels and its pods.
 LABEL_TRACK = f"{GROUP}/track"
 
+# The version string (see core/versions.py) a Deployment was last rendered for; on the object, not the pod
+# template, so a version change that does not touch the pods does not restart them.
+ANNOTATION_VERSION = f"{GROUP}/version"
+
 COMPONENT_SERVER = "server"
 COMPONENT_DISCOVERY = "discovery"
 COMPONENT_HTTP = "http"
@@ -140,6 +144,10 @@ def discovery_selector(keycloak: str, track: str, cache_cluster: str | None) -> 
     if cache_cluster:
         selector[LABEL_CACHE_CLUSTER] = cache_cluster
     return selector
+
+
+def selector_string(labels: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
 def managed_children_selector() -> str:

@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from keycloak_operator.core import names
 from keycloak_operator.models.base import CrdModel
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
@@ -67,18 +66,23 @@ class DatabaseSpec(CrdModel):
 
 DATABASE_EXACTLY_ONE_RULE = {
     "rule": "[has(self.cnpg), has(self.managed), has(self.external)].filter(x, x).size() == 1",
-    "message": "exactly one of spec.database.cnpg, spec.database.managed or spec.database.external must be set",
+    "message": "exactly one of spec.database.cnpg, spec.database.managed or spec.database.external "
+    "must be set",
 }
 
 
 class CacheIsolation(CrdModel):
-    """How the JGroups cache cluster name is chosen. Priority: clusterName > autoRevision > autoSuffix > none."""
+    """How the JGroups cache cluster name is chosen.
+
+    Priority: clusterName > autoRevision > autoSuffix > none.
+    """
 
     cluster_name: str | None = Field(
         default=None,
         max_length=63,
         pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$",
-        description="Explicit cache cluster name; wins over everything. Use it for moving or digest-only tags.",
+        description="Explicit cache cluster name; wins over everything. "
+        "Use it for moving or digest-only tags.",
     )
     auto_revision: bool = Field(
         default=False,
@@ -120,13 +124,17 @@ class ResourceRequirements(CrdModel):
 
 
 class KeycloakSpec(CrdModel):
-    image: str = Field(min_length=1, description="Keycloak container image, e.g. quay.io/keycloak/keycloak:26.0.0")
+    image: str = Field(
+        min_length=1, description="Keycloak container image, e.g. quay.io/keycloak/keycloak:26.0.0"
+    )
     replicas: int = Field(default=1, ge=0, le=100, description="Number of Keycloak pods.")
     database: DatabaseSpec = Field(description="Database tier: exactly one of cnpg, managed or external.")
     cache_isolation: CacheIsolation = Field(
         default_factory=CacheIsolation, description="How the JGroups cache cluster name is chosen."
     )
-    upgrade_policy: UpgradePolicy = Field(default_factory=UpgradePolicy, description="How image changes roll out.")
+    upgrade_policy: UpgradePolicy = Field(
+        default_factory=UpgradePolicy, description="How image changes roll out."
+    )
     admin_secret: SecretKeyRef | None = Field(
         default=None,
         description="Existing Secret with the bootstrap admin `username` and `password`. "

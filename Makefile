@@ -1,0 +1,52 @@
+# The two commands a new machine needs: `make demo` and `make test`. Everything else is set up on the way.
+SHELL := /bin/bash
+CACHE ?= $(HOME)/.cache/keycloak-operator
+UV_VERSION := 0.13.9
+UV := $(CACHE)/uv-$(UV_VERSION)/bin/uv
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(CURDIR)/.venv
+RUN := $(UV) run --frozen
+PYTEST_ARGS ?=
+
+.PHONY: setup cluster cluster-down crds lint typecheck unit integration test demo bench clean
+
+# uv itself is installed into the cache from PyPI, pinned, so a fresh machine needs only Python and pip.
+$(UV):
+	python3 -m venv $(CACHE)/uv-$(UV_VERSION)
+	$(CACHE)/uv-$(UV_VERSION)/bin/pip install --quiet uv==$(UV_VERSION)
+
+setup: $(UV)
+	$(UV) sync --frozen --quiet
+
+cluster: setup
+	$(RUN) python -m localcluster up
+
+cluster-down: setup
+	$(RUN) python -m localcluster down
+
+crds: setup
+	$(RUN) keycloak-operator crds > deploy/crds/keycloak.yaml
+
+lint: setup
+	$(RUN) ruff check src tests bench hack
+	$(RUN) ruff format --check src tests bench hack
+
+typecheck: setup
+	$(RUN) mypy
+
+unit: setup
+	$(RUN) pytest tests/unit -q $(PYTEST_ARGS)
+
+integration: setup
+	$(RUN) pytest tests/integration -q -m integration $(PYTEST_ARGS)
+
+test: lint typecheck unit integration
+
+demo: setup
+	$(RUN) python hack/demo.py
+
+bench: setup
+	$(RUN) python -m bench
+
+clean:
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,57 @@
+"""The `keycloak-operator` command: run the operator, print the CRDs, and operator-side tools."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def _run(args: argparse.Namespace) -> int:
+    import kopf
+
+    from keycloak_operator.shell import handlers  # noqa: F401  (registers the handlers)
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    kopf.configure(verbose=args.verbose)
+    kopf.run(
+        clusterwide=not args.namespace,
+        namespaces=args.namespace or [],
+        standalone=args.peering is None,
+        peering_name=args.peering,
+        liveness_endpoint=args.liveness,
+    )
+    return 0
+
+
+def _crds(_: argparse.Namespace) -> int:
+    from keycloak_operator.models import crd
+
+    sys.stdout.write(crd.render_yaml())
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="keycloak-operator", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the operator against the current kubeconfig (or in-cluster)")
+    run.add_argument("-n", "--namespace", action="append", help="watch only this namespace (repeatable)")
+    run.add_argument("--peering", default=None, help="kopf peering name for HA (default: standalone)")
+    run.add_argument("--liveness", default=None, help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz")
+    run.add_argument("-v", "--verbose", action="store_true")
+    run.set_defaults(func=_run)
+    crds = sub.add_parser("crds", help="print the CustomResourceDefinitions as YAML")
+    crds.set_defaults(func=_crds)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,185 @@
+"""Desired child objects of a Keycloak: the Deployment, its Services and the generated admin Secret.
+
+Pure: every input is passed in (the resolved cache cluster, the track, the owner's uid), so the same inputs
+always give the same objects, and tests can check every field without an API server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from keycloak_operator.core import keycloak_config, names
+from keycloak_operator.models.keycloak import KeycloakSpec
+
+HTTP_PORT = 8080
+MANAGEMENT_PORT = 9000
+JGROUPS_PORT = 7800
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The Keycloak resource that owns the children: garbage collection deletes them with it."""
+
+    name: str
+    namespace: str
+    uid: str
+
+    def reference(self) -> dict[str, Any]:
+        return {
+            "apiVersion": names.API_VERSION,
+            "kind": names.KEYCLOAK_KIND,
+            "name": self.name,
+            "uid": self.uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+
+
+@dataclass(frozen=True)
+class WorkloadInputs:
+    """Everything the Deployment depends on besides the spec."""
+
+    owner: Owner
+    spec: KeycloakSpec
+    track: str
+    cache_cluster: str | None
+    admin_secret: str
+    version: str
+    green: bool = False
+    recreate: bool = False
+
+
+def _metadata(owner: Owner, name: str, labels: dict[str, str], **extra: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": owner.namespace,
+        "labels": labels,
+        "ownerReferences": [owner.reference()],
+    }
+    meta.update(extra)
+    return meta
+
+
+def pod_labels(inputs: WorkloadInputs) -> dict[str, str]:
+    labels = {
+        **names.component_labels(inputs.owner.name, names.COMPONENT_SERVER),
+        **names.server_selector(inputs.owner.name, inputs.track),
+    }
+    if inputs.cache_cluster:
+        labels[names.LABEL_CACHE_CLUSTER] = inputs.cache_cluster
+    return labels
+
+
+def _probe(path: str, *, period: int, failures: int) -> dict[str, Any]:
+    return {
+        "httpGet": {"path": path, "port": MANAGEMENT_PORT, "scheme": "HTTP"},
+        "periodSeconds": period,
+        "failureThreshold": failures,
+    }
+
+
+def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
+    owner, spec = inputs.owner, inputs.spec
+    discovery = names.discovery_service(owner.name, green=inputs.green)
+    container: dict[str, Any] = {
+        "name": "keycloak",
+        "image": spec.image,
+        "args": ["start"],
+        "env": keycloak_config.environment(
+            spec,
+            admin_secret=inputs.admin_secret,
+            cache_cluster=inputs.cache_cluster,
+            discovery_dns=names.discovery_dns(discovery, owner.namespace),
+        ),
+        "ports": [
+            {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
+            {"name": "management", "containerPort": MANAGEMENT_PORT, "protocol": "TCP"},
+            {"name": "jgroups", "containerPort": JGROUPS_PORT, "protocol": "TCP"},
+        ],
+        "startupProbe": _probe("/health/started", period=5, failures=60),
+        "readinessProbe": _probe("/health/ready", period=10, failures=3),
+        "livenessProbe": _probe("/health/live", period=10, failures=3),
+    }
+    if spec.resources is not None:
+        container["resources"] = spec.resources.wire()
+    strategy: dict[str, Any] = (
+        {"type": "Recreate"}
+        if inputs.recreate
+        else {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+    )
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(
+            owner,
+            names.deployment(owner.name, green=inputs.green),
+            {**names.component_labels(owner.name, names.COMPONENT_SERVER), names.LABEL_TRACK: inputs.track},
+            annotations={names.ANNOTATION_VERSION: inputs.version},
+        ),
+        "spec": {
+            "replicas": spec.replicas,
+            "selector": {"matchLabels": names.server_selector(owner.name, inputs.track)},
+            "strategy": strategy,
+            "template": {
+                "metadata": {"labels": pod_labels(inputs)},
+                "spec": {"containers": [container], "enableServiceLinks": False},
+            },
+        },
+    }
+
+
+def discovery_service(
+    owner: Owner, track: str, cache_cluster: str | None, *, green: bool = False
+) -> dict[str, Any]:
+    """Headless Service for JGroups DNS discovery: lists pods before they are Ready so a cluster can form."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(
+            owner,
+            names.discovery_service(owner.name, green=green),
+            names.component_labels(owner.name, names.COMPONENT_DISCOVERY),
+        ),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": names.discovery_selector(owner.name, track, cache_cluster),
+            "ports": [
+                {"name": "jgroups", "port": JGROUPS_PORT, "targetPort": JGROUPS_PORT, "protocol": "TCP"}
+            ],
+        },
+    }
+
+
+def public_service(owner: Owner, track: str) -> dict[str, Any]:
+    """The Service clients use; cutover changes only its selector's track."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(
+            owner,
+            names.public_service(owner.name),
+            names.component_labels(owner.name, names.COMPONENT_HTTP),
+        ),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": names.server_selector(owner.name, track),
+            "ports": [{"name": "http", "port": HTTP_PORT, "targetPort": HTTP_PORT, "protocol": "TCP"}],
+        },
+    }
+
+
+def admin_secret(owner: Owner, password: str) -> dict[str, Any]:
+    """Generated once when the spec references none; the password comes from the shell's random source."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": _metadata(
+            owner,
+            names.admin_secret(owner.name),
+            names.component_labels(owner.name, names.COMPONENT_ADMIN_SECRET),
+        ),
+        "stringData": {"username": "admin", "password": password},
+    }

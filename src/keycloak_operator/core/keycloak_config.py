@@ -1,0 +1,79 @@
+"""Keycloak server settings rendered as container environment variables.
+
+The option names are Keycloak's own (checked against the server distribution the tests run; see
+docs/adr/0004-keycloak-cluster-name-setting.md). Secrets are referenced, never inlined, so no credential
+appears in the Deployment, in logs or in status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keycloak_operator.core import names
+from keycloak_operator.models.keycloak import KeycloakSpec
+
+# The cache cluster name option read by Keycloak 26.x (see ADR 0004).
+CLUSTER_NAME_ENV = "KC_CACHE_EMBEDDED_CLUSTER_NAME"
+# Variables the operator owns; a user `env` entry with one of these names is refused (Degraded).
+_RESERVED_PREFIXES = ("KC_DB", "KC_BOOTSTRAP_ADMIN", "KC_CACHE", "KC_HEALTH", "JAVA_OPTS_APPEND")
+
+
+def _plain(name: str, value: str) -> dict[str, Any]:
+    return {"name": name, "value": value}
+
+
+def _from_secret(name: str, secret: str, key: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+
+
+def database_coordinates(spec: KeycloakSpec) -> tuple[str, int, str, str]:
+    """(host, port, database, credentials Secret) for whichever tier is set."""
+    db = spec.database
+    if db.cnpg is not None:
+        return (
+            names.cnpg_host(db.cnpg.cluster_name),
+            5432,
+            db.cnpg.database,
+            names.cnpg_credentials_secret(db.cnpg.cluster_name),
+        )
+    tier = db.managed or db.external
+    if tier is None:
+        raise ValueError("no database tier set")
+    return tier.host, tier.port, tier.database, tier.credentials_secret.name
+
+
+def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
+    """Secrets the pods need; the operator checks they exist before rolling pods that would not start."""
+    return [database_coordinates(spec)[3], admin_secret]
+
+
+def reserved_env_conflicts(spec: KeycloakSpec) -> list[str]:
+    return [e.name for e in spec.env if e.name.startswith(_RESERVED_PREFIXES)]
+
+
+def environment(
+    spec: KeycloakSpec, *, admin_secret: str, cache_cluster: str | None, discovery_dns: str
+) -> list[dict[str, Any]]:
+    host, port, database, credentials = database_coordinates(spec)
+    env = [
+        _plain("KC_DB", "postgres"),
+        _plain("KC_DB_URL_HOST", host),
+        _plain("KC_DB_URL_PORT", str(port)),
+        _plain("KC_DB_URL_DATABASE", database),
+        _from_secret("KC_DB_USERNAME", credentials, "username"),
+        _from_secret("KC_DB_PASSWORD", credentials, "password"),
+        _from_secret("KC_BOOTSTRAP_ADMIN_USERNAME", admin_secret, "username"),
+        _from_secret("KC_BOOTSTRAP_ADMIN_PASSWORD", admin_secret, "password"),
+        _plain("KC_HEALTH_ENABLED", "true"),
+        _plain("KC_METRICS_ENABLED", "true"),
+        _plain("KC_HTTP_ENABLED", "true"),
+        _plain("KC_HOSTNAME_STRICT", "false"),
+        _plain("KC_PROXY_HEADERS", "xforwarded"),
+        _plain("KC_CACHE", "ispn"),
+        _plain("KC_CACHE_STACK", "kubernetes"),
+        _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={discovery_dns}"),
+    ]
+    if cache_cluster:
+        env.append(_plain(CLUSTER_NAME_ENV, cache_cluster))
+    env.extend(_plain(e.name, e.value) for e in spec.env)
+    return env

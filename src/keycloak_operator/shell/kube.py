@@ -1,0 +1,185 @@
+"""The one Kubernetes adapter: plain JSON over kubernetes_asyncio's authenticated HTTP client.
+
+Objects travel as dicts (the same shape the pure core builds and reads). Writes use server-side apply under
+one field manager. Every call is async and shares kopf's event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from keycloak_operator.core import names
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str  # "" for the core group
+    version: str
+    plural: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None, sub: str | None = None) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        parts = [base]
+        if namespace is not None:
+            parts.append(f"namespaces/{namespace}")
+        parts.append(self.plural)
+        if name is not None:
+            parts.append(name)
+        if sub is not None:
+            parts.append(sub)
+        return "/".join(parts)
+
+
+DEPLOYMENTS = Resource("apps", "v1", "deployments")
+REPLICASETS = Resource("apps", "v1", "replicasets")
+CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions")
+SERVICES = Resource("", "v1", "services")
+SECRETS = Resource("", "v1", "secrets")
+EVENTS = Resource("", "v1", "events")
+ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices")
+KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
+
+_BY_KIND = {
+    ("apps/v1", "Deployment"): DEPLOYMENTS,
+    ("apps/v1", "ControllerRevision"): CONTROLLER_REVISIONS,
+    ("v1", "Service"): SERVICES,
+    ("v1", "Secret"): SECRETS,
+    ("v1", "Event"): EVENTS,
+    (names.API_VERSION, names.KEYCLOAK_KIND): KEYCLOAKS,
+}
+
+
+def resource_of(obj: dict[str, Any]) -> Resource:
+    return _BY_KIND[(obj["apiVersion"], obj["kind"])]
+
+
+class Kube:
+    def __init__(self, api: client.ApiClient) -> None:
+        self.api = api
+
+    @classmethod
+    async def connect(cls) -> Kube:
+        """Same credentials as kopf: in-cluster service account, else the current kubeconfig."""
+        try:
+            config.load_incluster_config()
+        except config.ConfigException:
+            await config.load_kube_config()
+        return cls(client.ApiClient())
+
+    async def close(self) -> None:
+        await self.api.close()
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        query: list[tuple[str, Any]] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        response = await self.api.call_api(
+            path,
+            method,
+            query_params=query or [],
+            header_params={"Content-Type": content_type, "Accept": "application/json"},
+            body=body,
+            auth_settings=["BearerToken"],
+            response_types_map={},
+            _preload_content=False,
+        )
+        raw = await response.read()
+        return json.loads(raw) if raw else None
+
+    async def get(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any] | None:
+        try:
+            result: dict[str, Any] = await self._call("GET", res.path(namespace, name))
+            return result
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+
+    async def list(
+        self, res: Resource, namespace: str | None, *, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
+        query = [("labelSelector", label_selector)] if label_selector else []
+        result = await self._call("GET", res.path(namespace), query=query)
+        return list(result.get("items", []))
+
+    async def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Server-side apply with force: the operator owns every field it sets on its children."""
+        res = resource_of(obj)
+        meta = obj["metadata"]
+        result: dict[str, Any] = await self._call(
+            "PATCH",
+            res.path(meta.get("namespace"), meta["name"]),
+            body=obj,
+            query=[("fieldManager", names.FIELD_MANAGER), ("force", "true")],
+            content_type="application/apply-patch+yaml",
+        )
+        return result
+
+    async def create(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """Create; None when it already exists (someone else, or a previous life of ours, made it)."""
+        res = resource_of(obj)
+        try:
+            result: dict[str, Any] = await self._call(
+                "POST",
+                res.path(obj["metadata"].get("namespace")),
+                body=obj,
+                query=[("fieldManager", names.FIELD_MANAGER)],
+            )
+            return result
+        except ApiException as e:
+            if e.status == 409:
+                return None
+            raise
+
+    async def patch_status(self, res: Resource, namespace: str, name: str, status: dict[str, Any]) -> None:
+        # A merge patch with the full status: lists are replaced whole, and absent keys are nulled below.
+        await self._call(
+            "PATCH",
+            res.path(namespace, name, "status"),
+            body={"status": status},
+            content_type="application/merge-patch+json",
+        )
+
+    async def patch_merge(
+        self, res: Resource, namespace: str | None, name: str, body: dict[str, Any]
+    ) -> None:
+        await self._call(
+            "PATCH", res.path(namespace, name), body=body, content_type="application/merge-patch+json"
+        )
+
+    async def delete(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        propagation: str = "Background",
+        uid: str | None = None,
+    ) -> bool:
+        body: dict[str, Any] = {"propagationPolicy": propagation}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        try:
+            await self._call("DELETE", res.path(namespace, name), body=body)
+            return True
+        except ApiException as e:
+            if e.status in (404, 409):
+                return False
+            raise

@@ -1,0 +1,97 @@
+"""One reconcile pass for one Keycloak: observe, decide (pure), act.
+
+Always reads the stored Keycloak fresh, so a decision never rests on the operator's memory of it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import secrets as pysecrets
+from typing import Any
+
+from pydantic import ValidationError
+
+from keycloak_operator.core import (
+    children,
+    conditions,
+    keycloak_config,
+    merge_patch,
+    names,
+    reconcile,
+    versions,
+)
+from keycloak_operator.core.reconcile import Event
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.shell import events
+from keycloak_operator.shell.kube import DEPLOYMENTS, KEYCLOAKS, SECRETS, SERVICES, Kube
+
+log = logging.getLogger(__name__)
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> reconcile.Observed:
+    ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
+    admin = reconcile.admin_secret_name(reconcile.owner_of(keycloak), spec)
+    wanted_secrets = set(keycloak_config.referenced_secrets(spec, admin))
+    existing = {s for s in wanted_secrets if await kube.get(SECRETS, ns, s) is not None}
+    return reconcile.Observed(
+        keycloak=keycloak,
+        deployment=await kube.get(DEPLOYMENTS, ns, names.deployment(name)),
+        public_service=await kube.get(SERVICES, ns, names.public_service(name)),
+        discovery_service=await kube.get(SERVICES, ns, names.discovery_service(name)),
+        existing_secrets=frozenset(existing),
+        version=versions.version_of(spec).format(),
+    )
+
+
+async def reconcile_once(kube: Kube, namespace: str, name: str) -> None:
+    keycloak = await kube.get(KEYCLOAKS, namespace, name)
+    if keycloak is None or keycloak["metadata"].get("deletionTimestamp"):
+        return
+    try:
+        spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
+    except ValidationError as e:
+        await _report_invalid(kube, keycloak, e)
+        return
+    decision = reconcile.decide(spec, await observe(kube, keycloak, spec), now=now())
+    if decision.create_admin_secret:
+        owner = reconcile.owner_of(keycloak)
+        if await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24))) is not None:
+            decision.events.append(
+                Event("Normal", "AdminSecretCreated", f"generated {names.admin_secret(name)}")
+            )
+    for obj in decision.apply:
+        await kube.apply(obj)
+        log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
+    if decision.status is not None:
+        patch = merge_patch.merge_patch(keycloak.get("status") or {}, decision.status)
+        if patch:
+            await kube.patch_status(KEYCLOAKS, namespace, name, patch)
+    for event in decision.events:
+        await events.post(kube, keycloak, event)
+
+
+async def _report_invalid(kube: Kube, keycloak: dict[str, Any], error: ValidationError) -> None:
+    """A spec the schema let through but the models refuse: Degraded, fields named, nothing applied."""
+    fields = "; ".join(f"spec.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+    previous = reconcile.stored_status(keycloak)
+    old = conditions.find(previous.conditions, conditions.DEGRADED)
+    if old is not None and old.reason == "InvalidSpec" and old.message == fields:
+        return
+    merged = conditions.merge(
+        previous.conditions,
+        [conditions.Wanted(conditions.DEGRADED, "True", "InvalidSpec", fields)],
+        now=now(),
+        generation=int(keycloak["metadata"].get("generation", 0)),
+    )
+    keep = [c for c in previous.conditions if c.type != conditions.DEGRADED]
+    status = previous.model_copy(update={"phase": "Degraded", "conditions": [*keep, *merged]}).wire()
+    ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
+    await kube.patch_status(
+        KEYCLOAKS, ns, name, merge_patch.merge_patch(keycloak.get("status") or {}, status)
+    )
+    await events.post(kube, keycloak, Event("Warning", "InvalidSpec", fields))
