@@ -39,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the operator against the current kubeconfig (or in-cluster)")
     run.add_argument("-n", "--namespace", action="append", help="watch only this namespace (repeatable)")
+    run.add_argument("-A", "--all-namespaces", action="store_true", help="watch every namespace (default)")
     run.add_argument("--peering", default=None, help="kopf peering name for HA (default: standalone)")
     run.add_argument("--liveness", default=None, help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz")
     run.add_argument("-v", "--verbose", action="store_true")

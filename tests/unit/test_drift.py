@@ -1,6 +1,9 @@
 from keycloak_operator.core.drift import needs_apply
 
-SERVICE = {"metadata": {"name": "x", "labels": {"a": "1"}}, "spec": {"selector": {"k": "v"}, "ports": [{"port": 1}]}}
+SERVICE = {
+    "metadata": {"name": "x", "labels": {"a": "1"}},
+    "spec": {"selector": {"k": "v"}, "ports": [{"port": 1}]},
+}
 
 
 def test_missing_object_needs_apply() -> None:
@@ -17,7 +20,10 @@ def test_server_added_fields_do_not_count() -> None:
 
 
 def test_changed_value_needs_apply() -> None:
-    actual = {"metadata": {"name": "x", "labels": {"a": "2"}}, "spec": {"selector": {"k": "v"}, "ports": [{"port": 1}]}}
+    actual = {
+        "metadata": {"name": "x", "labels": {"a": "2"}},
+        "spec": {"selector": {"k": "v"}, "ports": [{"port": 1}]},
+    }
     assert needs_apply(SERVICE, actual)
 
 

@@ -1,0 +1,51 @@
+"""Session fixtures: one real control plane, the CRDs, and the operator as a real process."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+
+import localcluster
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def cluster() -> localcluster.Cluster:
+    # Builds the binaries on a new machine, starts or reuses the control plane. Any failure fails the tests.
+    return localcluster.ensure_running()
+
+
+@pytest.fixture(scope="session")
+def kubectl(cluster: localcluster.Cluster) -> Kubectl:
+    return Kubectl(cluster.bin_dir / "kubectl", cluster.kubeconfig)
+
+
+@pytest.fixture(scope="session")
+def crds(kubectl: Kubectl) -> None:
+    kubectl.run("apply", "--server-side", "--force-conflicts", "-f", str(ROOT / "deploy" / "crds"))
+    kubectl.run("wait", "--for=condition=Established", "--timeout=60s", "crd", "-l", "", "--all")
+
+
+@pytest.fixture(scope="session")
+def operator(
+    cluster: localcluster.Cluster, crds: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    proc = OperatorProcess(cluster.kubeconfig, tmp_path_factory.mktemp("operator"))
+    proc.start("--all-namespaces")
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def namespace(kubectl: Kubectl) -> Iterator[str]:
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    kubectl.run("create", "namespace", name)
+    wait_for("default service account", lambda: kubectl.get("serviceaccount", "default", name), timeout=30)
+    yield name
+    kubectl.run("delete", "namespace", name, "--wait=false", check=False)

@@ -1,0 +1,250 @@
+"""The Keycloak resource on the real control plane: create, status, spec changes, scale, delete, bad input."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from tests.integration.support import manifests
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.metrics import writes
+from tests.integration.support.operator_process import OperatorProcess
+
+from keycloak_operator.core import names
+
+pytestmark = pytest.mark.integration
+
+KC = f"keycloaks.{names.GROUP}"
+
+
+def condition(obj: dict | None, type_: str) -> dict | None:
+    for c in ((obj or {}).get("status") or {}).get("conditions", []):
+        if c["type"] == type_:
+            return dict(c)
+    return None
+
+
+def ready(kubectl: Kubectl, ns: str, name: str, replicas: int) -> dict | None:
+    kc = kubectl.get(KC, name, ns)
+    c = condition(kc, "Ready")
+    if kc and c and c["status"] == "True" and kc["status"].get("readyReplicas") == replicas:
+        return kc
+    return None
+
+
+def create(kubectl: Kubectl, ns: str, name: str, **kw) -> dict:
+    kubectl.apply(manifests.db_secret(ns))
+    kubectl.apply(manifests.keycloak(name, ns, **kw))
+    kc = kubectl.get(KC, name, ns)
+    assert kc is not None
+    return kc
+
+
+def test_create_gives_owned_children_and_ready_status(
+    kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    kc = create(kubectl, namespace, "alpha", replicas=3)
+    uid = kc["metadata"]["uid"]
+    done = wait_for(
+        "Keycloak Ready with 3 replicas", lambda: ready(kubectl, namespace, "alpha", 3), timeout=90
+    )
+    assert done["status"]["phase"] == "Running"
+    assert done["status"]["observedGeneration"] == done["metadata"]["generation"]
+
+    children = {
+        ("deployment", names.deployment("alpha")),
+        ("service", names.public_service("alpha")),
+        ("service", names.discovery_service("alpha")),
+        ("secret", names.admin_secret("alpha")),
+    }
+    for kind, child in children:
+        obj = kubectl.get(kind, child, namespace)
+        assert obj is not None, f"{kind} {child} missing"
+        owners = obj["metadata"].get("ownerReferences", [])
+        assert [o["uid"] for o in owners] == [uid], f"{kind} {child} not owned by the Keycloak"
+
+    discovery = kubectl.get("service", names.discovery_service("alpha"), namespace)
+    assert discovery["spec"]["clusterIP"] == "None"
+    assert discovery["spec"]["publishNotReadyAddresses"] is True
+    assert discovery["spec"]["ports"][0]["port"] == 7800
+
+    pods = kubectl.list("pods", namespace, names.selector_string(names.server_selector("alpha", "a")))
+    assert len(pods) == 3
+    assert all(p["status"].get("podIP") for p in pods)
+    assert all(
+        any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"]["conditions"]) for p in pods
+    )
+
+    # The generated admin password never shows in status or events.
+    secret = kubectl.get("secret", names.admin_secret("alpha"), namespace)
+    import base64
+
+    password = base64.b64decode(secret["data"]["password"]).decode()
+    assert password not in str(done["status"])
+    assert password not in kubectl.run("get", "events", "-n", namespace, "-o", "json").stdout
+    assert password not in operator.tail(2000)
+
+
+def test_every_spec_change_reaches_the_deployment(
+    kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    create(kubectl, namespace, "beta", replicas=1)
+    wait_for("Ready", lambda: ready(kubectl, namespace, "beta", 1), timeout=90)
+    kubectl.apply(manifests.db_secret(namespace, "other-db"))
+    changed = manifests.keycloak(
+        "beta",
+        namespace,
+        replicas=2,
+        env=[{"name": "KC_LOG_LEVEL", "value": "debug"}],
+        resources={"requests": {"cpu": "250m", "memory": "512Mi"}},
+        database={
+            "external": {
+                "host": "db2.example.internal",
+                "port": 6432,
+                "credentialsSecret": {"name": "other-db"},
+            }
+        },
+    )
+    kubectl.apply(changed)
+
+    def rolled() -> dict | None:
+        dep = kubectl.get("deployment", names.deployment("beta"), namespace)
+        container = dep["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: e.get("value") or e.get("valueFrom") for e in container["env"]}
+        ok = (
+            dep["spec"]["replicas"] == 2
+            and env.get("KC_LOG_LEVEL") == "debug"
+            and env.get("KC_DB_URL_HOST") == "db2.example.internal"
+            and env.get("KC_DB_URL_PORT") == "6432"
+            and env["KC_DB_PASSWORD"]["secretKeyRef"]["name"] == "other-db"
+            and container.get("resources", {}).get("requests", {}).get("cpu") == "250m"
+        )
+        return dep if ok else None
+
+    wait_for("spec change in the Deployment", rolled, timeout=60)
+    wait_for("Ready with 2", lambda: ready(kubectl, namespace, "beta", 2), timeout=90)
+
+
+def test_kubectl_scale_works(kubectl: Kubectl, operator: OperatorProcess, namespace: str):
+    create(kubectl, namespace, "gamma", replicas=1)
+    wait_for("Ready", lambda: ready(kubectl, namespace, "gamma", 1), timeout=90)
+    kubectl.run("scale", KC, "gamma", "-n", namespace, "--replicas=3")
+    wait_for("scaled to 3", lambda: ready(kubectl, namespace, "gamma", 3), timeout=90)
+    dep = kubectl.get("deployment", names.deployment("gamma"), namespace)
+    assert dep["spec"]["replicas"] == 3
+    scale = kubectl.run(
+        "get", "--raw", f"/apis/{names.API_VERSION}/namespaces/{namespace}/keycloaks/gamma/scale"
+    )
+    assert '"replicas":3' in scale.stdout.replace(" ", "")
+
+
+def test_delete_cascades(kubectl: Kubectl, operator: OperatorProcess, namespace: str):
+    create(kubectl, namespace, "delta", replicas=1)
+    wait_for("Ready", lambda: ready(kubectl, namespace, "delta", 1), timeout=90)
+    kubectl.run("delete", KC, "delta", "-n", namespace, "--wait=true", "--timeout=60s")
+
+    def gone() -> bool:
+        return all(
+            kubectl.get(kind, child, namespace) is None
+            for kind, child in [
+                ("deployment", names.deployment("delta")),
+                ("service", names.public_service("delta")),
+                ("service", names.discovery_service("delta")),
+                ("secret", names.admin_secret("delta")),
+            ]
+        )
+
+    wait_for("children garbage-collected", gone, timeout=60)
+    pods = kubectl.list("pods", namespace, f"{names.LABEL_INSTANCE}=delta")
+    wait_for(
+        "pods gone", lambda: not kubectl.list("pods", namespace, f"{names.LABEL_INSTANCE}=delta"), timeout=60
+    )
+    assert pods is not None
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        (
+            {
+                "database": {
+                    "external": {"host": "h", "credentialsSecret": {"name": "s"}},
+                    "cnpg": {"clusterName": "c"},
+                }
+            },
+            "spec.database",
+        ),
+        ({"replicas": -1}, "spec.replicas"),
+        ({"upgradePolicy": {"strategy": "Sideways"}}, "spec.upgradePolicy.strategy"),
+        ({"cacheIsolation": {"clusterName": "not a label!"}}, "spec.cacheIsolation.clusterName"),
+    ],
+)
+def test_invalid_spec_is_refused_with_the_field_named(
+    kubectl: Kubectl, crds: None, namespace: str, spec, field
+):
+    result = kubectl.apply(manifests.keycloak("bad", namespace, **spec), check=False)
+    assert result.returncode != 0
+    assert field in result.stderr, result.stderr
+
+
+def test_name_too_long_is_refused(kubectl: Kubectl, crds: None, namespace: str):
+    result = kubectl.apply(manifests.keycloak("k" * (names.MAX_KEYCLOAK_NAME + 1), namespace), check=False)
+    assert result.returncode != 0
+    assert "metadata.name" in result.stderr
+
+
+def test_operator_judged_problem_is_degraded_with_event(
+    kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    kubectl.apply(manifests.db_secret(namespace))
+    kubectl.apply(manifests.keycloak("eps", namespace, adminSecret={"name": "no-such-secret"}))
+
+    def degraded() -> dict | None:
+        c = condition(kubectl.get(KC, "eps", namespace), "Degraded")
+        return c if c and c["status"] == "True" else None
+
+    c = wait_for("Degraded condition", degraded, timeout=60)
+    assert c["reason"] == "SecretNotFound"
+    assert "no-such-secret" in c["message"]
+    events = kubectl.run(
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        "involvedObject.name=eps,type=Warning",
+        "-o",
+        "json",
+    ).stdout
+    assert "SecretNotFound" in events
+    assert kubectl.get("deployment", names.deployment("eps"), namespace) is None
+
+    # Fixing the problem heals it.
+    kubectl.apply(manifests.db_secret(namespace, "no-such-secret"))
+    wait_for("Ready after the fix", lambda: ready(kubectl, namespace, "eps", 2), timeout=90)
+
+
+def test_one_broken_keycloak_does_not_stop_the_others(
+    kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    kubectl.apply(manifests.keycloak("broken", namespace, adminSecret={"name": "missing"}))
+    create(kubectl, namespace, "fine", replicas=1)
+    wait_for("the healthy one Ready", lambda: ready(kubectl, namespace, "fine", 1), timeout=90)
+    assert operator.alive()
+
+
+def test_idle_resync_makes_zero_writes(cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str):
+    create(kubectl, namespace, "idle", replicas=2)
+    wait_for("Ready", lambda: ready(kubectl, namespace, "idle", 2), timeout=90)
+    # Namespaces of earlier tests being deleted would add the namespace controller's writes: wait them out.
+    wait_for(
+        "no namespace terminating",
+        lambda: "Terminating" not in kubectl.run("get", "namespaces", "--no-headers").stdout,
+        timeout=120,
+    )
+    time.sleep(3 * operator.resync_seconds)  # let any tail of the rollout settle
+    before = cluster.metrics()
+    time.sleep(3 * operator.resync_seconds + 1)  # at least three forced resyncs of every Keycloak
+    after = cluster.metrics()
+    operator_resources = {"keycloaks", "deployments", "services", "secrets", "events", "controllerrevisions"}
+    assert writes(before, after, operator_resources) == {}
