@@ -206,3 +206,11 @@ def _status(
             ),
         }
     )
+
+
+def change_in_flight(status: dict[str, Any]) -> bool:
+    """A Keycloak in the middle of a change goes first after a restart (resume before routine work)."""
+    parsed = KeycloakStatus.model_validate(status)
+    blue_green = parsed.blue_green
+    upgrading = blue_green is not None and blue_green.state not in ("", "Idle", "Completed", "Failed")
+    return upgrading or bool(parsed.versions.next_version)

@@ -1,9 +1,8 @@
-"""kopf wiring: one worker per Keycloak, woken by its own changes, by its children's, or by a resync timer.
+"""kopf wiring: events become keys in one work queue; workers reconcile from the stored state.
 
-Each Keycloak has a kopf daemon running a level-triggered loop: wait for a wake-up, reconcile from the
-stored state, repeat. Watching the children (Deployments, Services) turns a child's change, such as a green
-Deployment becoming Ready or a hand-edited selector, into an immediate reconcile of its owner; the timer is
-only the fallback. A failing Keycloak backs off on its own and never blocks the others.
+Watching the children (Deployments, Services) turns a child's change, such as a Deployment becoming Ready or
+a hand-edited selector, into an immediate reconcile of its owner; the resync tick is only the fallback.
+Keycloaks with a change in flight (after a restart, say) are urgent and go first.
 """
 
 from __future__ import annotations
@@ -16,82 +15,90 @@ from typing import Any
 
 import kopf
 
-from keycloak_operator.core import names
+from keycloak_operator.core import names, reconcile
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.reconciler import reconcile_once
+from keycloak_operator.shell.workqueue import ROUTINE, URGENT, WorkQueue
 
 log = logging.getLogger(__name__)
 
 RESYNC_SECONDS = float(os.environ.get("KCOP_RESYNC_SECONDS", "60"))
-MAX_BACKOFF_SECONDS = 60.0
+WORKERS = int(os.environ.get("KCOP_WORKERS", "8"))
 
-_wakers: dict[str, asyncio.Event] = {}
-_kube: Kube | None = None
+Key = tuple[str, str]  # (namespace, name)
+
+
+class Runtime:
+    """What the handlers share for the life of one operator process."""
+
+    def __init__(self) -> None:
+        self.kube: Kube | None = None
+        self.queue: WorkQueue[Key] | None = None
+        self.known: dict[str, Key] = {}  # uid -> key, for waking an owner from its child's event
+        self.resync: asyncio.Task[None] | None = None
+
+
+runtime = Runtime()
+
+
+async def _process(key: Key) -> None:
+    assert runtime.kube is not None
+    await reconcile_once(runtime.kube, *key)
+
+
+async def _resync_forever() -> None:
+    while True:
+        await asyncio.sleep(RESYNC_SECONDS)
+        assert runtime.queue is not None
+        for key in list(runtime.known.values()):
+            runtime.queue.add(key)
 
 
 @kopf.on.startup()
 async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
-    global _kube
     settings.persistence.finalizer = f"{names.GROUP}/finalizer"
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=names.GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=names.GROUP)
     settings.posting.enabled = False  # our Events are posted explicitly, only when something happens
     settings.watching.server_timeout = 300
-    _kube = await Kube.connect()
+    runtime.kube = await Kube.connect()
+    runtime.queue = WorkQueue(_process, workers=WORKERS)
+    runtime.queue.start()
+    runtime.resync = asyncio.create_task(_resync_forever())
 
 
 @kopf.on.cleanup()
 async def cleanup(**_: Any) -> None:
-    if _kube is not None:
-        await _kube.close()
-
-
-def wake(uid: str) -> None:
-    waker = _wakers.get(uid)
-    if waker is not None:
-        waker.set()
-
-
-@kopf.daemon(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL, cancellation_timeout=2.0)
-async def keycloak_worker(
-    name: str, namespace: str | None, uid: str, stopped: kopf.DaemonStopped, **_: Any
-) -> None:
-    waker = _wakers.setdefault(uid, asyncio.Event())
-    waker.set()
-    backoff = 1.0
-    try:
-        while not stopped:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(waker.wait(), timeout=RESYNC_SECONDS)
-            waker.clear()
-            if stopped:
-                break
-            assert _kube is not None and namespace is not None
-            try:
-                await reconcile_once(_kube, namespace, name)
-                backoff = 1.0
-            except Exception:
-                log.exception(
-                    "reconcile of Keycloak %s/%s failed; retrying in %.0fs", namespace, name, backoff
-                )
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-                waker.set()
-    finally:
-        _wakers.pop(uid, None)
+    if runtime.resync is not None:
+        runtime.resync.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runtime.resync
+    if runtime.queue is not None:
+        await runtime.queue.stop()
+    if runtime.kube is not None:
+        await runtime.kube.close()
 
 
 @kopf.on.event(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
-async def keycloak_changed(uid: str, **_: Any) -> None:
-    wake(uid)
+async def keycloak_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+    uid, key = body.metadata["uid"], (body.metadata["namespace"], body.metadata["name"])
+    assert runtime.queue is not None
+    if event["type"] == "DELETED":
+        runtime.known.pop(uid, None)
+        runtime.queue.forget(key)
+        return
+    runtime.known[uid] = key
+    urgent = reconcile.change_in_flight(dict(body.get("status") or {}))
+    runtime.queue.add(key, priority=URGENT if urgent else ROUTINE)
 
 
-async def _child_changed(body: kopf.Body, **_: Any) -> None:
+async def _child_event(body: kopf.Body, **_: Any) -> None:
     for ref in body.metadata.get("ownerReferences", []) or []:
-        if ref.get("kind") == names.KEYCLOAK_KIND and ref.get("apiVersion", "").startswith(names.GROUP):
-            wake(ref["uid"])
+        key = runtime.known.get(ref.get("uid", ""))
+        if key is not None and runtime.queue is not None:
+            runtime.queue.add(key)
 
 
 _MANAGED = {names.LABEL_MANAGED_BY: names.OPERATOR_NAME}
-kopf.on.event("apps", "v1", "deployments", labels=_MANAGED)(_child_changed)
-kopf.on.event("", "v1", "services", labels=_MANAGED)(_child_changed)
+kopf.on.event("apps", "v1", "deployments", labels=_MANAGED)(_child_event)
+kopf.on.event("", "v1", "services", labels=_MANAGED)(_child_event)

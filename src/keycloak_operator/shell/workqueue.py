@@ -1,0 +1,114 @@
+"""A keyed work queue with priorities, deduplication and per-key backoff, processed by a pool of workers.
+
+Every trigger (a Keycloak event, a child's event, the resync tick) only adds a key; workers reconcile keys
+one at a time per key, so two passes over one Keycloak never overlap. Urgent keys (an upgrade in flight after
+a restart) go before routine ones. A key added while it is being processed runs once more afterwards, so no
+change is lost; a failing key retries with exponential backoff and never blocks the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import heapq
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+
+log = logging.getLogger(__name__)
+
+URGENT = 0
+ROUTINE = 1
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+class WorkQueue(Generic[K]):
+    def __init__(
+        self,
+        process: Callable[[K], Awaitable[None]],
+        *,
+        workers: int = 8,
+        base_backoff: float = 1.0,
+        max_backoff: float = 60.0,
+    ) -> None:
+        self._process = process
+        self._workers = workers
+        self._base_backoff = base_backoff
+        self._max_backoff = max_backoff
+        self._heap: list[tuple[int, int, K]] = []
+        self._queued: dict[K, int] = {}
+        self._processing: set[K] = set()
+        self._dirty: dict[K, int] = {}
+        self._failures: dict[K, int] = {}
+        self._seq = itertools.count()
+        self._ready = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def add(self, key: K, *, priority: int = ROUTINE) -> None:
+        if key in self._processing:
+            self._dirty[key] = min(priority, self._dirty.get(key, priority))
+            return
+        current = self._queued.get(key)
+        if current is not None and current <= priority:
+            return
+        self._queued[key] = priority
+        heapq.heappush(self._heap, (priority, next(self._seq), key))
+        self._ready.set()
+
+    def add_after(self, key: K, delay: float, *, priority: int = ROUTINE) -> None:
+        asyncio.get_running_loop().call_later(delay, functools.partial(self.add, key, priority=priority))
+
+    def forget(self, key: K) -> None:
+        """The object is gone: drop queued work and its failure count."""
+        self._queued.pop(key, None)
+        self._dirty.pop(key, None)
+        self._failures.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._queued)
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._worker(), name=f"workqueue-{i}") for i in range(self._workers)
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _pop(self) -> K | None:
+        while self._heap:
+            priority, _, key = heapq.heappop(self._heap)
+            if self._queued.get(key) == priority:  # older, superseded entries are skipped
+                del self._queued[key]
+                return key
+        return None
+
+    async def _worker(self) -> None:
+        while True:
+            key = self._pop()
+            if key is None:
+                self._ready.clear()
+                await self._ready.wait()
+                continue
+            self._processing.add(key)
+            try:
+                await self._process(key)
+                self._failures.pop(key, None)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                failures = self._failures.get(key, 0) + 1
+                self._failures[key] = failures
+                delay = min(self._base_backoff * 2 ** (failures - 1), self._max_backoff)
+                log.exception("processing %s failed (%d in a row); retrying in %.0fs", key, failures, delay)
+                self.add_after(key, delay)
+            finally:
+                self._processing.discard(key)
+                again = self._dirty.pop(key, None)
+                if again is not None:
+                    self.add(key, priority=again)
