@@ -47,6 +47,7 @@ def test_one_cluster_name_reaches_label_selector_and_setting() -> None:
     labels = dep["spec"]["template"]["metadata"]["labels"]
     assert svc["spec"]["selector"].items() <= labels.items()
     env = env_of(dep)
+    assert env["KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME"]["value"] == "kc-v26"
     assert env["KC_CACHE_EMBEDDED_CLUSTER_NAME"]["value"] == "kc-v26"
     assert "kc-discovery.ns.svc.cluster.local" in env["JAVA_OPTS_APPEND"]["value"]
 
@@ -54,7 +55,7 @@ def test_one_cluster_name_reaches_label_selector_and_setting() -> None:
 def test_no_isolation_means_no_cluster_label_and_no_setting() -> None:
     dep = children.deployment(inputs(cache_cluster=None))
     assert names.LABEL_CACHE_CLUSTER not in dep["spec"]["template"]["metadata"]["labels"]
-    assert "KC_CACHE_EMBEDDED_CLUSTER_NAME" not in env_of(dep)
+    assert not any("CLUSTER_NAME" in variable for variable in env_of(dep))
     assert names.LABEL_CACHE_CLUSTER not in children.discovery_service(OWNER, "a", None)["spec"]["selector"]
 
 

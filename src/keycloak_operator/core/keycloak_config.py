@@ -12,8 +12,10 @@ from typing import Any
 from keycloak_operator.core import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 
-# The cache cluster name option read by Keycloak 26.x (see ADR 0004).
-CLUSTER_NAME_ENV = "KC_CACHE_EMBEDDED_CLUSTER_NAME"
+# The cache cluster name: Keycloak 26.7 reads only the SPI option (verified on the real 26.7.3 server,
+# ADR 0004); 26.8 makes it the first-class `cache-embedded-cluster-name`. Both are rendered: each version
+# silently ignores the environment variable it does not know.
+CLUSTER_NAME_ENVS = ("KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME", "KC_CACHE_EMBEDDED_CLUSTER_NAME")
 # Variables the operator owns; a user `env` entry with one of these names is refused (Degraded).
 _RESERVED_PREFIXES = ("KC_DB", "KC_BOOTSTRAP_ADMIN", "KC_CACHE", "KC_HEALTH", "JAVA_OPTS_APPEND")
 
@@ -70,10 +72,12 @@ def environment(
         _plain("KC_HOSTNAME_STRICT", "false"),
         _plain("KC_PROXY_HEADERS", "xforwarded"),
         _plain("KC_CACHE", "ispn"),
+        # DNS discovery through the discovery Service, so membership follows its selector (seed 000). 26.7
+        # deprecates this stack in favour of jdbc-ping; ADR 0004 records why we keep it for now.
         _plain("KC_CACHE_STACK", "kubernetes"),
         _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={discovery_dns}"),
     ]
     if cache_cluster:
-        env.append(_plain(CLUSTER_NAME_ENV, cache_cluster))
+        env.extend(_plain(variable, cache_cluster) for variable in CLUSTER_NAME_ENVS)
     env.extend(_plain(e.name, e.value) for e in spec.env)
     return env
