@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok)
 # from Go modules into a cache outside the repository, keyed by version. A second run with the same versions
-# returns at once. Usage: build-control-plane.sh OUT_DIR K8S_VERSION ETCD_VERSION KWOK_VERSION
+# returns at once. Usage: build-control-plane.sh DIR K8S_VERSION ETCD_VERSION KWOK_VERSION
+# Writes DIR/bin/<binaries> and DIR/kwok/*.yaml (kwok's Stage CRD and its default stages, taken from the
+# kwok module itself, because kwok run with --enable-crds=Stage does not install or seed them). Prints DIR.
 set -euo pipefail
-out=$1 k8s=$2 etcd=$3 kwok=$4
+dir=$1 k8s=$2 etcd=$3 kwok=$4
+out=$dir/bin manifests=$dir/kwok
 mkdir -p "$out"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 work=$(mktemp -d "${TMPDIR:-/tmp}/kcop-build.XXXXXX")
@@ -51,4 +54,21 @@ if ! have kwok; then
   GOBIN="$work/bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$kwok"
   mv "$work/bin/kwok" "$out/kwok"
 fi
-echo "$out"
+
+stage_files=(
+  kustomize/crd/bases/kwok.x-k8s.io_stages.yaml
+  kustomize/stage/node/fast/node-initialize.yaml
+  kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml
+  kustomize/stage/pod/fast/pod-ready.yaml
+  kustomize/stage/pod/fast/pod-complete.yaml
+  kustomize/stage/pod/fast/pod-delete.yaml
+)
+if [ ! -f "$manifests/.complete" ]; then
+  # The module is already in the module cache after the build above (or is fetched again if it was cleaned).
+  src=$(cd "$work" && go mod download -json "sigs.k8s.io/kwok@$kwok" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src" ] || { echo "cannot find the sigs.k8s.io/kwok@$kwok module source" >&2; exit 1; }
+  mkdir -p "$manifests"
+  for f in "${stage_files[@]}"; do install -m 0644 "$src/$f" "$manifests/$(basename "$f")"; done
+  touch "$manifests/.complete"
+fi
+echo "$dir"
