@@ -1,0 +1,33 @@
+"""Pinned component versions and where their build and the running cluster live on this machine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+K8S_VERSION = "v1.34.4"
+ETCD_VERSION = "v3.6.4"
+KWOK_VERSION = "v0.7.0"
+
+
+def cache_root() -> Path:
+    # Shared with hack/fetch-keycloak.sh: one override moves every cached download and build.
+    return Path(os.environ.get("KCOP_CACHE_DIR") or Path.home() / ".cache" / "keycloak-operator")
+
+
+def build_dir() -> Path:
+    """Keyed by every version, so bumping any one of them builds a fresh set instead of mixing."""
+    return cache_root() / f"k8s-{K8S_VERSION}-etcd-{ETCD_VERSION}-kwok-{KWOK_VERSION}"
+
+
+def bin_dir() -> Path:
+    return build_dir() / "bin"
+
+
+def kwok_manifest_dir() -> Path:
+    """kwok's own Stage CRD and default stages, exported from its module by the build script."""
+    return build_dir() / "kwok"
+
+
+def cluster_dir() -> Path:
+    return Path(os.environ.get("KCOP_CLUSTER_DIR") or cache_root() / "cluster")
