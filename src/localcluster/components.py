@@ -1,0 +1,104 @@
+"""Command lines of the control-plane components, all bound to loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from localcluster.layout import POD_CIDR, SERVICE_CIDR, Layout
+from localcluster.pki import Pki
+
+SA_ISSUER = "https://kubernetes.default.svc.cluster.local"
+
+
+def etcd(bin_dir: Path, layout: Layout, client_port: int, peer_port: int) -> list[str]:
+    client, peer = f"http://127.0.0.1:{client_port}", f"http://127.0.0.1:{peer_port}"
+    return [
+        str(bin_dir / "etcd"),
+        "--name=kcop",
+        f"--data-dir={layout.etcd_data}",
+        f"--listen-client-urls={client}",
+        f"--advertise-client-urls={client}",
+        f"--listen-peer-urls={peer}",
+        f"--initial-advertise-peer-urls={peer}",
+        f"--initial-cluster=kcop={peer}",
+        "--initial-cluster-state=new",
+        # Throwaway data: durability is not worth the fsync latency on every write.
+        "--unsafe-no-fsync",
+        "--log-level=warn",
+    ]
+
+
+def kube_apiserver(bin_dir: Path, pki: Pki, etcd_url: str, port: int) -> list[str]:
+    return [
+        str(bin_dir / "kube-apiserver"),
+        f"--etcd-servers={etcd_url}",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        f"--secure-port={port}",
+        # Loopback may not be an Endpoints address, so the `kubernetes` Service is left without endpoints.
+        "--endpoint-reconciler-type=none",
+        f"--tls-cert-file={pki.apiserver.cert}",
+        f"--tls-private-key-file={pki.apiserver.key}",
+        f"--client-ca-file={pki.ca.cert}",
+        f"--service-account-key-file={pki.service_account_pub}",
+        f"--service-account-signing-key-file={pki.service_account_key}",
+        f"--service-account-issuer={SA_ISSUER}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        # Real authorization: the operator is tested under its own ServiceAccount and RBAC.
+        "--authorization-mode=Node,RBAC",
+        "--allow-privileged=true",
+        "--profiling=false",
+    ]
+
+
+def _serving(layout: Layout, pki: Pki, name: str, port: int) -> list[str]:
+    kubeconfig = layout.component_kubeconfig(name)
+    return [
+        f"--kubeconfig={kubeconfig}",
+        # Delegated authn/authz let /metrics be protected and /healthz stay anonymous, as in a real cluster.
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        # The client CA is given directly: looking it up in kube-system logs an error per retry because this
+        # cluster has no front proxy (no request-header CA).
+        "--authentication-skip-lookup=true",
+        f"--client-ca-file={pki.ca.cert}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        f"--cert-dir={layout.cert_dir(name)}",
+        "--leader-elect=false",
+        "--profiling=false",
+    ]
+
+
+def kube_controller_manager(bin_dir: Path, layout: Layout, pki: Pki, port: int) -> list[str]:
+    return [
+        str(bin_dir / "kube-controller-manager"),
+        *_serving(layout, pki, "kube-controller-manager", port),
+        # The default controller set, as a real cluster runs it (deployment, replicaset, endpointslice,
+        # garbage collector, namespace, serviceaccount and its tokens, node lifecycle, ...).
+        "--controllers=*",
+        "--use-service-account-credentials=true",
+        f"--service-account-private-key-file={pki.service_account_key}",
+        f"--root-ca-file={pki.ca.cert}",
+        f"--cluster-signing-cert-file={pki.ca.cert}",
+        f"--cluster-signing-key-file={pki.ca.key}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+    ]
+
+
+def kube_scheduler(bin_dir: Path, layout: Layout, pki: Pki, port: int) -> list[str]:
+    return [str(bin_dir / "kube-scheduler"), *_serving(layout, pki, "kube-scheduler", port)]
+
+
+def kwok(bin_dir: Path, admin_kubeconfig: Path, port: int) -> list[str]:
+    return [
+        str(bin_dir / "kwok"),
+        f"--kubeconfig={admin_kubeconfig}",
+        "--manage-all-nodes=true",
+        f"--cidr={POD_CIDR}",
+        # Stages come from Stage objects in the cluster (seeded with kwok's defaults) so tests can add
+        # their own at run time; kwok then ignores its built-in stages.
+        "--enable-crds=Stage",
+        # Serves /healthz; also where kwok would answer logs/exec, which nothing here uses.
+        f"--server-address=127.0.0.1:{port}",
+    ]
