@@ -12,11 +12,10 @@ def _run(args: argparse.Namespace) -> int:
 
     from keycloak_operator.shell import handlers  # noqa: F401  (registers the handlers)
 
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     kopf.configure(verbose=args.verbose)
+    if not args.verbose:
+        # kopf logs every watch-event handler run at INFO: thousands of lines an hour that say nothing.
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     kopf.run(
         clusterwide=not args.namespace,
         namespaces=args.namespace or [],

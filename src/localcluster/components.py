@@ -99,6 +99,10 @@ def kwok(bin_dir: Path, admin_kubeconfig: Path, port: int) -> list[str]:
         # Stages come from Stage objects in the cluster (seeded with kwok's defaults) so tests can add
         # their own at run time; kwok then ignores its built-in stages.
         "--enable-crds=Stage",
+        # The default node stage heartbeats only every ~10 minutes and counts on kwok renewing node Leases;
+        # without leases the node lifecycle controller marks nodes NotReady after its grace period and
+        # flips every pod on them to Ready=False.
+        "--node-lease-duration-seconds=40",
         # Serves /healthz; also where kwok would answer logs/exec, which nothing here uses.
         f"--server-address=127.0.0.1:{port}",
     ]

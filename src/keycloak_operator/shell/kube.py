@@ -12,11 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from keycloak_operator.core import names
 
 log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """A request the API server refused; `status` is the HTTP status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -101,13 +108,17 @@ class Kube:
             _preload_content=False,
         )
         raw = await response.read()
-        return json.loads(raw) if raw else None
+        body = json.loads(raw) if raw else None
+        if response.status >= 400:
+            message = body.get("message", "") if isinstance(body, dict) else ""
+            raise ApiError(response.status, f"{method} {path}: {response.status} {message}")
+        return body
 
     async def get(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any] | None:
         try:
             result: dict[str, Any] = await self._call("GET", res.path(namespace, name))
             return result
-        except ApiException as e:
+        except ApiError as e:
             if e.status == 404:
                 return None
             raise
@@ -143,7 +154,7 @@ class Kube:
                 query=[("fieldManager", names.FIELD_MANAGER)],
             )
             return result
-        except ApiException as e:
+        except ApiError as e:
             if e.status == 409:
                 return None
             raise
@@ -179,7 +190,7 @@ class Kube:
         try:
             await self._call("DELETE", res.path(namespace, name), body=body)
             return True
-        except ApiException as e:
+        except ApiError as e:
             if e.status in (404, 409):
                 return False
             raise
