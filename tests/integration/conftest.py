@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.integration.support.kubectl import Kubectl, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 
 import localcluster
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
+
+from keycloak_operator.core import names
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.metrics import writes
 from tests.integration.support.operator_process import OperatorProcess
-
-from keycloak_operator.core import names
 
 pytestmark = pytest.mark.integration
 

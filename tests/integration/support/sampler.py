@@ -24,6 +24,7 @@ class Pod:
     ip: str
     image: str
     ready: bool
+    terminating: bool
     labels: dict[str, str]
 
 
@@ -87,7 +88,7 @@ class Sampler:
         by_ip = {}
         for p in pods:
             ip = p.get("status", {}).get("podIP")
-            if not ip or p["metadata"].get("deletionTimestamp"):
+            if not ip:
                 continue
             conditions = p["status"].get("conditions", [])
             by_ip[ip] = Pod(
@@ -95,6 +96,7 @@ class Sampler:
                 ip=ip,
                 image=p["spec"]["containers"][0]["image"],
                 ready=any(c["type"] == "Ready" and c["status"] == "True" for c in conditions),
+                terminating=bool(p["metadata"].get("deletionTimestamp")),
                 labels=p["metadata"].get("labels", {}),
             )
         return Sample(

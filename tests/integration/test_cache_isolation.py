@@ -1,0 +1,206 @@
+"""Cache isolation on the real control plane: names, rollouts that respect them, and selector repair."""
+
+from __future__ import annotations
+
+import pytest
+
+from keycloak_operator.core import names
+from localcluster import stages
+from tests.integration.support import manifests
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.sampler import Sample, for_cluster
+
+pytestmark = pytest.mark.integration
+
+KC = f"keycloaks.{names.GROUP}"
+IMAGE = "quay.io/keycloak/keycloak"
+BOOT_SECONDS = 3  # kwok holds new pods not-Ready this long, like Keycloak's boot
+
+
+def status(kubectl: Kubectl, ns: str, name: str) -> dict:
+    return dict((kubectl.get(KC, name, ns) or {}).get("status") or {})
+
+
+def settled(kubectl: Kubectl, ns: str, name: str, image: str, replicas: int) -> dict | None:
+    s = status(kubectl, ns, name)
+    if s.get("phase") == "Running" and s.get("image") == image and s.get("readyReplicas") == replicas:
+        return s
+    return None
+
+
+def discovery_of(name: str) -> str:
+    return names.discovery_service(name)
+
+
+def major(image: str) -> str:
+    return image.rsplit(":", 1)[1].split(".")[0]
+
+
+def assert_no_public_gap(samples: list[Sample], name: str) -> None:
+    public = names.public_service(name)
+    empty = [s.at for s in samples if not s.ready_addresses.get(public)]
+    assert not empty, f"{len(empty)} of {len(samples)} samples had no ready endpoint in {public}"
+
+
+def test_patch_upgrade_keeps_the_cluster_and_rolls_without_downtime(
+    cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    old, new = f"{IMAGE}:26.0.0", f"{IMAGE}:26.0.1"
+    stages.apply_ready_delay(cluster.kubeconfig, new, BOOT_SECONDS)
+    try:
+        kubectl.apply(manifests.db_secret(namespace))
+        kubectl.apply(
+            manifests.keycloak(
+                "patch", namespace, image=old, replicas=3, cacheIsolation={"autoRevision": True}
+            )
+        )
+        before = wait_for("running 26.0.0", lambda: settled(kubectl, namespace, "patch", old, 3), timeout=90)
+        assert before["cacheCluster"] == {
+            "name": "patch-v26",
+            "source": "autoRevision",
+            "isolated": True,
+            "reason": "",
+        }
+        discovery_uid = kubectl.get("service", discovery_of("patch"), namespace)["metadata"]["uid"]
+
+        with for_cluster(cluster, namespace) as sampler:
+            kubectl.apply(
+                manifests.keycloak(
+                    "patch", namespace, image=new, replicas=3, cacheIsolation={"autoRevision": True}
+                )
+            )
+            after = wait_for(
+                "running 26.0.1", lambda: settled(kubectl, namespace, "patch", new, 3), timeout=120
+            )
+        assert after["cacheCluster"]["name"] == "patch-v26"
+        dep = kubectl.get("deployment", names.deployment("patch"), namespace)
+        assert dep["spec"]["strategy"]["type"] == "RollingUpdate"
+        assert kubectl.get("service", discovery_of("patch"), namespace)["metadata"]["uid"] == discovery_uid
+
+        samples = sampler.samples
+        assert len(samples) > 20 and sampler.max_gap() < 0.5
+        assert_no_public_gap(samples, "patch")
+        # Both versions were really serving side by side at some point: this was a rolling update.
+        assert any(
+            {p.image for p in s.pods.values() if p.ready and not p.terminating} == {old, new} for s in samples
+        )
+        # Every Ready pod is listed by its discovery Service in every sample.
+        for s in samples:
+            listed = s.all_addresses.get(discovery_of("patch"), frozenset())
+            for pod in s.pods.values():
+                if pod.ready and not pod.terminating and pod.labels.get(names.LABEL_INSTANCE) == "patch":
+                    assert pod.ip in listed, f"ready pod {pod.name} missing from discovery at {s.at}"
+    finally:
+        stages.remove(cluster.kubeconfig, new)
+
+
+def test_major_upgrade_changes_the_cluster_and_never_mixes_majors(
+    cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    old, new = f"{IMAGE}:26.3.0", f"{IMAGE}:27.0.0"
+    stages.apply_ready_delay(cluster.kubeconfig, new, BOOT_SECONDS)
+    try:
+        kubectl.apply(manifests.db_secret(namespace))
+        spec = {"cacheIsolation": {"autoRevision": True}}
+        kubectl.apply(manifests.keycloak("major", namespace, image=old, replicas=3, **spec))
+        wait_for("running 26", lambda: settled(kubectl, namespace, "major", old, 3), timeout=90)
+        with for_cluster(cluster, namespace) as sampler:
+            kubectl.apply(manifests.keycloak("major", namespace, image=new, replicas=3, **spec))
+            after = wait_for("running 27", lambda: settled(kubectl, namespace, "major", new, 3), timeout=120)
+        assert after["cacheCluster"]["name"] == "major-v27"
+        svc = kubectl.get("service", discovery_of("major"), namespace)
+        assert svc["spec"]["selector"][names.LABEL_CACHE_CLUSTER] == "major-v27"
+
+        samples = sampler.samples
+        assert len(samples) > 20
+        for s in samples:
+            listed = s.all_addresses.get(discovery_of("major"), frozenset())
+            majors = {major(s.pods[ip].image) for ip in listed if ip in s.pods}
+            assert len(majors) <= 1, f"discovery listed majors {majors} together at {s.at}"
+            running = {
+                major(p.image) for p in s.pods.values() if p.labels.get(names.LABEL_INSTANCE) == "major"
+            }
+            assert len(running) <= 1, f"pods of majors {running} ran side by side at {s.at}"
+    finally:
+        stages.remove(cluster.kubeconfig, new)
+
+
+def test_non_semver_tag_disables_isolation_with_warning(
+    kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    kubectl.apply(manifests.db_secret(namespace))
+    kubectl.apply(
+        manifests.keycloak(
+            "moving", namespace, image=f"{IMAGE}:latest", replicas=1, cacheIsolation={"autoRevision": True}
+        )
+    )
+    s = wait_for("running", lambda: settled(kubectl, namespace, "moving", f"{IMAGE}:latest", 1), timeout=90)
+    assert s["cacheCluster"]["isolated"] is False and s["cacheCluster"]["name"] == ""
+    cond = next(c for c in s["conditions"] if c["type"] == "CacheIsolated")
+    assert cond["status"] == "False" and "clusterName" in cond["message"]
+    events = kubectl.run(
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        "involvedObject.name=moving,type=Warning",
+        "-o",
+        "json",
+    ).stdout
+    assert "CacheIsolationDisabled" in events
+    dep = kubectl.get("deployment", names.deployment("moving"), namespace)
+    assert names.LABEL_CACHE_CLUSTER not in dep["spec"]["template"]["metadata"]["labels"]
+    svc = kubectl.get("service", discovery_of("moving"), namespace)
+    assert names.LABEL_CACHE_CLUSTER not in svc["spec"]["selector"]
+
+
+def test_explicit_cluster_name_wins(kubectl: Kubectl, operator: OperatorProcess, namespace: str):
+    kubectl.apply(manifests.db_secret(namespace))
+    kubectl.apply(
+        manifests.keycloak(
+            "explicit",
+            namespace,
+            image=f"{IMAGE}:26.0.0",
+            replicas=1,
+            cacheIsolation={"clusterName": "blue-team", "autoRevision": True, "autoSuffix": True},
+        )
+    )
+    s = wait_for("running", lambda: settled(kubectl, namespace, "explicit", f"{IMAGE}:26.0.0", 1), timeout=90)
+    assert s["cacheCluster"]["name"] == "blue-team" and s["cacheCluster"]["source"] == "clusterName"
+    dep = kubectl.get("deployment", names.deployment("explicit"), namespace)
+    assert dep["spec"]["template"]["metadata"]["labels"][names.LABEL_CACHE_CLUSTER] == "blue-team"
+    env = {e["name"]: e.get("value") for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME"] == "blue-team"
+
+
+def test_hand_edited_selector_is_restored_in_place(
+    kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    kubectl.apply(manifests.db_secret(namespace))
+    kubectl.apply(
+        manifests.keycloak(
+            "edited", namespace, image=f"{IMAGE}:26.0.0", replicas=1, cacheIsolation={"autoRevision": True}
+        )
+    )
+    wait_for("running", lambda: settled(kubectl, namespace, "edited", f"{IMAGE}:26.0.0", 1), timeout=90)
+    svc = kubectl.get("service", discovery_of("edited"), namespace)
+    uid, selector = svc["metadata"]["uid"], svc["spec"]["selector"]
+    kubectl.run(
+        "patch",
+        "service",
+        discovery_of("edited"),
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        f'{{"spec":{{"selector":{{"{names.LABEL_CACHE_CLUSTER}":"someone-else","extra":"x"}}}}}}',
+    )
+
+    def restored() -> dict | None:
+        now = kubectl.get("service", discovery_of("edited"), namespace)
+        return now if now["spec"]["selector"] == selector else None
+
+    back = wait_for("selector restored", restored, timeout=30)
+    assert back["metadata"]["uid"] == uid
