@@ -25,7 +25,7 @@ cluster-down: setup
 	$(RUN) python -m localcluster down
 
 crds: setup
-	$(RUN) keycloak-operator crds > deploy/crds/keycloak.yaml
+	$(RUN) keycloak-operator crds > deploy/crds/crds.yaml
 
 lint: setup
 	$(RUN) ruff check src tests bench hack

@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_committed_crd_yaml_is_generated_from_the_models() -> None:
-    committed = (ROOT / "deploy" / "crds" / "keycloak.yaml").read_text()
+    committed = (ROOT / "deploy" / "crds" / "crds.yaml").read_text()
     assert committed == crd.render_yaml(), "deploy/crds is stale: run `make crds`"
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from keycloak_operator.core import names
 from keycloak_operator.models import keycloak as kc
+from keycloak_operator.models import realm as rm
 
 _DROP = {"title", "default"}
 
@@ -154,8 +155,57 @@ def _crd(
     }
 
 
+def _replicated_schema(spec_model: type[BaseModel], description: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": description,
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": structural_schema(spec_model),
+            "status": structural_schema(rm.ReplicatedStatus),
+        },
+    }
+
+
+def realm_crd() -> dict[str, Any]:
+    schema = _replicated_schema(rm.KeycloakRealmSpec, "A realm replicated into Keycloak.")
+    schema["properties"]["spec"]["properties"]["server"]["x-kubernetes-validations"] = [
+        rm.SERVER_EXACTLY_ONE_RULE
+    ]
+    return _crd(
+        plural=names.REALM_PLURAL,
+        kind=names.REALM_KIND,
+        short_names=["kcrealm"],
+        schema=schema,
+        columns=[
+            _column("Realm", ".spec.realmName"),
+            _column("Keycloak", ".spec.server.keycloak.name"),
+            _column("Phase", ".status.phase"),
+            _column("Age", ".metadata.creationTimestamp", "date"),
+        ],
+    )
+
+
+def client_crd() -> dict[str, Any]:
+    return _crd(
+        plural=names.CLIENT_PLURAL,
+        kind=names.CLIENT_KIND,
+        short_names=["kcclient"],
+        schema=_replicated_schema(rm.KeycloakClientSpec, "An OIDC client replicated into a Keycloak realm."),
+        columns=[
+            _column("Client ID", ".spec.clientId"),
+            _column("Realm", ".spec.realm.name"),
+            _column("Phase", ".status.phase"),
+            _column("Age", ".metadata.creationTimestamp", "date"),
+        ],
+    )
+
+
 def all_crds() -> list[dict[str, Any]]:
-    return [keycloak_crd()]
+    return [keycloak_crd(), realm_crd(), client_crd()]
 
 
 class _NoAliasDumper(yaml.SafeDumper):

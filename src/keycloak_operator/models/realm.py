@@ -1,0 +1,108 @@
+"""KeycloakRealm and KeycloakClient: configuration declared in app namespaces, replicated into Keycloak."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.keycloak import Condition, SecretKeyRef
+
+NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+
+
+class KeycloakRef(CrdModel):
+    """A Keycloak resource run by this operator."""
+
+    name: str = Field(min_length=1, description="Name of the Keycloak resource.")
+    namespace: str | None = Field(default=None, description="Its namespace; defaults to the realm's.")
+
+
+class ExternalServer(CrdModel):
+    """An existing Keycloak server the operator only configures."""
+
+    url: str = Field(pattern=r"^https?://", description="Base URL, e.g. https://sso.example.com")
+    admin_secret: SecretKeyRef = Field(
+        description="Secret in the realm's namespace with `username` and `password` of a master-realm admin."
+    )
+
+
+class ServerRef(CrdModel):
+    """Exactly one of `keycloak` or `external`."""
+
+    keycloak: KeycloakRef | None = Field(default=None, description="A Keycloak resource.")
+    external: ExternalServer | None = Field(default=None, description="An existing server by URL.")
+
+
+SERVER_EXACTLY_ONE_RULE = {
+    "rule": "has(self.keycloak) != has(self.external)",
+    "message": "exactly one of spec.server.keycloak or spec.server.external must be set",
+}
+
+
+class LoginSettings(CrdModel):
+    registration_allowed: bool = Field(default=False, description="Users may register themselves.")
+    reset_password_allowed: bool = Field(default=True, description="Forgot-password link on the login page.")
+    remember_me: bool = Field(default=False, description="Remember-me checkbox on the login page.")
+    login_with_email_allowed: bool = Field(default=True, description="Users may log in with their email.")
+    verify_email: bool = Field(default=False, description="Require email verification.")
+
+
+class TokenSettings(CrdModel):
+    access_token_lifespan_seconds: int = Field(default=300, ge=1, description="Access token lifespan.")
+    sso_session_idle_timeout_seconds: int = Field(default=1800, ge=1, description="SSO session idle timeout.")
+    sso_session_max_lifespan_seconds: int = Field(
+        default=36000, ge=1, description="SSO session max lifespan."
+    )
+
+
+class RealmRole(CrdModel):
+    name: str = Field(min_length=1, description="Role name.")
+    description: str = Field(default="", description="Role description.")
+
+
+class KeycloakRealmSpec(CrdModel):
+    server: ServerRef = Field(description="Where the realm lives.")
+    realm_name: str | None = Field(
+        default=None, pattern=NAME_PATTERN, description="Realm name in Keycloak; defaults to metadata.name."
+    )
+    enabled: bool = Field(default=True, description="Whether the realm is enabled.")
+    display_name: str = Field(default="", description="Name shown on the login page.")
+    login: LoginSettings = Field(default_factory=LoginSettings, description="Login page settings.")
+    tokens: TokenSettings = Field(default_factory=TokenSettings, description="Token and session lifetimes.")
+    roles: list[RealmRole] = Field(default_factory=list, description="Realm roles.")
+    client_namespaces: list[str] = Field(
+        default_factory=list,
+        description="Namespaces allowed to declare KeycloakClients in this realm, besides the realm's own.",
+    )
+
+
+class RealmRef(CrdModel):
+    name: str = Field(min_length=1, description="Name of the KeycloakRealm resource.")
+    namespace: str | None = Field(default=None, description="Its namespace; defaults to the client's.")
+
+
+class KeycloakClientSpec(CrdModel):
+    realm: RealmRef = Field(description="The KeycloakRealm this client belongs to.")
+    client_id: str = Field(min_length=1, max_length=255, description="OIDC client_id.")
+    name: str = Field(default="", description="Display name.")
+    public_client: bool = Field(default=False, description="Public (no secret) or confidential.")
+    redirect_uris: list[str] = Field(default_factory=list, description="Valid redirect URIs.")
+    web_origins: list[str] = Field(default_factory=list, description="Allowed CORS origins.")
+    standard_flow_enabled: bool = Field(default=True, description="Authorization code flow.")
+    direct_access_grants_enabled: bool = Field(default=False, description="Resource owner password flow.")
+    service_accounts_enabled: bool = Field(default=False, description="Client credentials flow.")
+    secret_name: str | None = Field(
+        default=None,
+        description="Confidential clients: Secret (in the client's namespace) the operator writes the client "
+        "secret to; defaults to `<metadata.name>-client-secret`.",
+    )
+
+
+class ReplicatedStatus(CrdModel):
+    observed_generation: int | None = None
+    phase: Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"] = "Pending"
+    keycloak_id: str = Field(default="", description="The object's id inside Keycloak.")
+    content_hash: str = Field(default="", description="Hash of the content last written.")
+    conditions: list[Condition] = Field(default_factory=list)
