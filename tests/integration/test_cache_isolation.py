@@ -79,7 +79,11 @@ def test_patch_upgrade_keeps_the_cluster_and_rolls_without_downtime(
         assert kubectl.get("service", discovery_of("patch"), namespace)["metadata"]["uid"] == discovery_uid
 
         samples = sampler.samples
-        assert len(samples) > 20 and sampler.max_gap() < 0.5
+        assert len(samples) > 20 and sampler.max_gap() < 0.5, (
+            len(samples),
+            sampler.errors,
+            sampler.last_error,
+        )
         assert_no_public_gap(samples, "patch")
         # Both versions were really serving side by side at some point: this was a rolling update.
         assert any(
@@ -113,7 +117,11 @@ def test_major_upgrade_changes_the_cluster_and_never_mixes_majors(
         assert svc["spec"]["selector"][names.LABEL_CACHE_CLUSTER] == "major-v27"
 
         samples = sampler.samples
-        assert len(samples) > 20
+        assert len(samples) > 20 and sampler.max_gap() < 0.5, (
+            len(samples),
+            sampler.errors,
+            sampler.last_error,
+        )
         for s in samples:
             listed = s.all_addresses.get(discovery_of("major"), frozenset())
             majors = {major(s.pods[ip].image) for ip in listed if ip in s.pods}

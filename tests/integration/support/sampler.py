@@ -8,6 +8,7 @@ samples afterwards.
 from __future__ import annotations
 
 import itertools
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ class Sampler:
     interval: float = 0.1
     samples: list[Sample] = field(default_factory=list)
     errors: int = 0
+    last_error: str = ""
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -61,17 +63,20 @@ class Sampler:
 
     def _run(self) -> None:
         ns = self.namespace
-        with httpx.Client(
-            base_url=self.server, verify=str(self.ca), cert=(str(self.cert), str(self.key))
-        ) as http:
+        tls = ssl.create_default_context(cafile=str(self.ca))
+        tls.load_cert_chain(str(self.cert), str(self.key))
+        with httpx.Client(base_url=self.server, verify=tls) as http:
             while not self._stop.is_set():
                 started = time.monotonic()
                 try:
-                    slices = http.get(f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices").json()
-                    pods = http.get(f"/api/v1/namespaces/{ns}/pods").json()
-                    self.samples.append(self._sample(started, slices["items"], pods["items"]))
-                except (httpx.HTTPError, KeyError):
+                    slices = http.get(f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices")
+                    pods = http.get(f"/api/v1/namespaces/{ns}/pods")
+                    slices.raise_for_status()
+                    pods.raise_for_status()
+                    self.samples.append(self._sample(started, slices.json()["items"], pods.json()["items"]))
+                except (httpx.HTTPError, KeyError) as e:
                     self.errors += 1
+                    self.last_error = repr(e)
                 self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
 
     @staticmethod
