@@ -1,0 +1,80 @@
+"""Leaving rest (an upgrade starts, a kept blue goes, a failure is forgotten) and spec changes in flight."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from keycloak_operator.core import names
+from keycloak_operator.core.bluegreen import clock
+from keycloak_operator.core.bluegreen.model import (
+    BACKING_UP,
+    CANCELLING,
+    COMPLETED,
+    FAILED,
+    IDLE,
+    PROMOTING,
+    PROVISIONING_GREEN,
+    TEARING_DOWN_BLUE,
+    Observed,
+    Step,
+)
+from keycloak_operator.core.bluegreen.serving import backup_name, is_deleting
+from keycloak_operator.core.bluegreen.steps import Deployment, Status, delete_green, go, rest
+from keycloak_operator.core.rollout import image_of, track_of
+
+
+def at_rest(s: Status | None, w: Observed, now: datetime) -> Step:
+    green_live = w.green is not None and not is_deleting(w.green)
+    if s is not None and s.state == COMPLETED and green_live and track_of(w.green or {}) == s.green_track:
+        return _completed_with_green(s, w, now)
+    if s is not None and s.state == FAILED:
+        if w.spec_image == s.green_image:
+            return rest(s)  # never retry the image that failed until the spec changes
+        if w.blue is not None and w.spec_image == image_of(w.blue):
+            return go(s, IDLE, now, f"spec is back to {w.spec_image}")
+    if w.strategy != "BlueGreen" or w.blue is None or w.spec_image == image_of(w.blue):
+        return rest(s)  # no blue: first creation is not an upgrade
+    return _begin(s if s is not None else Status(), w, w.blue, now)
+
+
+def _completed_with_green(s: Status, w: Observed, now: datetime) -> Step:
+    """Completed with autoTeardown false: green serves under its own name and blue is kept."""
+    if w.blue is None:
+        return go(s, PROMOTING, now, "the kept blue was removed: promoting green to the canonical names")
+    if track_of(w.blue) != s.blue_track:
+        return rest(s)
+    if w.spec_image == s.blue_image:
+        return go(s, CANCELLING, now, f"spec is back to {s.blue_image}: traffic returns to the kept blue")
+    if w.spec_image != s.green_image:
+        return go(s, TEARING_DOWN_BLUE, now, f"new image {w.spec_image}: removing the kept blue first")
+    return rest(s)
+
+
+def _begin(s: Status, w: Observed, blue: Deployment, now: datetime) -> Step:
+    blue_track = track_of(blue) or names.TRACKS[0]
+    started = clock.stamp(now)
+    return go(
+        s,
+        BACKING_UP,
+        now,
+        f"upgrade {image_of(blue)} -> {w.spec_image} started",
+        blue_image=image_of(blue),
+        green_image=w.spec_image,
+        blue_track=blue_track,
+        green_track=names.other_track(blue_track),
+        backup_name=backup_name(w.name, w.spec_image, started),
+        started_at=started,
+        deadline=clock.after(now, w.backup_timeout_s),
+    )
+
+
+def spec_changed(s: Status, w: Observed, now: datetime) -> Step | None:
+    """Before cutover traffic is still on blue, so a new spec can cancel or replace the green in flight."""
+    if w.spec_image == s.blue_image:
+        return go(s, CANCELLING, now, f"cancelled: spec is back to {s.blue_image}")
+    if w.spec_image == s.green_image:
+        return None
+    message = f"green image replaced: {s.green_image} -> {w.spec_image}"
+    if s.state == BACKING_UP:  # no green yet; the backup under way still precedes any green
+        return go(s, BACKING_UP, now, message, green_image=w.spec_image)
+    return go(s, PROVISIONING_GREEN, now, message, actions=delete_green(w), green_image=w.spec_image)

@@ -1,0 +1,168 @@
+"""The blue-green machine's vocabulary: states, what the shell observed, actions, and one step's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, NamedTuple
+
+from keycloak_operator.models.keycloak import BlueGreenStatus
+
+# --- states -------------------------------------------------------------------------------------------------
+
+IDLE: Final = "Idle"
+BACKING_UP: Final = "BackingUp"
+PROVISIONING_GREEN: Final = "ProvisioningGreen"
+WAITING_FOR_GREEN: Final = "WaitingForGreen"
+CUTTING_OVER: Final = "CuttingOver"
+DRAINING: Final = "Draining"
+TEARING_DOWN_BLUE: Final = "TearingDownBlue"
+PROMOTING: Final = "Promoting"
+COMPLETED: Final = "Completed"
+ROLLING_BACK: Final = "RollingBack"
+CANCELLING: Final = "Cancelling"
+FAILED: Final = "Failed"
+
+STATES: Final = (
+    IDLE,
+    BACKING_UP,
+    PROVISIONING_GREEN,
+    WAITING_FOR_GREEN,
+    CUTTING_OVER,
+    DRAINING,
+    TEARING_DOWN_BLUE,
+    PROMOTING,
+    COMPLETED,
+    ROLLING_BACK,
+    CANCELLING,
+    FAILED,
+)
+AT_REST: Final = frozenset({IDLE, COMPLETED, FAILED})
+# Traffic has not left blue yet: a spec change may still cancel or replace the green in flight.
+BEFORE_CUTOVER: Final = frozenset({BACKING_UP, PROVISIONING_GREEN, WAITING_FOR_GREEN})
+# Public traffic goes (or is being switched) to green.
+ON_GREEN: Final = frozenset({CUTTING_OVER, DRAINING, TEARING_DOWN_BLUE, PROMOTING, COMPLETED})
+
+Tier = Literal["cnpg", "managed", "external"]
+BackupPhase = Literal["pending", "completed", "failed"]
+EventType = Literal["Normal", "Warning"]
+
+# --- what the shell observed --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The world as the shell read it for one Keycloak, right before calling `step`.
+
+    `blue` is the canonical Deployment `{name}-keycloak`, `green` is `{name}-green-keycloak` (both as the API
+    server returned them, metadata.uid and deletionTimestamp included), or None when absent.
+    """
+
+    name: str
+    spec_image: str
+    strategy: Literal["Recreate", "BlueGreen"] = "BlueGreen"
+    auto_teardown: bool = True
+    green_ready_timeout_s: float = 900.0
+    backup_timeout_s: float = 600.0
+    drain_delay_s: float = 10.0
+    replicas: int = 1
+    tier: Tier = "cnpg"
+    managed_pvc: bool = False  # managed tier only: a PVC to snapshot is configured
+    blue: dict[str, Any] | None = None
+    green: dict[str, Any] | None = None
+    public_selector_track: str | None = None
+    backup_phase: BackupPhase | None = None  # None: no backup object of the recorded name exists
+    green_discovery_exists: bool = False
+
+    @property
+    def backup_possible(self) -> bool:
+        return self.tier == "cnpg" or (self.tier == "managed" and self.managed_pvc)
+
+
+# --- actions: every one is idempotent, so a resumed step may repeat it safely ------------------------------
+
+
+@dataclass(frozen=True)
+class CreateBackup:
+    """Create the CNPG Backup (cnpg) or VolumeSnapshot (managed) named `name`; an existing one is kept."""
+
+    name: str
+    tier: Tier
+
+
+@dataclass(frozen=True)
+class ApplyGreen:
+    """Server-side apply `{name}-green-keycloak` and `{name}-green-discovery` for this image and track."""
+
+    image: str
+    track: str
+
+
+@dataclass(frozen=True)
+class DeleteGreen:
+    """Delete `{name}-green-keycloak` (and its pods); absent is fine."""
+
+
+@dataclass(frozen=True)
+class SwitchTraffic:
+    """Set the public Service's selector to this track in one apply (creating the Service if missing)."""
+
+    track: str
+
+
+@dataclass(frozen=True)
+class DeleteBlue:
+    """Delete the canonical Deployment with a uid precondition; its discovery Service stays (re-pointed)."""
+
+    uid: str
+
+
+@dataclass(frozen=True)
+class OrphanGreen:
+    """Delete `{name}-green-keycloak` with propagationPolicy Orphan and a uid precondition: pods stay."""
+
+    uid: str
+
+
+@dataclass(frozen=True)
+class AdoptAsCanonical:
+    """Apply the canonical Deployment with green's exact pod template; it adopts the orphaned ReplicaSet."""
+
+    image: str
+    track: str
+
+
+@dataclass(frozen=True)
+class DeleteGreenDiscovery:
+    """Delete `{name}-green-discovery`; absent is fine."""
+
+
+Action = (
+    CreateBackup
+    | ApplyGreen
+    | DeleteGreen
+    | SwitchTraffic
+    | DeleteBlue
+    | OrphanGreen
+    | AdoptAsCanonical
+    | DeleteGreenDiscovery
+)
+
+
+class Event(NamedTuple):
+    type: EventType
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call's result. The shell persists `status` first, then performs `actions` in order.
+
+    requeue_after: 0.0 = call again now (the state moved, the next one may already be satisfied); a positive
+    number = call again after that many seconds unless a child event comes first; None = at rest.
+    """
+
+    status: BlueGreenStatus | None
+    actions: list[Action] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    requeue_after: float | None = None

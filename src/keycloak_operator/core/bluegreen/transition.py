@@ -1,0 +1,231 @@
+"""The blue-green transition function: (stored status, observed world, now) -> Step.
+
+One call advances at most one state. The shell persists the returned status BEFORE performing the actions,
+and on the next pass calls `step` again with the status read back from the stored object; so a crash right
+after persisting repeats only the actions of the state it resumes in, and each of those is idempotent.
+
+state              | world                                      | actions              | next
+-------------------|--------------------------------------------|----------------------|-------------------
+at rest            | BlueGreen, blue exists, spec image != blue | -                    | BackingUp
+  Failed           | spec image == the image that failed        | -                    | Failed (no retry)
+  Failed           | spec image == blue's image                 | -                    | Idle
+  Completed, green | blue kept: spec == blue's image            | -                    | Cancelling
+  still named green| blue kept: a third image                   | -                    | TearingDownBlue
+                   | the kept blue was removed by the user      | -                    | Promoting
+before cutover     | spec image == blue's image                 | -                    | Cancelling
+  (the 3 below)    | spec image is a third image                | DeleteGreen          | ProvisioningGreen
+BackingUp          | tier cannot back up (external, no PVC)     | Warning NoBackup     | ProvisioningGreen
+                   | backup completed                           | -                    | ProvisioningGreen
+                   | backup failed, or deadline passed          | -                    | RollingBack
+                   | no backup object yet                       | CreateBackup         | BackingUp
+ProvisioningGreen  | a green of another image/track exists      | DeleteGreen          | ProvisioningGreen
+                   | otherwise                                  | ApplyGreen           | WaitingForGreen
+WaitingForGreen    | green gone                                 | -                    | ProvisioningGreen
+                   | green fully Ready with green's image       | -                    | CuttingOver
+                   | deadline passed                            | -                    | RollingBack
+CuttingOver        | selector on blue, green no longer Ready    | -                    | WaitingForGreen
+                   | selector on blue                           | SwitchTraffic(green) | CuttingOver
+                   | selector on green                          | -                    | Draining, or
+                   |                                            |                      | Completed (keep)
+Draining           | drain delay over                           | -                    | TearingDownBlue
+TearingDownBlue    | blue exists                                | DeleteBlue           | TearingDownBlue
+                   | blue gone                                  | -                    | Promoting
+Promoting          | green exists                               | OrphanGreen          | Promoting
+                   | green gone, canonical missing              | AdoptAsCanonical     | Promoting
+                   | canonical Ready, green discovery exists    | DeleteGreenDiscovery | Promoting
+                   | canonical Ready, no green discovery        | -                    | Completed
+RollingBack,       | selector not on blue                       | SwitchTraffic(blue)  | (same)
+  Cancelling       | green or green discovery exist             | DeleteGreen(Disc.)   | (same)
+                   | all clean                                  | -                    | Failed / Idle
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from keycloak_operator.core import names
+from keycloak_operator.core.bluegreen import clock
+from keycloak_operator.core.bluegreen.entry import at_rest, spec_changed
+from keycloak_operator.core.bluegreen.model import (
+    AT_REST,
+    BACKING_UP,
+    BEFORE_CUTOVER,
+    CANCELLING,
+    COMPLETED,
+    CUTTING_OVER,
+    DRAINING,
+    FAILED,
+    IDLE,
+    PROMOTING,
+    PROVISIONING_GREEN,
+    ROLLING_BACK,
+    TEARING_DOWN_BLUE,
+    WAITING_FOR_GREEN,
+    AdoptAsCanonical,
+    ApplyGreen,
+    CreateBackup,
+    DeleteBlue,
+    DeleteGreen,
+    DeleteGreenDiscovery,
+    Event,
+    Observed,
+    OrphanGreen,
+    Step,
+    SwitchTraffic,
+)
+from keycloak_operator.core.bluegreen.serving import is_deleting, uid_of
+from keycloak_operator.core.bluegreen.steps import (
+    POLL_S,
+    Status,
+    delete_green,
+    fully_ready,
+    go,
+    green_ready,
+    spec_replicas,
+    stay,
+)
+from keycloak_operator.core.durations import format_seconds
+from keycloak_operator.core.rollout import image_of, track_of
+
+
+def step(stored: Status | None, world: Observed, now: datetime) -> Step:
+    """The next step from the status READ BACK from the stored object; advances at most one state."""
+    now = clock.utc(now)
+    if stored is None or stored.state in AT_REST:
+        return at_rest(stored, world, now)
+    if stored.state in BEFORE_CUTOVER:
+        changed = spec_changed(stored, world, now)
+        if changed is not None:
+            return changed
+    handler = _HANDLERS.get(stored.state)
+    if handler is None:
+        # Refuse rather than guess: any guess could delete what is serving.
+        raise ValueError(f"unknown blue-green state {stored.state!r}")
+    return handler(stored, world, now)
+
+
+# --- one handler per state in flight ------------------------------------------------------------------------
+
+
+def _backing_up(s: Status, w: Observed, now: datetime) -> Step:
+    if not w.backup_possible:
+        what = "managed tier without pvcName" if w.tier == "managed" else f"{w.tier} tier"
+        warning = Event("Warning", "NoBackup", f"{what}: no backup can be taken; upgrading without one")
+        return go(s, PROVISIONING_GREEN, now, f"no backup ({what})", events=[warning], backup_name="")
+    if w.backup_phase == "completed":
+        return go(s, PROVISIONING_GREEN, now, f"backup {s.backup_name} completed")
+    if w.backup_phase == "failed":
+        return go(s, ROLLING_BACK, now, f"backup {s.backup_name} failed")
+    if clock.expired(s.deadline, now):
+        timeout = format_seconds(w.backup_timeout_s)
+        return go(s, ROLLING_BACK, now, f"backup {s.backup_name} not completed within {timeout}")
+    # Exactly once: only while no object of the recorded name exists; the create itself is by that name.
+    actions = [CreateBackup(s.backup_name, w.tier)] if w.backup_phase is None else []
+    return stay(s, actions, min(clock.remaining(s.deadline, now), POLL_S))
+
+
+def _provisioning_green(s: Status, w: Observed, now: datetime) -> Step:
+    g = w.green
+    if g is not None and is_deleting(g):
+        return stay(s)  # a previous green is still going away
+    if g is not None and (image_of(g) != s.green_image or track_of(g) != s.green_track):
+        return stay(s, [DeleteGreen()])  # left over from a replaced green
+    return go(
+        s,
+        WAITING_FOR_GREEN,
+        now,
+        f"green {names.deployment(w.name, green=True)} applied with {s.green_image}",
+        actions=[ApplyGreen(s.green_image, s.green_track)],
+        deadline=clock.after(now, w.green_ready_timeout_s),
+    )
+
+
+def _waiting_for_green(s: Status, w: Observed, now: datetime) -> Step:
+    g = w.green
+    if g is None or is_deleting(g):
+        return go(s, PROVISIONING_GREEN, now, "green Deployment disappeared: applying it again")
+    if green_ready(s, w):
+        return go(s, CUTTING_OVER, now, f"green Ready: {w.replicas}/{w.replicas} replicas")
+    if clock.expired(s.deadline, now):
+        timeout = format_seconds(w.green_ready_timeout_s)
+        return go(s, ROLLING_BACK, now, f"green not Ready within {timeout}")
+    if spec_replicas(g) != w.replicas:
+        return stay(s, [ApplyGreen(s.green_image, s.green_track)])  # scaled during the upgrade
+    return stay(s, wait=clock.remaining(s.deadline, now))  # green's events wake us sooner
+
+
+def _cutting_over(s: Status, w: Observed, now: datetime) -> Step:
+    if w.public_selector_track != s.green_track:
+        if not green_ready(s, w):  # traffic has not moved: safe to wait again (same deadline)
+            return go(s, WAITING_FOR_GREEN, now, "green lost readiness before the switch")
+        return stay(s, [SwitchTraffic(s.green_track)])
+    if w.auto_teardown:
+        delay = format_seconds(w.drain_delay_s)
+        message = f"traffic on green (track {s.green_track}); blue goes in {delay}"
+        return go(s, DRAINING, now, message, deadline=clock.after(now, w.drain_delay_s))
+    return go(s, COMPLETED, now, f"traffic on green (track {s.green_track}); blue kept (autoTeardown false)")
+
+
+def _draining(s: Status, w: Observed, now: datetime) -> Step:
+    if not clock.expired(s.deadline, now):
+        return stay(s, wait=clock.remaining(s.deadline, now))
+    return go(s, TEARING_DOWN_BLUE, now, f"drain delay over: deleting {names.deployment(w.name)}")
+
+
+def _tearing_down_blue(s: Status, w: Observed, now: datetime) -> Step:
+    b = w.blue
+    if b is None:
+        return go(s, PROMOTING, now, "blue deleted: promoting green to the canonical names")
+    if is_deleting(b):
+        return stay(s)
+    return stay(s, [DeleteBlue(uid_of(b))])
+
+
+def _promoting(s: Status, w: Observed, now: datetime) -> Step:
+    """Rename without restart: orphan green's ReplicaSet, then let the canonical Deployment adopt it."""
+    b, g = w.blue, w.green
+    if b is not None and track_of(b) != s.green_track:
+        return go(s, TEARING_DOWN_BLUE, now, "a blue canonical Deployment reappeared: deleting it")
+    if g is not None:
+        return stay(s) if is_deleting(g) else stay(s, [OrphanGreen(uid_of(g))])
+    if b is None:
+        return stay(s, [AdoptAsCanonical(s.green_image, s.green_track)])
+    if not fully_ready(b, w):
+        return stay(s)
+    if w.green_discovery_exists:  # only now: until the adoption is done the old pods keep using it
+        return stay(s, [DeleteGreenDiscovery()])
+    return go(s, COMPLETED, now, f"green promoted to {names.deployment(w.name)}")
+
+
+def _unwind(s: Status, w: Observed, now: datetime, end: str, message: str) -> Step:
+    """Traffic back to blue first, then green goes; backups are never deleted."""
+    if w.public_selector_track != s.blue_track:
+        return stay(s, [SwitchTraffic(s.blue_track)])
+    actions = [*delete_green(w), *([DeleteGreenDiscovery()] if w.green_discovery_exists else [])]
+    if actions:
+        return stay(s, actions)
+    if w.green is not None:
+        return stay(s)  # still being deleted
+    return go(s, end, now, message)
+
+
+def _rolling_back(s: Status, w: Observed, now: datetime) -> Step:
+    return _unwind(s, w, now, FAILED, s.message)
+
+
+def _cancelling(s: Status, w: Observed, now: datetime) -> Step:
+    return _unwind(s, w, now, IDLE, f"cancelled: {s.blue_image} serves")
+
+
+_HANDLERS: dict[str, Callable[[Status, Observed, datetime], Step]] = {
+    BACKING_UP: _backing_up,
+    PROVISIONING_GREEN: _provisioning_green,
+    WAITING_FOR_GREEN: _waiting_for_green,
+    CUTTING_OVER: _cutting_over,
+    DRAINING: _draining,
+    TEARING_DOWN_BLUE: _tearing_down_blue,
+    PROMOTING: _promoting,
+    ROLLING_BACK: _rolling_back,
+    CANCELLING: _cancelling,
+}
