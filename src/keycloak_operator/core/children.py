@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import keycloak_config, names
+from keycloak_operator.core import keycloak_config, names, versions
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 HTTP_PORT = 8080
@@ -48,6 +48,7 @@ class WorkloadInputs:
     version: str
     green: bool = False
     recreate: bool = False
+    progress_deadline_seconds: int = 600
 
 
 def _metadata(owner: Owner, name: str, labels: dict[str, str], **extra: Any) -> dict[str, Any]:
@@ -119,6 +120,7 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         ),
         "spec": {
             "replicas": spec.replicas,
+            "progressDeadlineSeconds": inputs.progress_deadline_seconds,
             "selector": {"matchLabels": names.server_selector(owner.name, inputs.track)},
             "strategy": strategy,
             "template": {
@@ -167,6 +169,23 @@ def public_service(owner: Owner, track: str) -> dict[str, Any]:
             "selector": names.server_selector(owner.name, track),
             "ports": [{"name": "http", "port": HTTP_PORT, "targetPort": HTTP_PORT, "protocol": "TCP"}],
         },
+    }
+
+
+def controller_revision(owner: Owner, version: str, spec: KeycloakSpec, revision: int) -> dict[str, Any]:
+    """The spec of a version that rolled out, kept so `rollback` can restore it (Kubernetes' history type)."""
+    digest = versions.revision_key(version)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            **_metadata(
+                owner, names.controller_revision(owner.name, digest), names.instance_labels(owner.name)
+            ),
+            "annotations": {names.ANNOTATION_VERSION: version},
+        },
+        "revision": revision,
+        "data": {"spec": spec.wire()},
     }
 
 

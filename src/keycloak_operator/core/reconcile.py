@@ -9,7 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from keycloak_operator.core import children, conditions, drift, keycloak_config, names, rollout
+from keycloak_operator.core import (
+    children,
+    conditions,
+    drift,
+    durations,
+    keycloak_config,
+    names,
+    rollout,
+    versions,
+)
 from keycloak_operator.core.cache_cluster import CacheClusterResolution, resolve_cache_cluster
 from keycloak_operator.models.keycloak import CacheClusterStatus, KeycloakSpec, KeycloakStatus
 
@@ -41,6 +50,7 @@ class Decision:
     create_admin_secret: bool = False
     status: dict[str, Any] | None = None  # the full new status, or None when unchanged
     events: list[Event] = field(default_factory=list)
+    revision: dict[str, Any] | None = None  # a ControllerRevision to record (the spec that just rolled out)
 
 
 def owner_of(keycloak: dict[str, Any]) -> children.Owner:
@@ -56,23 +66,16 @@ def admin_secret_name(owner: children.Owner, spec: KeycloakSpec) -> str:
     return spec.admin_secret.name if spec.admin_secret is not None else names.admin_secret(owner.name)
 
 
-def decide(spec: KeycloakSpec, observed: Observed, *, now: str) -> Decision:
-    owner = owner_of(observed.keycloak)
-    generation = int(observed.keycloak["metadata"].get("generation", 0))
-    previous = stored_status(observed.keycloak)
-    track = (
-        (observed.deployment and rollout.track_of(observed.deployment)) or previous.track or names.TRACKS[0]
-    )
-    cache = resolve_cache_cluster(owner.name, spec.cache_isolation, spec.image)
-    secret = admin_secret_name(owner, spec)
-    generated_secret = spec.admin_secret is None
-
-    events: list[Event] = []
-    problems: list[conditions.Wanted] = []
+def _problems(
+    spec: KeycloakSpec, observed: Observed, owner: children.Owner, secret: str
+) -> list[conditions.Wanted]:
+    """What only the operator can judge; any of these blocks rolling pods that could not start."""
+    problems = []
+    generated = spec.admin_secret is None
     missing = [
         s
         for s in keycloak_config.referenced_secrets(spec, secret)
-        if s not in observed.existing_secrets and not (generated_secret and s == secret)
+        if s not in observed.existing_secrets and not (generated and s == secret)
     ]
     if missing:
         problems.append(
@@ -94,16 +97,46 @@ def decide(spec: KeycloakSpec, observed: Observed, *, now: str) -> Decision:
                 f"spec.env sets {', '.join(reserved)}, which the operator manages; remove them",
             )
         )
+    return problems
 
+
+def _stalled(observed: Observed, pending_version: str) -> conditions.Wanted | None:
+    """The Deployment controller gave up waiting for the new pods (progressDeadlineSeconds)."""
+    dep = observed.deployment
+    if dep is None or not pending_version or rollout.version_of(dep) != pending_version:
+        return None
+    if not rollout.progress_deadline_exceeded(dep):
+        return None
+    name = observed.keycloak["metadata"]["name"]
+    return conditions.Wanted(
+        conditions.DEGRADED,
+        "True",
+        "RolloutStalled",
+        f"new pods of version {pending_version} did not become Ready in time; it stays in nextVersion. "
+        f"Fix the spec, or run `keycloak-operator rollback {name}` to restore the last good version",
+    )
+
+
+def decide(spec: KeycloakSpec, observed: Observed, *, now: str) -> Decision:
+    owner = owner_of(observed.keycloak)
+    generation = int(observed.keycloak["metadata"].get("generation", 0))
+    previous = stored_status(observed.keycloak)
+    observed_track = rollout.track_of(observed.deployment) if observed.deployment else None
+    track = observed_track or previous.track or names.TRACKS[0]
+    cache = resolve_cache_cluster(owner.name, spec.cache_isolation, spec.image)
+    secret = admin_secret_name(owner, spec)
+    problems = _problems(spec, observed, owner, secret)
+
+    # nextVersion is recorded with this pass's status, which the shell writes before any child.
+    slots = versions.begin(previous.versions, observed.version)
     desired_services = [
         children.public_service(owner, track),
         children.discovery_service(owner, track, cache.name),
     ]
+    observed_services = [observed.public_service, observed.discovery_service]
     writes = [
         obj
-        for obj, actual in zip(
-            desired_services, [observed.public_service, observed.discovery_service], strict=True
-        )
+        for obj, actual in zip(desired_services, observed_services, strict=True)
         if drift.needs_apply(obj, actual)
     ]
     if not problems:
@@ -116,11 +149,25 @@ def decide(spec: KeycloakSpec, observed: Observed, *, now: str) -> Decision:
                 admin_secret=secret,
                 version=observed.version,
                 recreate=rollout.use_recreate(observed.deployment, spec.image, cache.name),
+                progress_deadline_seconds=max(1, int(durations.parse(spec.upgrade_policy.rollout_timeout))),
             )
         )
         # The Deployment goes first: with Recreate its old pods stop before the discovery selector moves on.
         if drift.needs_apply(desired_deployment, observed.deployment):
             writes.insert(0, desired_deployment)
+    stalled = _stalled(observed, slots.next_version)
+    if stalled is not None:
+        problems.append(stalled)
+
+    events: list[Event] = []
+    revision = None
+    if slots.next_version and _rolled_out(spec, observed, slots.next_version):
+        slots = versions.complete(slots)
+        revision = children.controller_revision(owner, slots.current_version, spec, generation)
+        previous_text = f" (last good: {slots.last_version})" if slots.last_version else ""
+        events.append(Event("Normal", "VersionRolledOut", f"running {slots.current_version}{previous_text}"))
+    elif slots.next_version and slots.next_version != previous.versions.next_version:
+        events.append(Event("Normal", "VersionStarted", f"rolling out {slots.next_version}"))
 
     if cache.warning and previous.cache_cluster.reason != cache.reason:
         events.append(Event("Warning", "CacheIsolationDisabled", cache.reason))
@@ -130,13 +177,25 @@ def decide(spec: KeycloakSpec, observed: Observed, *, now: str) -> Decision:
             events.append(Event("Warning", problem.reason, problem.message))
 
     status = _status(spec, observed, previous, cache, problems, track=track, now=now, generation=generation)
-    new_status = status.wire()
+    new_status = status.model_copy(update={"versions": slots}).wire()
     changed = new_status != previous.wire() or not observed.keycloak.get("status")
     return Decision(
         apply=writes,
-        create_admin_secret=generated_secret and secret not in observed.existing_secrets,
+        create_admin_secret=spec.admin_secret is None and secret not in observed.existing_secrets,
         status=new_status if changed else None,
         events=events,
+        revision=revision,
+    )
+
+
+def _rolled_out(spec: KeycloakSpec, observed: Observed, version: str) -> bool:
+    """Every replica Ready on the Deployment rendered for `version`."""
+    dep = observed.deployment
+    return (
+        dep is not None
+        and rollout.version_of(dep) == version
+        and rollout.rollout_complete(dep)
+        and int(dep.get("spec", {}).get("replicas", -1)) == spec.replicas
     )
 
 

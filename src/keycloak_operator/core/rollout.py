@@ -34,6 +34,22 @@ def track_of(deployment: dict[str, Any]) -> str | None:
     return str(value) if value else None
 
 
+def version_of(deployment: dict[str, Any]) -> str:
+    """The version string the Deployment was rendered for."""
+    annotations = deployment.get("metadata", {}).get("annotations", {}) or {}
+    return str(annotations.get(names.ANNOTATION_VERSION, ""))
+
+
+def progress_deadline_exceeded(deployment: dict[str, Any]) -> bool:
+    conditions = deployment.get("status", {}).get("conditions", []) or []
+    return any(
+        c.get("type") == "Progressing"
+        and c.get("status") == "False"
+        and c.get("reason") == "ProgressDeadlineExceeded"
+        for c in conditions
+    )
+
+
 def ready_replicas(deployment: dict[str, Any] | None) -> int:
     if deployment is None:
         return 0

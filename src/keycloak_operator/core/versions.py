@@ -73,6 +73,12 @@ def parse_version(text: str) -> Version | None:
     return Version(image, digest)
 
 
+def revision_key(version: str) -> str:
+    """What names the stored spec of a version: its spec hash (any text that is not a version is hashed)."""
+    parsed = parse_version(version)
+    return parsed.spec_hash if parsed else hashlib.sha1(version.encode(), usedforsecurity=False).hexdigest()
+
+
 # --- the three slots --------------------------------------------------------------------------------------
 
 

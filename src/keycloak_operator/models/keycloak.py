@@ -111,6 +111,12 @@ class UpgradePolicy(CrdModel):
     drain_delay: str = Field(
         default="10s", pattern=DURATION_PATTERN, description="BlueGreen: wait after cutover before blue goes."
     )
+    rollout_timeout: str = Field(
+        default="10m",
+        pattern=DURATION_PATTERN,
+        description="Recreate/rolling: a rollout whose new pods are not Ready within this time is reported "
+        "Degraded (RolloutStalled); the previous version keeps serving where the strategy allows.",
+    )
 
 
 class EnvVar(CrdModel):

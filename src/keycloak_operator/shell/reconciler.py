@@ -58,19 +58,21 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> None:
         await _report_invalid(kube, keycloak, e)
         return
     decision = reconcile.decide(spec, await observe(kube, keycloak, spec), now=now())
-    if decision.create_admin_secret:
-        owner = reconcile.owner_of(keycloak)
-        if await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24))) is not None:
-            decision.events.append(
-                Event("Normal", "AdminSecretCreated", f"generated {names.admin_secret(name)}")
-            )
-    for obj in decision.apply:
-        await kube.apply(obj)
-        log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
+    # Status first: nextVersion must be stored before any side effect of the change it names.
     if decision.status is not None:
         patch = merge_patch.merge_patch(keycloak.get("status") or {}, decision.status)
         if patch:
             await kube.patch_status(KEYCLOAKS, namespace, name, patch)
+    if decision.create_admin_secret:
+        owner = reconcile.owner_of(keycloak)
+        if await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24))) is not None:
+            created = Event("Normal", "AdminSecretCreated", f"generated Secret {names.admin_secret(name)}")
+            decision.events.append(created)
+    for obj in decision.apply:
+        await kube.apply(obj)
+        log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
+    if decision.revision is not None:
+        await kube.create(decision.revision)  # already there after a restart: fine, it is the same spec
     for event in decision.events:
         await events.post(kube, keycloak, event)
 
