@@ -33,6 +33,20 @@ def _crds(_: argparse.Namespace) -> int:
     return 0
 
 
+def _rollback(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from keycloak_operator.core.rollback import RollbackRefused
+    from keycloak_operator.shell import rollback
+
+    try:
+        print(asyncio.run(rollback.run(args.namespace, args.name)))
+    except RollbackRefused as refused:
+        print(f"rollback refused: {refused}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="keycloak-operator", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -45,6 +59,10 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
     crds = sub.add_parser("crds", help="print the CustomResourceDefinitions as YAML")
     crds.set_defaults(func=_crds)
+    rb = sub.add_parser("rollback", help="restore the last known good version of a Keycloak")
+    rb.add_argument("name")
+    rb.add_argument("-n", "--namespace", default="default")
+    rb.set_defaults(func=_rollback)
     return p
 
 

@@ -164,6 +164,8 @@ def test_rotation() -> None:
     v = versions.complete(versions.begin(v, "b"))
     assert (v.next_version, v.current_version, v.last_version) == ("", "b", "a")
     assert versions.rollback_target(v) == "a"
+    stuck = versions.begin(v, "c")
+    assert versions.rollback_target(stuck) == "b"  # undo the change in flight: back to what runs
 
 
 def test_failure_keeps_next_and_revert_clears_it() -> None:

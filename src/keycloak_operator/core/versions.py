@@ -105,4 +105,8 @@ def pending(versions: Versions) -> bool:
 
 
 def rollback_target(versions: Versions) -> str | None:
+    """Undo the latest change: a change still in flight (or stuck) goes back to what runs; a change that
+    completed goes back to the last known good version."""
+    if pending(versions) and versions.current_version:
+        return versions.current_version
     return versions.last_version or None

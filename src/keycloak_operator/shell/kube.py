@@ -159,6 +159,14 @@ class Kube:
                 return None
             raise
 
+    async def replace(
+        self, res: Resource, namespace: str | None, name: str, obj: dict[str, Any]
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "PUT", res.path(namespace, name), body=obj, query=[("fieldManager", names.FIELD_MANAGER)]
+        )
+        return result
+
     async def patch_status(self, res: Resource, namespace: str, name: str, status: dict[str, Any]) -> None:
         # A merge patch with the full status: lists are replaced whole, and absent keys are nulled below.
         await self._call(

@@ -1,0 +1,37 @@
+"""What `keycloak-operator rollback` restores: pure, so every case is tested without an API server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from keycloak_operator.core import names, versions
+from keycloak_operator.core.reconcile import stored_status
+
+
+@dataclass(frozen=True)
+class RollbackPlan:
+    target: str
+    revision_name: str
+
+
+class RollbackRefused(Exception):
+    """Nothing to roll back to; the message says why."""
+
+
+def plan(keycloak: dict[str, Any]) -> RollbackPlan:
+    slots = stored_status(keycloak).versions
+    target = versions.rollback_target(slots)
+    if target is None:
+        raise RollbackRefused("no earlier version is recorded in status.versions: nothing to roll back to")
+    return RollbackPlan(
+        target, names.controller_revision(keycloak["metadata"]["name"], versions.revision_key(target))
+    )
+
+
+def restored_spec(keycloak: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]:
+    """The stored spec, keeping today's replica count: scaling is not part of a version (versions.py)."""
+    spec = dict(revision["data"]["spec"])
+    if "replicas" in keycloak.get("spec", {}):
+        spec["replicas"] = keycloak["spec"]["replicas"]
+    return spec

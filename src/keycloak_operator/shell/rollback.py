@@ -1,0 +1,31 @@
+"""`keycloak-operator rollback NAME`: put the last good spec back; the normal reconcile rolls it out."""
+
+from __future__ import annotations
+
+from keycloak_operator.core import rollback
+from keycloak_operator.core.reconcile import stored_status
+from keycloak_operator.shell.kube import CONTROLLER_REVISIONS, KEYCLOAKS, Kube
+
+
+async def run(namespace: str, name: str) -> str:
+    kube = await Kube.connect()
+    try:
+        keycloak = await kube.get(KEYCLOAKS, namespace, name)
+        if keycloak is None:
+            raise rollback.RollbackRefused(f"Keycloak {namespace}/{name} not found")
+        plan = rollback.plan(keycloak)
+        revision = await kube.get(CONTROLLER_REVISIONS, namespace, plan.revision_name)
+        if revision is None:
+            raise rollback.RollbackRefused(
+                f"the spec of {plan.target} (ControllerRevision {plan.revision_name}) is gone: cannot restore"
+            )
+        keycloak["spec"] = rollback.restored_spec(keycloak, revision)
+        # PUT with the resourceVersion just read: a concurrent edit makes this fail instead of being lost.
+        await kube.replace(KEYCLOAKS, namespace, name, keycloak)
+        slots = stored_status(keycloak).versions
+        was = slots.next_version or slots.current_version
+        return (
+            f"Keycloak {namespace}/{name}: restored the spec of {plan.target} (replacing {was}); rolling out"
+        )
+    finally:
+        await kube.close()

@@ -1,0 +1,154 @@
+"""Versions in status on the real control plane: rotation, resume after SIGKILL, stall and rollback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from keycloak_operator.core import names
+from localcluster import stages
+from tests.integration.support import manifests
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+
+pytestmark = pytest.mark.integration
+
+KC = f"keycloaks.{names.GROUP}"
+IMAGE = "quay.io/keycloak/keycloak"
+
+
+def slots(kubectl: Kubectl, ns: str, name: str) -> dict:
+    return dict(((kubectl.get(KC, name, ns) or {}).get("status") or {}).get("versions") or {})
+
+
+def running(kubectl: Kubectl, ns: str, name: str, tag: str) -> dict | None:
+    kc = kubectl.get(KC, name, ns) or {}
+    s = kc.get("status") or {}
+    v = s.get("versions") or {}
+    ok = (
+        s.get("phase") == "Running"
+        and v.get("currentVersion", "").startswith(f"{tag}#")
+        and not v.get("nextVersion")
+    )
+    return s if ok else None
+
+
+def events(kubectl: Kubectl, ns: str, name: str, reason: str) -> list[dict]:
+    out = kubectl.run(
+        "get",
+        "events",
+        "-n",
+        ns,
+        "--field-selector",
+        f"involvedObject.name={name},reason={reason}",
+        "-o",
+        "json",
+    ).stdout
+    return list(json.loads(out)["items"])
+
+
+def test_image_change_walks_next_current_last(kubectl: Kubectl, operator: OperatorProcess, namespace: str):
+    kubectl.apply(manifests.db_secret(namespace))
+    kubectl.apply(manifests.keycloak("walk", namespace, image=f"{IMAGE}:26.0.0", replicas=2))
+    first = wait_for("26.0.0 current", lambda: running(kubectl, namespace, "walk", "26.0.0"), timeout=90)
+    assert first["versions"]["lastVersion"] == ""
+    v1 = first["versions"]["currentVersion"]
+
+    kubectl.apply(manifests.keycloak("walk", namespace, image=f"{IMAGE}:26.0.1", replicas=2))
+    seen_next = wait_for(
+        "26.0.1 as nextVersion", lambda: slots(kubectl, namespace, "walk").get("nextVersion"), timeout=30
+    )
+    assert seen_next.startswith("26.0.1#")
+    done = wait_for("26.0.1 current", lambda: running(kubectl, namespace, "walk", "26.0.1"), timeout=90)
+    assert done["versions"] == {"nextVersion": "", "currentVersion": seen_next, "lastVersion": v1}
+    assert len(events(kubectl, namespace, "walk", "VersionRolledOut")) == 2
+    describe = kubectl.run("describe", KC, "walk", "-n", namespace).stdout
+    assert "Current Version" in describe and "Last Version" in describe and "Next Version" in describe
+
+
+def test_sigkill_mid_rollout_resumes_and_completes_once(
+    cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    new = f"{IMAGE}:26.0.3"
+    stages.apply_ready_delay(cluster.kubeconfig, new, 6)
+    try:
+        kubectl.apply(manifests.db_secret(namespace))
+        kubectl.apply(manifests.keycloak("crash", namespace, image=f"{IMAGE}:26.0.0", replicas=3))
+        wait_for("26.0.0 running", lambda: running(kubectl, namespace, "crash", "26.0.0"), timeout=90)
+        deployment_uid = kubectl.get("deployment", names.deployment("crash"), namespace)["metadata"]["uid"]
+
+        kubectl.apply(manifests.keycloak("crash", namespace, image=new, replicas=3))
+        wait_for(
+            "nextVersion written",
+            lambda: slots(kubectl, namespace, "crash").get("nextVersion"),
+            timeout=30,
+            interval=0.05,
+        )
+        operator.kill()
+        assert slots(kubectl, namespace, "crash")["currentVersion"].startswith("26.0.0#")
+        time.sleep(2)
+        operator.start("--all-namespaces")
+
+        done = wait_for("26.0.3 current", lambda: running(kubectl, namespace, "crash", "26.0.3"), timeout=120)
+        assert done["versions"]["lastVersion"].startswith("26.0.0#")
+        assert (
+            kubectl.get("deployment", names.deployment("crash"), namespace)["metadata"]["uid"]
+            == deployment_uid
+        )
+        replicasets = kubectl.list("replicasets", namespace, f"{names.LABEL_INSTANCE}=crash")
+        assert len(replicasets) == 2  # the old template and the new one: no rollout was started twice
+        rolled = [
+            e for e in events(kubectl, namespace, "crash", "VersionRolledOut") if "26.0.3#" in e["message"]
+        ]
+        assert len(rolled) == 1
+        revisions = kubectl.list("controllerrevisions", namespace, f"{names.LABEL_INSTANCE}=crash")
+        assert len(revisions) == 2
+    finally:
+        stages.remove(cluster.kubeconfig, new)
+        if not operator.alive():
+            operator.start("--all-namespaces")
+
+
+def test_stalled_change_is_degraded_and_rollback_restores(
+    cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    broken = f"{IMAGE}:26.0.9-broken"
+    stages.apply_never_ready(cluster.kubeconfig, broken)
+    try:
+        kubectl.apply(manifests.db_secret(namespace))
+        policy = {"upgradePolicy": {"rolloutTimeout": "10s"}}
+        kubectl.apply(manifests.keycloak("stall", namespace, image=f"{IMAGE}:26.0.0", replicas=2, **policy))
+        good = wait_for("26.0.0 running", lambda: running(kubectl, namespace, "stall", "26.0.0"), timeout=90)
+        kubectl.apply(manifests.keycloak("stall", namespace, image=broken, replicas=2, **policy))
+
+        def stalled() -> dict | None:
+            s = (kubectl.get(KC, "stall", namespace) or {}).get("status") or {}
+            c = next((c for c in s.get("conditions", []) if c["type"] == "Degraded"), {})
+            return s if c.get("reason") == "RolloutStalled" and c.get("status") == "True" else None
+
+        s = wait_for("RolloutStalled", stalled, timeout=90)
+        assert s["versions"]["nextVersion"].startswith("26.0.9-broken#")
+        assert s["versions"]["currentVersion"] == good["versions"]["currentVersion"]
+
+        result = subprocess.run(
+            [sys.executable, "-m", "keycloak_operator.cli", "rollback", "stall", "-n", namespace],
+            env={"KUBECONFIG": str(cluster.kubeconfig), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        assert "26.0.0#" in result.stdout
+        back = wait_for(
+            "26.0.0 running again", lambda: running(kubectl, namespace, "stall", "26.0.0"), timeout=120
+        )
+        assert back["readyReplicas"] == 2
+        assert kubectl.get(KC, "stall", namespace)["spec"]["image"] == f"{IMAGE}:26.0.0"
+        degraded = next(c for c in back["conditions"] if c["type"] == "Degraded")
+        assert degraded["status"] == "False"
+    finally:
+        stages.remove(cluster.kubeconfig, broken)

@@ -1,0 +1,27 @@
+import pytest
+
+from keycloak_operator.core import rollback
+
+
+def keycloak(**versions: str) -> dict:
+    return {"metadata": {"name": "kc"}, "spec": {"replicas": 5}, "status": {"versions": versions}}
+
+
+def test_stuck_change_rolls_back_to_what_runs() -> None:
+    plan = rollback.plan(keycloak(currentVersion="26.0.0#" + "a" * 40, nextVersion="26.0.2#" + "b" * 40))
+    assert plan.target.startswith("26.0.0#") and plan.revision_name == "kc-" + "a" * 10
+
+
+def test_completed_change_rolls_back_to_last_good() -> None:
+    plan = rollback.plan(keycloak(currentVersion="27.0.0#" + "c" * 40, lastVersion="26.0.0#" + "a" * 40))
+    assert plan.target.startswith("26.0.0#")
+
+
+def test_nothing_recorded_is_refused() -> None:
+    with pytest.raises(rollback.RollbackRefused):
+        rollback.plan(keycloak(currentVersion="26.0.0#" + "a" * 40))
+
+
+def test_restored_spec_keeps_todays_replicas() -> None:
+    spec = rollback.restored_spec(keycloak(), {"data": {"spec": {"image": "kc:26.0.0", "replicas": 2}}})
+    assert spec == {"image": "kc:26.0.0", "replicas": 5}
