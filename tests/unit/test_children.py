@@ -86,6 +86,9 @@ def test_green_uses_green_names() -> None:
     dep = children.deployment(inputs(green=True, track="b"))
     assert dep["metadata"]["name"] == "kc-green-keycloak"
     assert "kc-green-discovery.ns.svc" in env_of(dep)["JAVA_OPTS_APPEND"]["value"]
+    # The pod template is the same as the canonical one: promotion adopts green's pods without a restart.
+    canonical = children.deployment(inputs(green=False, track="b"))
+    assert dep["spec"]["template"] == canonical["spec"]["template"]
     assert (
         children.discovery_service(OWNER, "b", None, green=True)["metadata"]["name"] == "kc-green-discovery"
     )

@@ -82,7 +82,11 @@ def _probe(path: str, *, period: int, failures: int) -> dict[str, Any]:
 
 def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
     owner, spec = inputs.owner, inputs.spec
-    discovery = names.discovery_service(owner.name, green=inputs.green)
+    # Both discovery names, whatever the colour: the template must not depend on the Deployment's name.
+    discovery = [
+        names.discovery_dns(names.discovery_service(owner.name, green=green), owner.namespace)
+        for green in (False, True)
+    ]
     container: dict[str, Any] = {
         "name": "keycloak",
         "image": spec.image,
@@ -91,7 +95,7 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
             spec,
             admin_secret=inputs.admin_secret,
             cache_cluster=inputs.cache_cluster,
-            discovery_dns=names.discovery_dns(discovery, owner.namespace),
+            discovery_dns=discovery,
         ),
         "ports": [
             {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},

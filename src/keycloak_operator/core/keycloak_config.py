@@ -54,7 +54,7 @@ def reserved_env_conflicts(spec: KeycloakSpec) -> list[str]:
 
 
 def environment(
-    spec: KeycloakSpec, *, admin_secret: str, cache_cluster: str | None, discovery_dns: str
+    spec: KeycloakSpec, *, admin_secret: str, cache_cluster: str | None, discovery_dns: list[str]
 ) -> list[dict[str, Any]]:
     host, port, database, credentials = database_coordinates(spec)
     env = [
@@ -75,7 +75,9 @@ def environment(
         # DNS discovery through the discovery Service, so membership follows its selector (seed 000). 26.7
         # deprecates this stack in favour of jdbc-ping; ADR 0004 records why we keep it for now.
         _plain("KC_CACHE_STACK", "kubernetes"),
-        _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={discovery_dns}"),
+        # DNS_PING takes a comma-separated list: pods query both discovery Services, so one pod template
+        # serves a green and, after promotion, the canonical Deployment without a restart (ADR 0007).
+        _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={','.join(discovery_dns)}"),
     ]
     if cache_cluster:
         env.extend(_plain(variable, cache_cluster) for variable in CLUSTER_NAME_ENVS)

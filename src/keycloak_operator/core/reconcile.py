@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
     children,
     conditions,
@@ -17,10 +18,11 @@ from keycloak_operator.core import (
     keycloak_config,
     names,
     rollout,
+    status,
     versions,
 )
-from keycloak_operator.core.cache_cluster import CacheClusterResolution, resolve_cache_cluster
-from keycloak_operator.models.keycloak import CacheClusterStatus, KeycloakSpec, KeycloakStatus
+from keycloak_operator.core.cache_cluster import resolve_cache_cluster
+from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec, KeycloakStatus
 
 EventType = Literal["Normal", "Warning"]
 
@@ -42,6 +44,7 @@ class Observed:
     discovery_service: dict[str, Any] | None
     existing_secrets: frozenset[str]
     version: str = ""
+    green: dict[str, Any] | None = None  # `{name}-green-keycloak`, read only when blue-green is in use
 
 
 @dataclass(frozen=True)
@@ -117,51 +120,78 @@ def _stalled(observed: Observed, pending_version: str) -> conditions.Wanted | No
     )
 
 
-def decide(spec: KeycloakSpec, observed: Observed, *, now: str) -> Decision:
+def render_deployment(
+    owner: children.Owner,
+    spec: KeycloakSpec,
+    *,
+    image: str,
+    track: str,
+    version: str,
+    green: bool = False,
+    recreate: bool = False,
+) -> dict[str, Any]:
+    """The Deployment for `spec` running `image` on `track`; green and canonical share one pod template."""
+    cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
+    return children.deployment(
+        children.WorkloadInputs(
+            owner=owner,
+            spec=spec.model_copy(update={"image": image}),
+            track=track,
+            cache_cluster=cache.name,
+            admin_secret=admin_secret_name(owner, spec),
+            version=version,
+            green=green,
+            recreate=recreate,
+            progress_deadline_seconds=max(1, int(durations.parse(spec.upgrade_policy.rollout_timeout))),
+        )
+    )
+
+
+def decide(
+    spec: KeycloakSpec, observed: Observed, *, now: str, blue_green: BlueGreenStatus | None = None
+) -> Decision:
+    """`blue_green` is the upgrade machine's status after this pass's step (None when never used)."""
     owner = owner_of(observed.keycloak)
     generation = int(observed.keycloak["metadata"].get("generation", 0))
     previous = stored_status(observed.keycloak)
-    observed_track = rollout.track_of(observed.deployment) if observed.deployment else None
-    track = observed_track or previous.track or names.TRACKS[0]
-    cache = resolve_cache_cluster(owner.name, spec.cache_isolation, spec.image)
-    secret = admin_secret_name(owner, spec)
-    problems = _problems(spec, observed, owner, secret)
+    canonical = observed.deployment
+    in_flight = bg.in_flight(blue_green)
+    kept = bg.blue_kept(blue_green, canonical)
+    image = bg.serving_image(blue_green, spec.image, canonical)
+    track = _canonical_track(canonical, previous, blue_green)
+    cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
+    problems = _problems(spec, observed, owner, admin_secret_name(owner, spec))
 
     # nextVersion is recorded with this pass's status, which the shell writes before any child.
     slots = versions.begin(previous.versions, observed.version)
-    desired_services = [
-        children.public_service(owner, track),
-        children.discovery_service(owner, track, cache.name),
-    ]
-    observed_services = [observed.public_service, observed.discovery_service]
-    writes = [
-        obj
-        for obj, actual in zip(desired_services, observed_services, strict=True)
-        if drift.needs_apply(obj, actual)
-    ]
-    if not problems:
-        desired_deployment = children.deployment(
-            children.WorkloadInputs(
-                owner=owner,
-                spec=spec,
-                track=track,
-                cache_cluster=cache.name,
-                admin_secret=secret,
-                version=observed.version,
-                recreate=rollout.use_recreate(observed.deployment, spec.image, cache.name),
-                progress_deadline_seconds=max(1, int(durations.parse(spec.upgrade_policy.rollout_timeout))),
-            )
+    wanted = [(children.discovery_service(owner, track, cache.name), observed.discovery_service)]
+    if not in_flight:  # while an upgrade runs, the machine alone moves traffic
+        public_track = bg.serving_track(blue_green, track)
+        wanted.append((children.public_service(owner, public_track), observed.public_service))
+    writes = [obj for obj, actual in wanted if drift.needs_apply(obj, actual)]
+    may_render = canonical is not None or not (in_flight or kept)
+    if not problems and may_render and not (blue_green is not None and blue_green.state == bg.PROMOTING):
+        # The canonical Deployment carries the version it runs: the spec's, or the last one while blue serves.
+        version = observed.version if image == spec.image else previous.versions.current_version
+        desired = render_deployment(
+            owner,
+            spec,
+            image=image,
+            track=track,
+            version=version,
+            recreate=rollout.use_recreate(canonical, image, cache.name),
         )
         # The Deployment goes first: with Recreate its old pods stop before the discovery selector moves on.
-        if drift.needs_apply(desired_deployment, observed.deployment):
-            writes.insert(0, desired_deployment)
+        if drift.needs_apply(desired, canonical):
+            writes.insert(0, desired)
     stalled = _stalled(observed, slots.next_version)
     if stalled is not None:
         problems.append(stalled)
 
+    serving = observed.green if kept else canonical
     events: list[Event] = []
     revision = None
-    if slots.next_version and _rolled_out(spec, observed, slots.next_version):
+    if slots.next_version and _rolled_out(spec, serving, slots.next_version):
         slots = versions.complete(slots)
         revision = children.controller_revision(owner, slots.current_version, spec, generation)
         previous_text = f" (last good: {slots.last_version})" if slots.last_version else ""
@@ -176,9 +206,24 @@ def decide(spec: KeycloakSpec, observed: Observed, *, now: str) -> Decision:
         if already is None or already.message != problem.message:
             events.append(Event("Warning", problem.reason, problem.message))
 
-    status = _status(spec, observed, previous, cache, problems, track=track, now=now, generation=generation)
-    new_status = status.model_copy(update={"versions": slots}).wire()
+    new = status.compute(
+        status.StatusInputs(
+            keycloak=owner.name,
+            spec=spec,
+            previous=previous,
+            serving=serving,
+            serving_image=image,
+            cache=cache,
+            problems=problems,
+            track=bg.serving_track(blue_green, track),
+            blue_green=blue_green,
+            now=now,
+            generation=generation,
+        )
+    )
+    new_status = new.model_copy(update={"versions": slots}).wire()
     changed = new_status != previous.wire() or not observed.keycloak.get("status")
+    secret = admin_secret_name(owner, spec)
     return Decision(
         apply=writes,
         create_admin_secret=spec.admin_secret is None and secret not in observed.existing_secrets,
@@ -188,9 +233,21 @@ def decide(spec: KeycloakSpec, observed: Observed, *, now: str) -> Decision:
     )
 
 
-def _rolled_out(spec: KeycloakSpec, observed: Observed, version: str) -> bool:
+def _canonical_track(
+    canonical: dict[str, Any] | None, previous: KeycloakStatus, blue_green: BlueGreenStatus | None
+) -> str:
+    """The canonical Deployment's track: its own label, or green's once green is being promoted into it."""
+    if canonical is not None and rollout.track_of(canonical):
+        return str(rollout.track_of(canonical))
+    if blue_green is not None and blue_green.state in (bg.PROMOTING, bg.COMPLETED) and blue_green.green_track:
+        return blue_green.green_track
+    if blue_green is not None and blue_green.blue_track:
+        return blue_green.blue_track
+    return previous.track or names.TRACKS[0]
+
+
+def _rolled_out(spec: KeycloakSpec, dep: dict[str, Any] | None, version: str) -> bool:
     """Every replica Ready on the Deployment rendered for `version`."""
-    dep = observed.deployment
     return (
         dep is not None
         and rollout.version_of(dep) == version
@@ -199,77 +256,7 @@ def _rolled_out(spec: KeycloakSpec, observed: Observed, version: str) -> bool:
     )
 
 
-def _status(
-    spec: KeycloakSpec,
-    observed: Observed,
-    previous: KeycloakStatus,
-    cache: CacheClusterResolution,
-    problems: list[conditions.Wanted],
-    *,
-    track: str,
-    now: str,
-    generation: int,
-) -> KeycloakStatus:
-    dep = observed.deployment
-    ready = rollout.ready_replicas(dep)
-    done = rollout.rollout_complete(dep) and rollout.image_of(dep or {}) == spec.image
-    done = done and int((dep or {}).get("spec", {}).get("replicas", -1)) == spec.replicas
-    if problems:
-        phase = "Degraded"
-    elif done:
-        phase = "Running"
-    elif previous.phase in ("Running", "Upgrading") and dep is not None:
-        phase = "Upgrading"
-    else:
-        phase = "Pending"
-
-    wanted = [
-        conditions.Wanted(
-            conditions.READY,
-            "True" if done else "False",
-            "AllReplicasReady" if done else "ReplicasNotReady",
-            f"{ready}/{spec.replicas} replicas ready",
-        ),
-        conditions.Wanted(
-            conditions.PROGRESSING,
-            "False" if done else "True",
-            "RolloutComplete" if done else "RollingOut",
-            f"image {spec.image}" if done else f"rolling out image {spec.image}",
-        ),
-        problems[0] if problems else conditions.Wanted(conditions.DEGRADED, "False", "AsExpected", ""),
-        conditions.Wanted(
-            conditions.CACHE_ISOLATED,
-            "True" if cache.isolated else "False",
-            {"clusterName": "ExplicitName", "autoRevision": "AutoRevision", "autoSuffix": "AutoSuffix"}.get(
-                cache.source, "NotConfigured"
-            )
-            if cache.isolated
-            else ("IsolationUnavailable" if cache.warning else "NotConfigured"),
-            cache.reason or (f"cache cluster {cache.name}" if cache.name else "cache isolation is off"),
-        ),
-    ]
-    return previous.model_copy(
-        update={
-            "observed_generation": generation,
-            "phase": phase,
-            "replicas": int((dep or {}).get("status", {}).get("replicas", 0) or 0),
-            "ready_replicas": ready,
-            "selector": ",".join(
-                f"{k}={v}" for k, v in names.server_selector(owner_of(observed.keycloak).name, track).items()
-            ),
-            "track": track,
-            "image": rollout.image_of(dep) if dep else "",
-            "conditions": conditions.merge(previous.conditions, wanted, now=now, generation=generation),
-            "cache_cluster": CacheClusterStatus(
-                name=cache.name or "", source=cache.source, isolated=cache.isolated, reason=cache.reason
-            ),
-        }
-    )
-
-
-def change_in_flight(status: dict[str, Any]) -> bool:
+def change_in_flight(stored: dict[str, Any]) -> bool:
     """A Keycloak in the middle of a change goes first after a restart (resume before routine work)."""
-    parsed = KeycloakStatus.model_validate(status)
-    blue_green = parsed.blue_green
-    upgrading = blue_green is not None and blue_green.state not in ("", "Idle", "Completed", "Failed")
-    return upgrading or bool(parsed.versions.next_version)
+    parsed = KeycloakStatus.model_validate(stored)
+    return bg.in_flight(parsed.blue_green) or versions.pending(parsed.versions)

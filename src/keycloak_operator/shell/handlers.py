@@ -41,9 +41,9 @@ class Runtime:
 runtime = Runtime()
 
 
-async def _process(key: Key) -> None:
+async def _process(key: Key) -> float | None:
     assert runtime.kube is not None
-    await reconcile_once(runtime.kube, *key)
+    return await reconcile_once(runtime.kube, *key)
 
 
 async def _resync_forever() -> None:

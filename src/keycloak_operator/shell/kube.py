@@ -57,6 +57,8 @@ SECRETS = Resource("", "v1", "secrets")
 EVENTS = Resource("", "v1", "events")
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices")
 KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
+CNPG_BACKUPS = Resource("postgresql.cnpg.io", "v1", "backups")
+VOLUME_SNAPSHOTS = Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots")
 
 _BY_KIND = {
     ("apps/v1", "Deployment"): DEPLOYMENTS,
@@ -65,6 +67,8 @@ _BY_KIND = {
     ("v1", "Secret"): SECRETS,
     ("v1", "Event"): EVENTS,
     (names.API_VERSION, names.KEYCLOAK_KIND): KEYCLOAKS,
+    ("postgresql.cnpg.io/v1", "Backup"): CNPG_BACKUPS,
+    ("snapshot.storage.k8s.io/v1", "VolumeSnapshot"): VOLUME_SNAPSHOTS,
 }
 
 

@@ -5,6 +5,7 @@ Always reads the stored Keycloak fresh, so a decision never rests on the operato
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import secrets as pysecrets
@@ -12,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
     children,
     conditions,
@@ -23,7 +25,7 @@ from keycloak_operator.core import (
 )
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.shell import events
+from keycloak_operator.shell import events, upgrade
 from keycloak_operator.shell.kube import DEPLOYMENTS, KEYCLOAKS, SECRETS, SERVICES, Kube
 
 log = logging.getLogger(__name__)
@@ -48,16 +50,26 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
     )
 
 
-async def reconcile_once(kube: Kube, namespace: str, name: str) -> None:
+async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
+    """One pass; returns seconds until the next pass is due (a blue-green wait), or None."""
     keycloak = await kube.get(KEYCLOAKS, namespace, name)
     if keycloak is None or keycloak["metadata"].get("deletionTimestamp"):
-        return
+        return None
     try:
         spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
     except ValidationError as e:
         await _report_invalid(kube, keycloak, e)
-        return
-    decision = reconcile.decide(spec, await observe(kube, keycloak, spec), now=now())
+        return None
+    observed = await observe(kube, keycloak, spec)
+    stored = reconcile.stored_status(keycloak).blue_green  # read back from the stored object, every pass
+    step = None
+    if upgrade.wanted(spec, stored):
+        world = await upgrade.observe(
+            kube, keycloak, spec, observed.deployment, observed.public_service, stored
+        )
+        step = bg.step(stored, world, dt.datetime.now(dt.UTC))
+        observed = dataclasses.replace(observed, green=world.green)
+    decision = reconcile.decide(spec, observed, now=now(), blue_green=step.status if step else stored)
     # Status first: nextVersion must be stored before any side effect of the change it names.
     if decision.status is not None:
         patch = merge_patch.merge_patch(keycloak.get("status") or {}, decision.status)
@@ -68,13 +80,19 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> None:
         if await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24))) is not None:
             created = Event("Normal", "AdminSecretCreated", f"generated Secret {names.admin_secret(name)}")
             decision.events.append(created)
+    # Upgrade actions run before the routine applies: the routine never creates what the machine removes.
     for obj in decision.apply:
         await kube.apply(obj)
         log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
+    if step is not None:
+        for action in step.actions:
+            await upgrade.perform(kube, keycloak, spec, action)
     if decision.revision is not None:
         await kube.create(decision.revision)  # already there after a restart: fine, it is the same spec
-    for event in decision.events:
+    upgrade_events = [Event(e.type, e.reason, e.message) for e in step.events] if step else []
+    for event in [*upgrade_events, *decision.events]:
         await events.post(kube, keycloak, event)
+    return step.requeue_after if step else None
 
 
 async def _report_invalid(kube: Kube, keycloak: dict[str, Any], error: ValidationError) -> None:

@@ -28,7 +28,7 @@ K = TypeVar("K", bound=Hashable)
 class WorkQueue(Generic[K]):
     def __init__(
         self,
-        process: Callable[[K], Awaitable[None]],
+        process: Callable[[K], Awaitable[float | None]],
         *,
         workers: int = 8,
         base_backoff: float = 1.0,
@@ -97,8 +97,10 @@ class WorkQueue(Generic[K]):
                 continue
             self._processing.add(key)
             try:
-                await self._process(key)
+                again_after = await self._process(key)
                 self._failures.pop(key, None)
+                if again_after is not None:  # the processor asked to look again later (a timed wait)
+                    self.add_after(key, again_after)
             except asyncio.CancelledError:
                 raise
             except Exception:

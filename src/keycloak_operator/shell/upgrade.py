@@ -1,0 +1,94 @@
+"""The blue-green machine's I/O: observe its world, then perform its actions, each idempotent."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from keycloak_operator.core import backups, children, durations, names
+from keycloak_operator.core import bluegreen as bg
+from keycloak_operator.core.cache_cluster import resolve_cache_cluster
+from keycloak_operator.core.reconcile import owner_of, render_deployment
+from keycloak_operator.core.versions import version_of
+from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from keycloak_operator.shell.kube import CNPG_BACKUPS, DEPLOYMENTS, SERVICES, VOLUME_SNAPSHOTS, Kube
+
+log = logging.getLogger(__name__)
+
+
+def wanted(spec: KeycloakSpec, stored: BlueGreenStatus | None) -> bool:
+    """Only Keycloaks that use blue-green (or are still in or after one) pay for its extra reads."""
+    return spec.upgrade_policy.strategy == "BlueGreen" or (stored is not None and stored.state != bg.IDLE)
+
+
+async def observe(
+    kube: Kube,
+    keycloak: dict[str, Any],
+    spec: KeycloakSpec,
+    canonical: dict[str, Any] | None,
+    public: dict[str, Any] | None,
+    stored: BlueGreenStatus | None,
+) -> bg.Observed:
+    ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
+    tier = spec.database.tier
+    backup_phase = None
+    if stored is not None and stored.backup_name and tier in ("cnpg", "managed"):
+        res = CNPG_BACKUPS if tier == "cnpg" else VOLUME_SNAPSHOTS
+        backup_phase = backups.phase(await kube.get(res, ns, stored.backup_name))
+    selector = ((public or {}).get("spec") or {}).get("selector") or {}
+    policy = spec.upgrade_policy
+    return bg.Observed(
+        name=name,
+        spec_image=spec.image,
+        strategy=policy.strategy,
+        auto_teardown=policy.auto_teardown,
+        green_ready_timeout_s=durations.parse(policy.green_ready_timeout),
+        backup_timeout_s=durations.parse(policy.backup_timeout),
+        drain_delay_s=durations.parse(policy.drain_delay),
+        replicas=spec.replicas,
+        tier=tier,  # type: ignore[arg-type]
+        managed_pvc=bool(spec.database.managed and spec.database.managed.pvc_name),
+        blue=canonical,
+        green=await kube.get(DEPLOYMENTS, ns, names.deployment(name, green=True)),
+        public_selector_track=selector.get(names.LABEL_TRACK),
+        backup_phase=backup_phase,
+        green_discovery_exists=await kube.get(SERVICES, ns, names.discovery_service(name, green=True))
+        is not None,
+    )
+
+
+async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, action: bg.Action) -> None:
+    owner = owner_of(keycloak)
+    ns, name = owner.namespace, owner.name
+    log.info("blue-green %s/%s: %s", ns, name, action)
+    match action:
+        case bg.CreateBackup(name=backup):
+            await kube.create(backups.backup_object(owner, spec, backup))
+        case bg.ApplyGreen(image=image, track=track):
+            green_spec = spec.model_copy(update={"image": image})
+            version = version_of(green_spec).format()
+            await kube.apply(
+                render_deployment(owner, spec, image=image, track=track, version=version, green=True)
+            )
+            cluster = _cache_cluster_of(owner, spec, image)
+            await kube.apply(children.discovery_service(owner, track, cluster, green=True))
+        case bg.SwitchTraffic(track=track):
+            await kube.apply(children.public_service(owner, track))
+        case bg.DeleteGreen():
+            await kube.delete(DEPLOYMENTS, ns, names.deployment(name, green=True))
+        case bg.DeleteBlue(uid=uid):
+            await kube.delete(DEPLOYMENTS, ns, names.deployment(name), uid=uid)
+        case bg.OrphanGreen(uid=uid):
+            # The ReplicaSet and its pods stay: the canonical Deployment adopts them.
+            await kube.delete(
+                DEPLOYMENTS, ns, names.deployment(name, green=True), propagation="Orphan", uid=uid
+            )
+        case bg.AdoptAsCanonical(image=image, track=track):
+            version = version_of(spec.model_copy(update={"image": image})).format()
+            await kube.apply(render_deployment(owner, spec, image=image, track=track, version=version))
+        case bg.DeleteGreenDiscovery():
+            await kube.delete(SERVICES, ns, names.discovery_service(name, green=True))
+
+
+def _cache_cluster_of(owner: children.Owner, spec: KeycloakSpec, image: str) -> str | None:
+    return resolve_cache_cluster(owner.name, spec.cache_isolation, image).name
