@@ -1,0 +1,275 @@
+"""Blue-green upgrades on the real control plane, measured: downtime, cache mixing, promotion, failure.
+
+kwok holds green's pods not-Ready for a few seconds (Keycloak's boot time). CloudNativePG and the CSI
+snapshotter cannot run on simulated nodes: the tests install their Backup/VolumeSnapshot CRDs and play the
+backup controller's part by completing the backup objects themselves.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from keycloak_operator.core import names
+from localcluster import stages
+from tests.integration.support import manifests
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.sampler import Sample, Sampler, for_cluster
+
+pytestmark = pytest.mark.integration
+
+KC = f"keycloaks.{names.GROUP}"
+IMAGE = "quay.io/keycloak/keycloak"
+BOOT_SECONDS = 4
+FIXTURES = Path(__file__).parent / "fixtures"
+POLICY = {"strategy": "BlueGreen", "drainDelay": "1s", "greenReadyTimeout": "2m"}
+
+
+@pytest.fixture(scope="module")
+def backup_crds(kubectl: Kubectl) -> None:
+    kubectl.run("apply", "--server-side", "-f", str(FIXTURES / "backup-crds.yaml"))
+    kubectl.run(
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "crd/backups.postgresql.cnpg.io",
+        "crd/volumesnapshots.snapshot.storage.k8s.io",
+    )
+
+
+def bg_state(kubectl: Kubectl, ns: str, name: str) -> str:
+    s = (kubectl.get(KC, name, ns) or {}).get("status") or {}
+    return str((s.get("blueGreen") or {}).get("state", ""))
+
+
+def status(kubectl: Kubectl, ns: str, name: str) -> dict:
+    return dict((kubectl.get(KC, name, ns) or {}).get("status") or {})
+
+
+def running(kubectl: Kubectl, ns: str, name: str, image: str) -> dict | None:
+    s = status(kubectl, ns, name)
+    return s if s.get("phase") == "Running" and s.get("image") == image else None
+
+
+class BackupController(threading.Thread):
+    """Plays CNPG's / the snapshotter's part: completes every backup object that appears."""
+
+    def __init__(self, kubectl: Kubectl, namespace: str, kind: str):
+        super().__init__(daemon=True)
+        self.kubectl, self.namespace, self.kind = kubectl, namespace, kind
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for obj in self.kubectl.list(self.kind, self.namespace):
+                if obj.get("status"):
+                    continue
+                status = (
+                    '{"status":{"phase":"completed"}}'
+                    if self.kind.startswith("backups")
+                    else ('{"status":{"readyToUse":true}}')
+                )
+                self.kubectl.run(
+                    "patch",
+                    self.kind,
+                    obj["metadata"]["name"],
+                    "-n",
+                    self.namespace,
+                    "--subresource=status",
+                    "--type=merge",
+                    "-p",
+                    status,
+                    check=False,
+                )
+            self.stop.wait(0.5)
+
+
+def assert_zero_downtime(sampler: Sampler, name: str) -> None:
+    assert len(sampler.samples) > 10 and sampler.max_gap() < 0.5, (len(sampler.samples), sampler.last_error)
+    public = names.public_service(name)
+    gaps = [s.at for s in sampler.samples if not s.ready_addresses.get(public)]
+    assert not gaps, f"{len(gaps)} of {len(sampler.samples)} samples had no ready endpoint behind {public}"
+
+
+def assert_no_cache_mixing(samples: list[Sample], name: str) -> None:
+    for service in (names.discovery_service(name), names.discovery_service(name, green=True)):
+        for s in samples:
+            images = {s.pods[ip].image for ip in s.all_addresses.get(service, frozenset()) if ip in s.pods}
+            majors = {image.rsplit(":", 1)[1].split(".")[0] for image in images}
+            assert len(majors) <= 1, f"{service} selected majors {majors} together at {s.at}"
+
+
+def upgrade(kubectl: Kubectl, ns: str, name: str, image: str, database: dict, **policy) -> None:
+    kubectl.apply(
+        manifests.keycloak(
+            name,
+            ns,
+            image=image,
+            replicas=3,
+            database=database,
+            cacheIsolation={"autoRevision": True},
+            upgradePolicy={**POLICY, **policy},
+        )
+    )
+
+
+EXTERNAL = {"external": {"host": "db.example.internal", "credentialsSecret": {"name": manifests.DB_SECRET}}}
+CNPG = {"cnpg": {"clusterName": "kcdb"}}
+MANAGED = {
+    "managed": {
+        "host": "pg.internal",
+        "credentialsSecret": {"name": manifests.DB_SECRET},
+        "pvcName": "pg-data",
+        "volumeSnapshotClassName": "csi",
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("tier", "database", "backup_kind"),
+    [
+        ("external", EXTERNAL, None),
+        ("cnpg", CNPG, "backups.postgresql.cnpg.io"),
+        ("managed", MANAGED, "volumesnapshots.snapshot.storage.k8s.io"),
+    ],
+)
+def test_major_upgrade_with_teardown_has_zero_downtime_and_promotes_without_restart(
+    cluster,
+    kubectl: Kubectl,
+    operator: OperatorProcess,
+    backup_crds: None,
+    namespace: str,
+    tier,
+    database,
+    backup_kind,
+):
+    old, new = f"{IMAGE}:26.1.0", f"{IMAGE}:27.0.0"
+    stages.apply_ready_delay(cluster.kubeconfig, new, BOOT_SECONDS)
+    kubectl.apply(manifests.db_secret(namespace))
+    if tier == "cnpg":
+        kubectl.apply(manifests.db_secret(namespace, "kcdb-app"))
+    backups = BackupController(kubectl, namespace, backup_kind) if backup_kind else None
+    try:
+        upgrade(kubectl, namespace, "bg", old, database)
+        before = wait_for("blue running", lambda: running(kubectl, namespace, "bg", old), timeout=90)
+        public_uid = kubectl.get("service", names.public_service("bg"), namespace)["metadata"]["uid"]
+        if backups:
+            backups.start()
+        states: list[str] = []
+        with for_cluster(cluster, namespace) as sampler:
+            upgrade(kubectl, namespace, "bg", new, database)
+
+            def completed() -> bool:
+                state = bg_state(kubectl, namespace, "bg")
+                if not states or states[-1] != state:
+                    states.append(state)
+                return state == "Completed" and running(kubectl, namespace, "bg", new) is not None
+
+            wait_for("upgrade completed", completed, timeout=180, interval=0.1)
+            time.sleep(1)
+        assert_zero_downtime(sampler, "bg")
+        assert_no_cache_mixing(sampler.samples, "bg")
+        for state in ("WaitingForGreen", "Promoting", "Completed"):
+            assert state in states, states
+
+        # Promotion renamed green without a pod restart: the pods serving at the end are the ones that first
+        # became Ready under green.
+        end = sampler.samples[-1]
+        final_pods = {p.name for p in end.pods.values() if p.image == new}
+        assert len(final_pods) == 3
+        green_names = {p.name for s in sampler.samples for p in s.pods.values() if p.image == new}
+        assert green_names == final_pods, "pods were replaced during promotion"
+
+        dep = kubectl.get("deployment", names.deployment("bg"), namespace)
+        assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == new
+        assert kubectl.get("deployment", names.deployment("bg", green=True), namespace) is None
+        assert kubectl.get("service", names.discovery_service("bg", green=True), namespace) is None
+        discovery = kubectl.get("service", names.discovery_service("bg"), namespace)
+        assert discovery["spec"]["selector"][names.LABEL_CACHE_CLUSTER] == "bg-v27"
+        public = kubectl.get("service", names.public_service("bg"), namespace)
+        assert public["metadata"]["uid"] == public_uid
+        assert (
+            public["spec"]["selector"][names.LABEL_TRACK]
+            == dep["spec"]["selector"]["matchLabels"][names.LABEL_TRACK]
+        )
+
+        done = status(kubectl, namespace, "bg")
+        assert done["versions"]["currentVersion"].startswith("27.0.0#")
+        assert done["versions"]["lastVersion"] == before["versions"]["currentVersion"]
+        if backup_kind:
+            made = kubectl.list(backup_kind, namespace)
+            assert len(made) == 1 and made[0]["metadata"]["name"] == done["blueGreen"]["backupName"]
+        else:
+            warnings = kubectl.run(
+                "get", "events", "-n", namespace, "--field-selector", "reason=NoBackup"
+            ).stdout
+            assert "NoBackup" in warnings
+    finally:
+        if backups:
+            backups.stop.set()
+        stages.remove(cluster.kubeconfig, new)
+
+
+def test_without_teardown_blue_stays_and_green_serves(
+    cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    old, new = f"{IMAGE}:26.1.0", f"{IMAGE}:26.2.0"
+    stages.apply_ready_delay(cluster.kubeconfig, new, BOOT_SECONDS)
+    kubectl.apply(manifests.db_secret(namespace))
+    upgrade(kubectl, namespace, "keep", old, EXTERNAL, autoTeardown=False)
+    wait_for("blue running", lambda: running(kubectl, namespace, "keep", old), timeout=90)
+    try:
+        with for_cluster(cluster, namespace) as sampler:
+            upgrade(kubectl, namespace, "keep", new, EXTERNAL, autoTeardown=False)
+            wait_for("completed", lambda: bg_state(kubectl, namespace, "keep") == "Completed", timeout=120)
+            time.sleep(1)
+    finally:
+        stages.remove(cluster.kubeconfig, new)
+    assert_zero_downtime(sampler, "keep")
+    blue = kubectl.get("deployment", names.deployment("keep"), namespace)
+    green = kubectl.get("deployment", names.deployment("keep", green=True), namespace)
+    assert blue["spec"]["template"]["spec"]["containers"][0]["image"] == old
+    assert green["spec"]["template"]["spec"]["containers"][0]["image"] == new
+    public = kubectl.get("service", names.public_service("keep"), namespace)
+    assert (
+        public["spec"]["selector"][names.LABEL_TRACK]
+        == green["spec"]["selector"]["matchLabels"][names.LABEL_TRACK]
+    )
+
+
+def test_broken_green_fails_after_deadline_and_blue_serves_throughout(
+    cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    old, broken = f"{IMAGE}:26.1.0", f"{IMAGE}:27.0.0-broken"
+    stages.apply_never_ready(cluster.kubeconfig, broken)
+    try:
+        kubectl.apply(manifests.db_secret(namespace))
+        upgrade(kubectl, namespace, "fail", old, EXTERNAL, greenReadyTimeout="8s")
+        before = wait_for("blue running", lambda: running(kubectl, namespace, "fail", old), timeout=90)
+        with for_cluster(cluster, namespace) as sampler:
+            upgrade(kubectl, namespace, "fail", broken, EXTERNAL, greenReadyTimeout="8s")
+            wait_for("Failed", lambda: bg_state(kubectl, namespace, "fail") == "Failed", timeout=120)
+            wait_for(
+                "green removed",
+                lambda: kubectl.get("deployment", names.deployment("fail", green=True), namespace) is None,
+                timeout=60,
+            )
+        assert_zero_downtime(sampler, "fail")
+        s = status(kubectl, namespace, "fail")
+        assert s["versions"]["currentVersion"] == before["versions"]["currentVersion"]
+        assert s["versions"]["nextVersion"].startswith("27.0.0-broken#")
+        assert "not Ready within" in s["blueGreen"]["message"]
+        degraded = next(c for c in s["conditions"] if c["type"] == "Degraded")
+        assert degraded["status"] == "True" and degraded["reason"] == "UpgradeFailed"
+        dep = kubectl.get("deployment", names.deployment("fail"), namespace)
+        assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == old
+        # Not retried while the spec still asks for the failed image.
+        time.sleep(3 * operator.resync_seconds)
+        assert bg_state(kubectl, namespace, "fail") == "Failed"
+        assert kubectl.get("deployment", names.deployment("fail", green=True), namespace) is None
+    finally:
+        stages.remove(cluster.kubeconfig, broken)
