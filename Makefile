@@ -46,7 +46,7 @@ demo: setup
 	$(RUN) python hack/demo.py
 
 bench: setup
-	$(RUN) python -m bench
+	$(RUN) python bench/bench_cutover.py
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
