@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import localcluster
+from localcluster import stages
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "demo"
@@ -78,6 +79,32 @@ def wait_ready(cluster: localcluster.Cluster, name: str, timeout: float = 180) -
     sys.exit(f"Keycloak {name} did not become Ready in {timeout:.0f}s")
 
 
+def upgrade(cluster: localcluster.Cluster, image: str, timeout: float = 300) -> None:
+    """Changes the image and prints every blue-green state as the operator moves through it."""
+    patch = json.dumps({"spec": {"image": image}})
+    kubectl(cluster, "patch", "keycloak", "sample", "-n", NAMESPACE, "--type=merge", "-p", patch)
+    deadline, last = time.monotonic() + timeout, ""
+    started = time.monotonic()
+    while time.monotonic() < deadline:
+        kc = json.loads(kubectl(cluster, "get", "keycloak", "sample", "-n", NAMESPACE, "-o", "json"))
+        status = kc.get("status") or {}
+        bg = status.get("blueGreen") or {}
+        line = f"{bg.get('state', '-'):<18} {bg.get('message', '')}"
+        if line != last:
+            print(f"   {time.monotonic() - started:6.1f}s  {line}", flush=True)
+            last = line
+        if (
+            bg.get("greenImage") == image
+            and bg.get("state") in ("Completed", "Failed")
+            and (status.get("phase") in ("Running", "Degraded"))
+        ):
+            cache = status.get("cacheCluster", {}).get("name") or "(isolation off)"
+            print(f"   versions: {status.get('versions')}\n   cache cluster: {cache}")
+            return
+        time.sleep(0.5)
+    sys.exit(f"the upgrade to {image} did not finish in {timeout:.0f}s")
+
+
 def main() -> None:
     say("Local control plane (the first run on a machine builds it from Go modules: 10-20 minutes)")
     cluster = localcluster.ensure_running()
@@ -96,9 +123,18 @@ def main() -> None:
         "-",
         input=kubectl(cluster, "create", "namespace", NAMESPACE, "--dry-run=client", "-o", "yaml"),
     )
+    # A rerun starts from scratch rather than "upgrading" the last run's 27.0.0 back to 26.0.0.
+    kubectl(cluster, "delete", "keycloak", "sample", "-n", NAMESPACE, "--ignore-not-found", "--wait=true")
     kubectl(cluster, "apply", "-n", NAMESPACE, "-f", str(ROOT / "examples" / "keycloak.yaml"))
     say("Waiting until it is Ready")
     wait_ready(cluster, "sample")
+    # Pods are simulated: give the new versions a 5 s "boot" so the upgrade states can be watched.
+    for image in ("quay.io/keycloak/keycloak:26.0.1", "quay.io/keycloak/keycloak:27.0.0"):
+        stages.apply_ready_delay(cluster.kubeconfig, image, 5)
+    say("Patch upgrade 26.0.0 -> 26.0.1, blue-green: same cache cluster (sample-v26)")
+    upgrade(cluster, "quay.io/keycloak/keycloak:26.0.1")
+    say("Major upgrade 26 -> 27, blue-green: a new cache cluster (sample-v27), never mixed with 26")
+    upgrade(cluster, "quay.io/keycloak/keycloak:27.0.0")
     say("What the operator created")
     print(kubectl(cluster, "get", "keycloak,deployment,service,secret,pods", "-n", NAMESPACE, "-o", "wide"))
     k = f"{cluster.bin_dir / 'kubectl'} --kubeconfig={cluster.kubeconfig}"
