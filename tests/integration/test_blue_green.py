@@ -58,9 +58,9 @@ def running(kubectl: Kubectl, ns: str, name: str, image: str) -> dict | None:
 class BackupController(threading.Thread):
     """Plays CNPG's / the snapshotter's part: completes every backup object that appears."""
 
-    def __init__(self, kubectl: Kubectl, namespace: str, kind: str):
+    def __init__(self, kubectl: Kubectl, namespace: str, kind: str, delay: float = 0.0):
         super().__init__(daemon=True)
-        self.kubectl, self.namespace, self.kind = kubectl, namespace, kind
+        self.kubectl, self.namespace, self.kind, self.delay = kubectl, namespace, kind, delay
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -68,6 +68,7 @@ class BackupController(threading.Thread):
             for obj in self.kubectl.list(self.kind, self.namespace):
                 if obj.get("status"):
                     continue
+                self.stop.wait(self.delay)  # a backup takes a while, like a real one
                 status = (
                     '{"status":{"phase":"completed"}}'
                     if self.kind.startswith("backups")
@@ -273,3 +274,76 @@ def test_broken_green_fails_after_deadline_and_blue_serves_throughout(
         assert kubectl.get("deployment", names.deployment("fail", green=True), namespace) is None
     finally:
         stages.remove(cluster.kubeconfig, broken)
+
+
+ORDER = [
+    "BackingUp",
+    "ProvisioningGreen",
+    "WaitingForGreen",
+    "CuttingOver",
+    "Draining",
+    "TearingDownBlue",
+    "Promoting",
+    "Completed",
+]
+
+
+@pytest.mark.parametrize("target", ORDER[:-1])
+def test_sigkill_in_any_state_resumes_and_completes_once(
+    cluster, kubectl: Kubectl, operator: OperatorProcess, backup_crds: None, namespace: str, target: str
+):
+    """SIGKILL the operator as soon as the upgrade is seen in `target` (states shorter than the 20 ms polling
+    can be passed already: the state actually killed in is reported), restart it, and check the upgrade
+    completes with exactly one backup and one green Deployment, and no moment without a ready endpoint."""
+    old, new = f"{IMAGE}:26.1.0", f"{IMAGE}:27.0.0"
+    stages.apply_ready_delay(cluster.kubeconfig, new, BOOT_SECONDS)
+    kubectl.apply(manifests.db_secret(namespace))
+    kubectl.apply(manifests.db_secret(namespace, "kcdb-app"))
+    backups = BackupController(kubectl, namespace, "backups.postgresql.cnpg.io", delay=2.0)
+    policy = {"drainDelay": "3s"}
+    try:
+        upgrade(kubectl, namespace, "crash", old, CNPG, **policy)
+        wait_for("blue running", lambda: running(kubectl, namespace, "crash", old), timeout=90)
+        backups.start()
+        green_uids: set[str] = set()
+        with for_cluster(cluster, namespace) as sampler:
+            upgrade(kubectl, namespace, "crash", new, CNPG, **policy)
+            killed_in = wait_for(
+                f"state {target} or later",
+                lambda: (
+                    (s := bg_state(kubectl, namespace, "crash")) in ORDER
+                    and ORDER.index(s) >= ORDER.index(target)
+                    and s
+                ),
+                timeout=120,
+                interval=0.02,
+            )
+            operator.kill()
+            green = kubectl.get("deployment", names.deployment("crash", green=True), namespace)
+            if green:
+                green_uids.add(green["metadata"]["uid"])
+            time.sleep(1)
+            operator.start("--all-namespaces")
+
+            def completed() -> bool:
+                g = kubectl.get("deployment", names.deployment("crash", green=True), namespace)
+                if g:
+                    green_uids.add(g["metadata"]["uid"])
+                return bg_state(kubectl, namespace, "crash") == "Completed" and bool(
+                    running(kubectl, namespace, "crash", new)
+                )
+
+            wait_for("completed after restart", completed, timeout=180, interval=0.2)
+        print(f"killed in {killed_in} (aimed at {target})")
+        if target in ("BackingUp", "WaitingForGreen", "Draining"):  # long enough to be caught every time
+            assert killed_in == target
+        assert_zero_downtime(sampler, "crash")
+        assert len(kubectl.list("backups.postgresql.cnpg.io", namespace)) == 1
+        assert len(green_uids) <= 1, f"green was created more than once: {green_uids}"
+        history = [h["state"] for h in status(kubectl, namespace, "crash")["blueGreen"]["history"]]
+        assert history.count("ProvisioningGreen") == 1, history
+    finally:
+        backups.stop.set()
+        stages.remove(cluster.kubeconfig, new)
+        if not operator.alive():
+            operator.start("--all-namespaces")
