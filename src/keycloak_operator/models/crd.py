@@ -139,7 +139,7 @@ def _crd(
                 "kind": kind,
                 "listKind": f"{kind}List",
                 "shortNames": short_names,
-                "categories": ["keycloak"],
+                "categories": ["kcop"],
             },
             "versions": [
                 {
