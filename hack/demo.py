@@ -50,7 +50,7 @@ def start_operator(cluster: localcluster.Cluster) -> tuple[int, Path]:
     log = PID_FILE.with_suffix(".log")
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "keycloak_operator.cli", "run", "--all-namespaces"],
+        [sys.executable, "-m", "keycloak_operator.cli", "run", "--namespace", NAMESPACE],
         env=env,
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
@@ -143,7 +143,9 @@ def main() -> None:
     print(f"   {k} get keycloaks -n {NAMESPACE}")
     print(f"   {k} describe keycloak sample -n {NAMESPACE}")
     print(f"   {k} get endpointslices -n {NAMESPACE}")
-    print(f"   The operator keeps running (pid {pid}); `make cluster-down` stops the cluster.")
+    print(f"   The operator keeps running for namespace {NAMESPACE} (pid {pid}).")
+    print("   `make cluster-down` stops the cluster. Promoted pods keep their green-era names:")
+    print("   promotion adopted them instead of replacing them.")
 
 
 if __name__ == "__main__":
