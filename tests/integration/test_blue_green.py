@@ -16,7 +16,7 @@ import pytest
 from keycloak_operator.core import names
 from localcluster import stages
 from tests.integration.support import manifests
-from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.sampler import Sample, Sampler, for_cluster
 
@@ -205,10 +205,7 @@ def test_major_upgrade_with_teardown_has_zero_downtime_and_promotes_without_rest
             made = kubectl.list(backup_kind, namespace)
             assert len(made) == 1 and made[0]["metadata"]["name"] == done["blueGreen"]["backupName"]
         else:
-            warnings = kubectl.run(
-                "get", "events", "-n", namespace, "--field-selector", "reason=NoBackup"
-            ).stdout
-            assert "NoBackup" in warnings
+            assert events(kubectl, namespace, reason="NoBackup")
     finally:
         if backups:
             backups.stop.set()

@@ -7,7 +7,7 @@ import pytest
 from keycloak_operator.core import names
 from localcluster import stages
 from tests.integration.support import manifests
-from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.sampler import Sample, for_cluster
 
@@ -147,17 +147,8 @@ def test_non_semver_tag_disables_isolation_with_warning(
     assert s["cacheCluster"]["isolated"] is False and s["cacheCluster"]["name"] == ""
     cond = next(c for c in s["conditions"] if c["type"] == "CacheIsolated")
     assert cond["status"] == "False" and "clusterName" in cond["message"]
-    events = kubectl.run(
-        "get",
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        "involvedObject.name=moving,type=Warning",
-        "-o",
-        "json",
-    ).stdout
-    assert "CacheIsolationDisabled" in events
+    warnings = events(kubectl, namespace, name="moving", type_="Warning")
+    assert any(e["reason"] == "CacheIsolationDisabled" for e in warnings)
     dep = kubectl.get("deployment", names.deployment("moving"), namespace)
     assert names.LABEL_CACHE_CLUSTER not in dep["spec"]["template"]["metadata"]["labels"]
     svc = kubectl.get("service", discovery_of("moving"), namespace)

@@ -8,7 +8,7 @@ import pytest
 
 from keycloak_operator.core import names
 from tests.integration.support import manifests
-from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.metrics import writes
 from tests.integration.support.operator_process import OperatorProcess
 
@@ -206,17 +206,8 @@ def test_operator_judged_problem_is_degraded_with_event(
     c = wait_for("Degraded condition", degraded, timeout=60)
     assert c["reason"] == "SecretNotFound"
     assert "no-such-secret" in c["message"]
-    events = kubectl.run(
-        "get",
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        "involvedObject.name=eps,type=Warning",
-        "-o",
-        "json",
-    ).stdout
-    assert "SecretNotFound" in events
+    warnings = events(kubectl, namespace, name="eps", type_="Warning")
+    assert any(e["reason"] == "SecretNotFound" for e in warnings)
     assert kubectl.get("deployment", names.deployment("eps"), namespace) is None
 
     # Fixing the problem heals it.

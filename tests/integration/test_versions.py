@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ import pytest
 from keycloak_operator.core import names
 from localcluster import stages
 from tests.integration.support import manifests
-from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.integration
@@ -37,20 +36,6 @@ def running(kubectl: Kubectl, ns: str, name: str, tag: str) -> dict | None:
     return s if ok else None
 
 
-def events(kubectl: Kubectl, ns: str, name: str, reason: str) -> list[dict]:
-    out = kubectl.run(
-        "get",
-        "events",
-        "-n",
-        ns,
-        "--field-selector",
-        f"involvedObject.name={name},reason={reason}",
-        "-o",
-        "json",
-    ).stdout
-    return list(json.loads(out)["items"])
-
-
 def test_image_change_walks_next_current_last(kubectl: Kubectl, operator: OperatorProcess, namespace: str):
     kubectl.apply(manifests.db_secret(namespace))
     kubectl.apply(manifests.keycloak("walk", namespace, image=f"{IMAGE}:26.0.0", replicas=2))
@@ -65,7 +50,7 @@ def test_image_change_walks_next_current_last(kubectl: Kubectl, operator: Operat
     assert seen_next.startswith("26.0.1#")
     done = wait_for("26.0.1 current", lambda: running(kubectl, namespace, "walk", "26.0.1"), timeout=90)
     assert done["versions"] == {"nextVersion": "", "currentVersion": seen_next, "lastVersion": v1}
-    assert len(events(kubectl, namespace, "walk", "VersionRolledOut")) == 2
+    assert len(events(kubectl, namespace, name="walk", reason="VersionRolledOut")) == 2
     describe = kubectl.run("describe", KC, "walk", "-n", namespace).stdout
     assert "Current Version" in describe and "Last Version" in describe and "Next Version" in describe
 
@@ -102,7 +87,9 @@ def test_sigkill_mid_rollout_resumes_and_completes_once(
         replicasets = kubectl.list("replicasets", namespace, f"{names.LABEL_INSTANCE}=crash")
         assert len(replicasets) == 2  # the old template and the new one: no rollout was started twice
         rolled = [
-            e for e in events(kubectl, namespace, "crash", "VersionRolledOut") if "26.0.3#" in e["message"]
+            e
+            for e in events(kubectl, namespace, name="crash", reason="VersionRolledOut")
+            if "26.0.3#" in e["message"]
         ]
         assert len(rolled) == 1
         revisions = kubectl.list("controllerrevisions", namespace, f"{names.LABEL_INSTANCE}=crash")

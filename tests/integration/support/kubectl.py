@@ -55,6 +55,26 @@ class Kubectl:
         return list(json.loads(self.run(*args).stdout)["items"])
 
 
+def _selector(**fields: str | None) -> str:
+    return ",".join(f"{k}={v}" for k, v in fields.items() if v)
+
+
+def events(
+    kubectl: Kubectl,
+    namespace: str,
+    *,
+    name: str | None = None,
+    type_: str | None = None,
+    reason: str | None = None,
+) -> list[dict[str, Any]]:
+    """Events in a namespace, filtered by the involved object's name, the type and the reason."""
+    args = ["get", "events", "-n", namespace, "-o", "json"]
+    selector = _selector(**{"involvedObject.name": name, "type": type_, "reason": reason})
+    if selector:
+        args += ["--field-selector", selector]
+    return list(json.loads(kubectl.run(*args).stdout)["items"])
+
+
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, interval: float = 0.25) -> T:
     """Polls until probe returns something truthy; fails with what it was waiting for."""
     deadline = time.monotonic() + timeout
