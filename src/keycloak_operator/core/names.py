@@ -150,10 +150,5 @@ def selector_string(labels: dict[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
-def managed_children_selector() -> str:
-    """Label selector (string form) for watching every child this operator manages."""
-    return f"{LABEL_MANAGED_BY}={OPERATOR_NAME}"
-
-
 def other_track(track: str) -> str:
     return TRACKS[1] if track == TRACKS[0] else TRACKS[0]

@@ -50,12 +50,10 @@ class Resource:
 
 
 DEPLOYMENTS = Resource("apps", "v1", "deployments")
-REPLICASETS = Resource("apps", "v1", "replicasets")
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions")
 SERVICES = Resource("", "v1", "services")
 SECRETS = Resource("", "v1", "secrets")
 EVENTS = Resource("", "v1", "events")
-ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices")
 KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
 CNPG_BACKUPS = Resource("postgresql.cnpg.io", "v1", "backups")
 VOLUME_SNAPSHOTS = Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots")
@@ -178,13 +176,6 @@ class Kube:
             res.path(namespace, name, "status"),
             body={"status": status},
             content_type="application/merge-patch+json",
-        )
-
-    async def patch_merge(
-        self, res: Resource, namespace: str | None, name: str, body: dict[str, Any]
-    ) -> None:
-        await self._call(
-            "PATCH", res.path(namespace, name), body=body, content_type="application/merge-patch+json"
         )
 
     async def delete(
