@@ -1,0 +1,27 @@
+"""The identity of a replicated object: the one definition of "the same object" (seed 003).
+
+Consul's replicator compared config entries by (kind, name) while the store sorted them by (kind, name,
+namespace); two same-named entries in two namespaces were then taken for one another and one was deleted and
+restored forever. Here identity is the triple (kind, namespace, name), nothing else, and the dataclass
+generates equality, hashing and the total order from exactly those fields in that order. `identity` spells
+the same tuple out for sort keys; a unit test proves both agree and that no other field takes part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class ObjectKey:
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+def identity(key: ObjectKey) -> tuple[str, str, str]:
+    """The tuple that equality and order compare; used as a sort key (tuple comparison runs in C)."""
+    return (key.kind, key.namespace, key.name)
