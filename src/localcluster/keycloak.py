@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -52,20 +53,37 @@ def ensure_distribution(version: str = KEYCLOAK_VERSION) -> Path:
     return home
 
 
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def free_port(low: int | None = None, high: int | None = None) -> int:
     """A TCP port free on 127.0.0.1: any (kernel-chosen), or the first free one in [low, high]."""
     if low is None or high is None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             return int(s.getsockname()[1])
+    return free_port_run(low, high, 1)
+
+
+def free_port_run(low: int, high: int, length: int, *, twin_offset: int = 0) -> int:
+    """The first port p in [low, high] with p .. p+length-1 free on 127.0.0.1, and p+twin_offset onwards too
+    when twin_offset is set (JGroups' FD_SOCK2 listens at the transport port + 50000)."""
     # Start at a random point so parallel callers rarely pick the same port.
     start = low + secrets.randbelow(high - low + 1)
     for i in range(high - low + 1):
         port = low + (start - low + i) % (high - low + 1)
-        with socket.socket() as s, contextlib.suppress(OSError):
-            s.bind(("127.0.0.1", port))
+        wanted = [port + k for k in range(length)]
+        if twin_offset:
+            wanted += [p + twin_offset for p in wanted]
+        if all(p <= 65535 and _bindable(p) for p in wanted):
             return port
-    raise KeycloakError(f"no free port in [{low}, {high}]")
+    raise KeycloakError(f"no {length} free port(s) in [{low}, {high}]")
 
 
 def java_executable() -> str:
@@ -268,12 +286,12 @@ class KeycloakProcess:
         kept = [ln for ln in self.log_text().splitlines() if not ln.lstrip().startswith(("at ", "... "))]
         return "\n".join(kept[-lines:])
 
-    def wait_for_log(self, needle: str, timeout: float = 60.0) -> str:
-        """Waits until a log line contains `needle`; returns that line."""
+    def wait_for_log(self, needle: str | re.Pattern[str], timeout: float = 60.0) -> str:
+        """Waits until a log line contains `needle` (or matches it, a compiled pattern); returns that line."""
         deadline = time.monotonic() + timeout
         while True:
             for line in self.log_text().splitlines():
-                if needle in line:
+                if needle.search(line) if isinstance(needle, re.Pattern) else needle in line:
                     return line
             if time.monotonic() > deadline:
                 raise KeycloakError(f"no log line with {needle!r} after {timeout:.0f}s:\n{self.log_tail()}")
