@@ -4,12 +4,15 @@ Consul's replicator compared config entries by (kind, name) while the store sort
 namespace); two same-named entries in two namespaces were then taken for one another and one was deleted and
 restored forever. Here identity is the triple (kind, namespace, name), nothing else, and the dataclass
 generates equality, hashing and the total order from exactly those fields in that order. `identity` spells
-the same tuple out for sort keys; a unit test proves both agree and that no other field takes part.
+out the same tuple for dict indexes and sort keys; a unit test proves both agree and that no other field
+takes part.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+Identity = tuple[str, str, str]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -22,6 +25,6 @@ class ObjectKey:
         return f"{self.kind}/{self.namespace}/{self.name}"
 
 
-def identity(key: ObjectKey) -> tuple[str, str, str]:
-    """The tuple that equality and order compare; used as a sort key (tuple comparison runs in C)."""
+def identity(key: ObjectKey) -> Identity:
+    """The tuple that equality, hashing and order compare; the diff indexes and sorts by it."""
     return (key.kind, key.namespace, key.name)
