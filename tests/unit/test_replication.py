@@ -133,7 +133,7 @@ def test_longest_kubernetes_name_fits_a_keycloak_attribute_value() -> None:
     long = key("KeycloakClient", "n" * 63, ".".join(["a" * 63] * 3) + "." + "b" * 61)
     assert len(long.name) == 253
     values = marker_attributes(long, H1).values()
-    assert max(len(v) for v in values) <= 255  # the smallest attribute value column in Keycloak's schema
+    assert max(len(v) for v in values) <= 255  # a conservative varchar size for an attribute value
 
 
 @pytest.mark.parametrize(
