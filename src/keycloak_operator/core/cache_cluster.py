@@ -1,8 +1,9 @@
 """Chooses the JGroups cache cluster name (seed 000): clusterName > autoRevision > autoSuffix > none.
 
-Honest by design: when the user asked for isolation and it cannot be derived deterministically (a moving
-or digest-only tag), isolation is OFF and the result says so, with what to do. It never falls back to the
-tag string silently.
+Honest by design: when the user asked for isolation and it cannot be derived deterministically (a moving,
+non-SemVer or digest-only tag, or an image that does not parse), isolation is OFF and the result says so,
+with what to do. It never falls back to the tag string, nor from autoRevision to autoSuffix. Every name is a
+valid label value, made so by names.label_value. Decisions: docs/adr/0003.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from keycloak_operator.models.keycloak import CacheIsolation
 
 Source = Literal["clusterName", "autoRevision", "autoSuffix", "none"]
 
+_WHY_MAX = 300
 _SET_CLUSTER_NAME = "set spec.cacheIsolation.clusterName to isolate this cluster explicitly"
 
 
@@ -24,19 +26,28 @@ class CacheClusterResolution:
     name: str | None
     source: Source
     isolated: bool
-    reason: str = ""
+    reason: str = ""  # for people: why isolation is off; empty when all is as asked
     warning: bool = False  # the user asked for isolation and did not get it
 
 
-def _disabled(source: Source, reason: str) -> CacheClusterResolution:
+def _disabled(source: Source, why: str) -> CacheClusterResolution:
+    if len(why) > _WHY_MAX:  # the image is the user's text, and the reason goes into status and events
+        why = why[: _WHY_MAX - 1] + "…"
     return CacheClusterResolution(
-        None, source, False, f"{reason}: cache isolation is off; {_SET_CLUSTER_NAME}", warning=True
+        None, source, False, f"{source}: {why}; cache isolation is off, {_SET_CLUSTER_NAME}", True
     )
 
 
-def resolve_cache_cluster(keycloak: str, isolation: CacheIsolation, image: str) -> CacheClusterResolution:
+def _isolated(name: str, source: Source) -> CacheClusterResolution:
+    return CacheClusterResolution(names.label_value(name), source, True)
+
+
+def resolve_cache_cluster(
+    keycloak_name: str, isolation: CacheIsolation, image: str
+) -> CacheClusterResolution:
     if isolation.cluster_name:
-        return CacheClusterResolution(names.label_value(isolation.cluster_name), "clusterName", True)
+        # The CRD pattern already makes it a label value; label_value leaves such a value as it is.
+        return _isolated(isolation.cluster_name, "clusterName")
     if not (isolation.auto_revision or isolation.auto_suffix):
         return CacheClusterResolution(None, "none", False)
     source: Source = "autoRevision" if isolation.auto_revision else "autoSuffix"
@@ -44,10 +55,13 @@ def resolve_cache_cluster(keycloak: str, isolation: CacheIsolation, image: str) 
     if isinstance(ref, ImageParseError):
         return _disabled(source, f"image {image!r} does not parse ({ref.message})")
     if ref.tag is None:
-        return _disabled(source, f"image {image!r} has no tag (digest-only references carry no version)")
-    if source == "autoRevision":
-        semver = parse_semver(ref.tag)
-        if semver is None:
-            return _disabled(source, f"tag {ref.tag!r} is not SemVer (autoRevision needs a tag like 26.0.1)")
-        return CacheClusterResolution(names.label_value(f"{keycloak}-v{semver.major}"), source, True)
-    return CacheClusterResolution(names.label_value(f"{keycloak}-{ref.tag}"), source, True)
+        return _disabled(source, f"image {image!r} has no tag, and a digest carries no version")
+    if source == "autoSuffix":
+        return _isolated(f"{keycloak_name}-{ref.tag}", source)
+    semver = parse_semver(ref.tag)
+    if semver is None:
+        return _disabled(
+            source,
+            f"tag {ref.tag!r} is not a SemVer version like 26.0.1, so it names no fixed major version",
+        )
+    return _isolated(f"{keycloak_name}-v{semver.major}", source)
