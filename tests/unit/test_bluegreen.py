@@ -270,11 +270,14 @@ def test_green_deadline_rolls_back() -> None:
     assert result.status is not None and result.status.message == "green not Ready within 15m"
 
 
-@pytest.mark.parametrize("gone", [None, green(ready=False, deleting=True)])
-def test_green_deleted_by_someone_is_provisioned_again(gone: dict[str, Any] | None) -> None:
-    result = step(status(bg.WAITING_FOR_GREEN), world(green=gone))
-    moved_to(result, bg.PROVISIONING_GREEN)
-    assert result.actions == []
+def test_missing_green_is_applied_again_in_place_under_the_same_deadline() -> None:
+    s = status(bg.WAITING_FOR_GREEN)
+    stayed(step(s, world(green=None)), s, [bg.ApplyGreen(GREEN, "b")])
+
+
+def test_green_being_deleted_is_waited_for() -> None:
+    s = status(bg.WAITING_FOR_GREEN)
+    stayed(step(s, world(green=green(ready=False, deleting=True))), s, [])
 
 
 # --- CuttingOver, Draining, TearingDownBlue -----------------------------------------------------------------
@@ -508,7 +511,7 @@ RESUME = [
         [bg.ApplyGreen(GREEN, "b")],
         bg.WAITING_FOR_GREEN,
     ),
-    (bg.WAITING_FOR_GREEN, world(), [], bg.PROVISIONING_GREEN),
+    (bg.WAITING_FOR_GREEN, world(), [bg.ApplyGreen(GREEN, "b")], bg.WAITING_FOR_GREEN),
     (bg.CUTTING_OVER, world(green=green()), [bg.SwitchTraffic("b")], bg.CUTTING_OVER),
     (bg.DRAINING, world(green=green(), public_selector_track="b"), [], bg.DRAINING),
     (bg.TEARING_DOWN_BLUE, world(green=green(), public_selector_track="b"), [bg.DeleteBlue("u-blue")], None),

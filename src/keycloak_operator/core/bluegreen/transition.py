@@ -20,7 +20,8 @@ BackingUp          | tier cannot back up (external, no PVC)     | Warning NoBack
                    | no backup object yet                       | CreateBackup         | BackingUp
 ProvisioningGreen  | a green of another image/track exists      | DeleteGreen          | ProvisioningGreen
                    | otherwise                                  | ApplyGreen           | WaitingForGreen
-WaitingForGreen    | green gone                                 | -                    | ProvisioningGreen
+WaitingForGreen    | green missing (crash, or deleted by hand)   | ApplyGreen           | WaitingForGreen
+                   | green being deleted                        | -                    | WaitingForGreen
                    | green fully Ready with green's image       | -                    | CuttingOver
                    | deadline passed                            | -                    | RollingBack
 CuttingOver        | selector on blue, green no longer Ready    | -                    | WaitingForGreen
@@ -143,8 +144,12 @@ def _provisioning_green(s: Status, w: Observed, now: datetime) -> Step:
 
 def _waiting_for_green(s: Status, w: Observed, now: datetime) -> Step:
     g = w.green
-    if g is None or is_deleting(g):
-        return go(s, PROVISIONING_GREEN, now, "green Deployment disappeared: applying it again")
+    if g is None:
+        # The apply that came with entering this state was cut off (or someone deleted green): redo it in
+        # place, under the same deadline, so a resumed upgrade does not walk back through the table.
+        return stay(s, [ApplyGreen(s.green_image, s.green_track)])
+    if is_deleting(g):
+        return stay(s)
     if green_ready(s, w):
         return go(s, CUTTING_OVER, now, f"green Ready: {w.replicas}/{w.replicas} replicas")
     if clock.expired(s.deadline, now):
