@@ -25,7 +25,7 @@ from keycloak_operator.core import (
 )
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.shell import events, upgrade
+from keycloak_operator.shell import events, failpoints, upgrade
 from keycloak_operator.shell.kube import DEPLOYMENTS, KEYCLOAKS, SECRETS, SERVICES, Kube
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,12 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
         patch = merge_patch.merge_patch(keycloak.get("status") or {}, decision.status)
         if patch:
             await kube.patch_status(KEYCLOAKS, namespace, name, patch)
+            if (
+                step is not None
+                and step.status is not None
+                and (stored is None or stored.state != step.status.state)
+            ):
+                failpoints.after_persist(step.status.state)
     if decision.create_admin_secret:
         owner = reconcile.owner_of(keycloak)
         if await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24))) is not None:

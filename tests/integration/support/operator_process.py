@@ -23,13 +23,15 @@ class OperatorProcess:
     def log_path(self) -> Path:
         return self.log_dir / f"operator-{self.starts}.log"
 
-    def start(self, *args: str) -> None:
+    def start(self, *args: str, env: dict[str, str] | None = None) -> None:
+        """`env` adds variables for this start only (a failpoint, say)."""
         self.starts += 1
         env = {
             **os.environ,
             "KUBECONFIG": str(self.kubeconfig),
             "KCOP_RESYNC_SECONDS": str(self.resync_seconds),
             **self.extra_env,
+            **(env or {}),
         }
         log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
