@@ -22,6 +22,24 @@ def test_nothing_recorded_is_refused() -> None:
         rollback.plan(keycloak(currentVersion="26.0.0#" + "a" * 40))
 
 
-def test_restored_spec_keeps_todays_replicas() -> None:
-    spec = rollback.restored_spec(keycloak(), {"data": {"spec": {"image": "kc:26.0.0", "replicas": 2}}})
-    assert spec == {"image": "kc:26.0.0", "replicas": 5}
+DB = {"external": {"host": "db", "credentialsSecret": {"name": "db"}}}
+
+
+def test_restored_spec_brings_back_the_image_and_keeps_todays_unversioned_fields() -> None:
+    today = {
+        "image": "kc:27.0.0",
+        "replicas": 5,
+        "database": DB,
+        "upgradePolicy": {"strategy": "BlueGreen", "drainDelay": "9s"},
+    }
+    stored = {"image": "kc:26.0.0", "replicas": 2, "database": DB, "upgradePolicy": {"strategy": "Recreate"}}
+    spec = rollback.restored_spec({"metadata": {"name": "kc"}, "spec": today}, {"data": {"spec": stored}})
+    assert spec["image"] == "kc:26.0.0"
+    assert spec["replicas"] == 5
+    assert spec["upgradePolicy"]["strategy"] == "BlueGreen" and spec["upgradePolicy"]["drainDelay"] == "9s"
+
+
+@pytest.mark.parametrize("revision", [{}, {"data": {}}, {"data": {"spec": {"image": "kc:26.0.0"}}}])
+def test_a_stored_spec_that_cannot_be_restored_is_refused(revision: dict) -> None:
+    with pytest.raises(rollback.RollbackRefused, match="cannot be restored"):
+        rollback.restored_spec(keycloak(), revision)

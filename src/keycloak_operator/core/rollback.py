@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from keycloak_operator.core import names, versions
 from keycloak_operator.core.reconcile import stored_status
 
@@ -30,8 +32,9 @@ def plan(keycloak: dict[str, Any]) -> RollbackPlan:
 
 
 def restored_spec(keycloak: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]:
-    """The stored spec, keeping today's replica count: scaling is not part of a version (versions.py)."""
-    spec = dict(revision["data"]["spec"])
-    if "replicas" in keycloak.get("spec", {}):
-        spec["replicas"] = keycloak["spec"]["replicas"]
-    return spec
+    """The stored spec, with every field that is not part of a version (replicas, upgrade policy, backup
+    settings, realmNamespaces) kept as it is today: a rollback restores what the pods run, nothing else."""
+    try:
+        return versions.carry_unversioned(revision["data"]["spec"], keycloak.get("spec") or {})
+    except (KeyError, TypeError, ValidationError) as e:
+        raise RollbackRefused(f"the stored spec cannot be restored: {e}") from e
