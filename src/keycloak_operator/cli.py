@@ -10,7 +10,9 @@ import sys
 def _run(args: argparse.Namespace) -> int:
     import kopf
 
-    from keycloak_operator.shell import handlers  # noqa: F401  (registers the handlers)
+    from keycloak_operator.shell import handlers, replication_handlers  # noqa: F401  (registers the handlers)
+
+    replication_handlers.configure(args.namespace)
 
     kopf.configure(verbose=args.verbose)
     if not args.verbose:

@@ -152,3 +152,36 @@ def selector_string(labels: dict[str, str]) -> str:
 
 def other_track(track: str) -> str:
     return TRACKS[1] if track == TRACKS[0] else TRACKS[0]
+
+
+# --- realm and client replication ---------------------------------------------------------------------------
+
+# Held on KeycloakRealm/KeycloakClient resources until their object is gone from Keycloak (or released).
+REPLICATION_FINALIZER = f"{GROUP}/replication"
+# `kcop.dev/preserve: "true"` on a realm or client resource: deleting the resource leaves its object in
+# Keycloak, unmarked (no longer managed), instead of deleting it.
+ANNOTATION_PRESERVE = f"{GROUP}/preserve"
+# On a client-secret Secret: the Keycloak id of the client whose secret it holds.
+ANNOTATION_CLIENT_ID = f"{GROUP}/keycloak-client-id"
+COMPONENT_CLIENT_SECRET = "client-secret"
+# Role attribute naming the realm resource (`namespace/name`) that declared a realm role.
+ROLE_OWNER_ATTRIBUTE = f"{GROUP}.role-of"
+
+
+def client_secret(client: str) -> str:
+    """Default name of the Secret a confidential client's secret is written to."""
+    return f"{client}-client-secret"
+
+
+def client_secret_labels(client: str) -> dict[str, str]:
+    return {
+        LABEL_NAME: APP_NAME,
+        LABEL_INSTANCE: label_value(client),
+        LABEL_MANAGED_BY: OPERATOR_NAME,
+        LABEL_COMPONENT: COMPONENT_CLIENT_SECRET,
+    }
+
+
+def keycloak_url(keycloak: str, namespace: str, port: int) -> str:
+    """In-cluster base URL of a Keycloak this operator runs (its public Service)."""
+    return f"http://{public_service(keycloak)}.{namespace}.svc:{port}"

@@ -169,6 +169,15 @@ class Kube:
         )
         return result
 
+    async def merge_patch(
+        self, res: Resource, namespace: str, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A JSON merge patch; put metadata.resourceVersion in it to make it conditional (409 if stale)."""
+        result: dict[str, Any] = await self._call(
+            "PATCH", res.path(namespace, name), body=patch, content_type="application/merge-patch+json"
+        )
+        return result
+
     async def patch_status(self, res: Resource, namespace: str, name: str, status: dict[str, Any]) -> None:
         # A merge patch with the full status: lists are replaced whole, and absent keys are nulled below.
         await self._call(

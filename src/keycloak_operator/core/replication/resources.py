@@ -1,0 +1,167 @@
+"""Kubernetes objects (KeycloakRealm, KeycloakClient, Keycloak) -> what a replication round works on.
+
+Authorization is decided here, before anything talks to Keycloak: a realm may target a Keycloak of this
+operator only from that Keycloak's namespace or one it lists in `realmNamespaces`; a client may join a realm
+only from the realm's namespace or one the realm lists in `clientNamespaces`. A realm that targets an
+external server brings its own admin Secret, in its own namespace: holding those credentials is the right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from keycloak_operator.core import names
+from keycloak_operator.core.children import HTTP_PORT
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.representations import client_content, realm_content, realm_name
+from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Where the admin username and password are: a Secret with keys `username` and `password`."""
+
+    namespace: str
+    secret: str
+
+
+@dataclass(frozen=True)
+class Server:
+    """A Keycloak server the realms live in; every realm resource targeting one URL is diffed together."""
+
+    url: str
+
+
+@dataclass(frozen=True)
+class RealmTarget:
+    resource: Resource
+    server: Server | None  # None when the target cannot even be named (invalid spec, unknown Keycloak)
+    credentials: Credentials | None
+    client_namespaces: frozenset[str]
+
+
+def key_of(obj: Obj) -> ObjectKey:
+    meta = obj["metadata"]
+    return ObjectKey(str(obj["kind"]), str(meta["namespace"]), str(meta["name"]))
+
+
+def _created(obj: Obj) -> datetime:
+    stamp = obj["metadata"].get("creationTimestamp")
+    if not stamp:
+        return datetime.max.replace(tzinfo=UTC)  # not stored yet: the youngest claim
+    return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+
+
+def _flags(obj: Obj) -> dict[str, Any]:
+    meta = obj["metadata"]
+    annotations = meta.get("annotations") or {}
+    return {
+        "created": _created(obj),
+        "deleting": bool(meta.get("deletionTimestamp")),
+        "preserve": str(annotations.get(names.ANNOTATION_PRESERVE, "")).lower() == "true",
+    }
+
+
+def _invalid(e: ValidationError) -> Verdict:
+    first = e.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return Verdict("Error", "InvalidSpec", f"spec.{where}: {first['msg']}")
+
+
+def server_url(obj: Obj) -> str | None:
+    """The URL of the server a realm resource targets, from its spec alone (events route rounds by it)."""
+    spec = obj.get("spec") or {}
+    server = spec.get("server") or {}
+    external, keycloak = server.get("external") or {}, server.get("keycloak") or {}
+    if external.get("url"):
+        return str(external["url"]).rstrip("/")
+    if keycloak.get("name"):
+        namespace = keycloak.get("namespace") or obj["metadata"]["namespace"]
+        return names.keycloak_url(str(keycloak["name"]), str(namespace), HTTP_PORT)
+    return None
+
+
+def realm_target(obj: Obj, keycloaks: Mapping[tuple[str, str], Obj]) -> RealmTarget:
+    """`keycloaks`: the Keycloak resources by (namespace, name)."""
+    key, flags = key_of(obj), _flags(obj)
+    try:
+        spec = KeycloakRealmSpec.model_validate(obj.get("spec") or {})
+    except ValidationError as e:
+        return RealmTarget(Resource(key, key.name, {}, problem=_invalid(e), **flags), None, None, frozenset())
+    content = realm_content(spec, key.name)
+    allowed = frozenset(spec.client_namespaces)
+    problem: Verdict | None = None
+    server: Server | None = None
+    credentials: Credentials | None = None
+    if spec.server.external is not None:
+        server = Server(spec.server.external.url.rstrip("/"))
+        credentials = Credentials(key.namespace, spec.server.external.admin_secret.name)
+    elif spec.server.keycloak is not None:
+        ref = spec.server.keycloak
+        kc_namespace = ref.namespace or key.namespace
+        keycloak = keycloaks.get((kc_namespace, ref.name))
+        if keycloak is None:
+            problem = Verdict("Pending", "KeycloakNotFound", f"Keycloak {kc_namespace}/{ref.name} not found")
+        else:
+            kc_spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
+            if key.namespace != kc_namespace and key.namespace not in kc_spec.realm_namespaces:
+                problem = Verdict(
+                    "Forbidden",
+                    "NamespaceNotAllowed",
+                    f"Keycloak {kc_namespace}/{ref.name} does not allow realms from namespace "
+                    f"{key.namespace} (spec.realmNamespaces); nothing was written",
+                )
+            else:
+                server = Server(names.keycloak_url(ref.name, kc_namespace, HTTP_PORT))
+                secret = kc_spec.admin_secret.name if kc_spec.admin_secret else names.admin_secret(ref.name)
+                credentials = Credentials(kc_namespace, secret)
+    else:
+        problem = Verdict(
+            "Error", "InvalidSpec", "exactly one of spec.server.keycloak or spec.server.external"
+        )
+    resource = Resource(key, realm_name(spec, key.name), content, problem=problem, **flags)
+    return RealmTarget(resource, server, credentials, allowed)
+
+
+def client_resource(obj: Obj, realms: Mapping[ObjectKey, RealmTarget]) -> Resource:
+    """A client, with a problem when its realm is unknown or does not allow the client's namespace."""
+    key, flags = key_of(obj), _flags(obj)
+    try:
+        spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
+    except ValidationError as e:
+        return Resource(key, key.name, {}, problem=_invalid(e), **flags)
+    parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
+    problem: Verdict | None = None
+    realm = realms.get(parent)
+    if realm is None:
+        problem = Verdict(
+            "Pending", "RealmNotFound", f"KeycloakRealm {parent.namespace}/{parent.name} not found"
+        )
+    elif key.namespace != parent.namespace and key.namespace not in realm.client_namespaces:
+        problem = Verdict(
+            "Forbidden",
+            "NamespaceNotAllowed",
+            f"KeycloakRealm {parent.namespace}/{parent.name} does not allow clients from namespace "
+            f"{key.namespace} (spec.clientNamespaces); nothing was written",
+        )
+    return Resource(key, spec.client_id, client_content(spec), problem=problem, parent=parent, **flags)
+
+
+def client_secret_name(obj: Obj) -> str | None:
+    """The Secret a confidential client's secret goes to; None for a public client (or an invalid spec)."""
+    try:
+        spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
+    except ValidationError:
+        return None
+    if spec.public_client:
+        return None
+    return spec.secret_name or names.client_secret(str(obj["metadata"]["name"]))

@@ -1,0 +1,214 @@
+"""One replication round, planned: resources and what Keycloak holds -> writes and a verdict per resource.
+
+Two scopes, each diffed whole: the realms of one server, then the clients of one realm. A scope is always
+diffed complete (every resource that targets it), because the diff deletes what is marked and not desired:
+diffing part of a scope would delete the rest. Resources that must not be written this round (forbidden,
+in conflict, unreachable, preserved) are `held`: the diff neither writes for them nor deletes their objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from keycloak_operator.core import names
+from keycloak_operator.core.replication.diff import diff
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.marker import read_marker
+from keycloak_operator.core.replication.ownership import Claim, resolve
+from keycloak_operator.core.replication.plan import Actual, Desired, Plan
+from keycloak_operator.core.replication.representations import drifted_fields
+
+Phase = Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"]
+# A hash no marker can hold: an object edited by hand is planned as an update.
+DRIFTED = "drifted"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    phase: Phase
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A KeycloakRealm or KeycloakClient, reduced to what a round needs (built by `resources.py`)."""
+
+    key: ObjectKey
+    natural_key: str  # realm name, or clientId
+    content: Mapping[str, Any]
+    created: datetime
+    deleting: bool = False
+    preserve: bool = False
+    # Set when nothing may be written for it (Forbidden, an unreadable Secret, its realm not ready...).
+    problem: Verdict | None = None
+    parent: ObjectKey | None = None  # a client's realm resource
+
+
+@dataclass(frozen=True)
+class Release:
+    """Preserve on delete: strip the marker, so the object stays in Keycloak and is no longer ours."""
+
+    key: ObjectKey
+    remote_id: str
+
+
+@dataclass
+class ScopePlan:
+    plan: Plan
+    releases: list[Release] = field(default_factory=list)
+    # Resources decided without a write this round (conflicts, problems, blocked deletes, in sync).
+    verdicts: dict[ObjectKey, Verdict] = field(default_factory=dict)
+    drift: dict[ObjectKey, list[str]] = field(default_factory=dict)  # key -> fields edited by hand
+    remote_ids: dict[ObjectKey, str] = field(default_factory=dict)  # objects found, by our marker
+    finalizable: list[ObjectKey] = field(default_factory=list)  # deleting, and nothing left in Keycloak
+
+
+def plan_scope(
+    kind: str,
+    resources: Sequence[Resource],
+    observed: Iterable[Mapping[str, Any]],
+    *,
+    remote_id_of: str,
+    natural_key_of: str,
+    blocked: Mapping[ObjectKey, str] | None = None,
+    namespaces: AbstractSet[str] | None = None,
+) -> ScopePlan:
+    """Plan one scope. `observed`: every object of the scope as Keycloak returns it (attributes included);
+    `remote_id_of` / `natural_key_of`: the fields holding its id for the API and its unique name.
+    `blocked`: deleting resources that must wait (a realm with clients still declared), with why.
+    `namespaces`: when the operator watches only some, markers from others are another operator's: they
+    still hold their names, but are never diffed (an unseen resource would look deleted)."""
+    blocked = blocked or {}
+    actual: list[Actual] = []
+    by_remote: dict[str, Mapping[str, Any]] = {}
+    holders: dict[tuple[str, ...], ObjectKey | None] = {}
+    found: dict[ObjectKey, str] = {}
+    for obj in observed:
+        remote_id, natural = str(obj[remote_id_of]), str(obj[natural_key_of])
+        marker = read_marker(obj.get("attributes"))
+        holders[(natural,)] = marker.key if marker else None
+        ours = namespaces is None or (marker is not None and marker.key.namespace in namespaces)
+        if marker is not None and marker.key.kind == kind and ours:
+            actual.append(Actual(marker.key, remote_id, marker.content_hash))
+            by_remote[remote_id] = obj
+            found.setdefault(marker.key, remote_id)
+
+    result = ScopePlan(Plan(), remote_ids=dict(found))
+    held: set[ObjectKey] = set()
+    claims: list[Claim] = []
+    wanted: dict[ObjectKey, Resource] = {}
+    for r in resources:
+        if r.deleting and r.key in blocked:
+            result.verdicts[r.key] = Verdict("Deleting", "DeletionBlocked", blocked[r.key])
+        if r.deleting and r.key not in blocked:
+            if r.preserve:
+                held.add(r.key)
+                if r.key in found:
+                    result.releases.append(Release(r.key, found[r.key]))
+                else:
+                    result.finalizable.append(r.key)
+            elif r.problem is not None and r.problem.phase == "Error":
+                held.add(r.key)  # cannot reach Keycloak for it: keep the finalizer, retry
+                result.verdicts[r.key] = r.problem
+            continue  # not desired: the diff deletes its object; finalizable once gone (see `settle`)
+        if r.problem is not None:
+            held.add(r.key)
+            result.verdicts.setdefault(r.key, r.problem)
+            continue
+        claims.append(Claim(r.key, (r.natural_key,), r.created))
+        wanted[r.key] = r
+
+    resolution = resolve(claims, holders)
+    for c in resolution.conflicts:
+        held.add(c.key)
+        holder = "an object the operator did not create" if c.holder is None else str(c.holder)
+        message = f"{c.natural_key[0]!r} is already held by {holder}; nothing was written"
+        result.verdicts[c.key] = Verdict("Conflict", "Conflict", message)
+
+    desired = [Desired.of(r.key, r.content) for k, r in wanted.items() if k not in held]
+    marked_actual = []
+    for a in actual:
+        want = wanted.get(a.key)
+        obj = by_remote[a.remote_id]
+        if want is not None and a.key not in held and a.remote_id == found[a.key]:
+            changed = drifted_fields(want.content, obj)
+            if changed:
+                result.drift[a.key] = changed
+                a = Actual(a.key, a.remote_id, DRIFTED)
+        marked_actual.append(a)
+    plan = diff(desired, marked_actual, {kind}, frozenset(held))
+    result.plan = plan
+    for d in desired:
+        if d.key not in result.verdicts:
+            result.verdicts[d.key] = Verdict("Ready", "InSync")
+    for r in resources:
+        gone = r.key not in found
+        if r.deleting and r.key not in blocked and not r.preserve and r.key not in held and gone:
+            result.finalizable.append(r.key)
+    return result
+
+
+def settle(scope: ScopePlan, failed: Mapping[ObjectKey, str]) -> ScopePlan:
+    """After the writes: failed keys become Error verdicts; deletes that went through free finalizers."""
+    for key, message in failed.items():
+        scope.verdicts[key] = Verdict("Error", "WriteFailed", message)
+    for d in scope.plan.deletes:
+        if d.key not in failed and d.key not in scope.finalizable:
+            scope.finalizable.append(d.key)
+    for r in scope.releases:
+        if r.key not in failed:
+            scope.finalizable.append(r.key)
+    return scope
+
+
+def blocked_realm_deletes(realms: Sequence[Resource], clients: Sequence[Resource]) -> dict[ObjectKey, str]:
+    """A realm resource being deleted while clients are still declared in it waits, whole: deleting the
+    realm in Keycloak would take their clients with it behind their owners' backs."""
+    declared: dict[ObjectKey, list[str]] = {}
+    for c in clients:
+        if not c.deleting and c.parent is not None:
+            declared.setdefault(c.parent, []).append(f"{c.key.namespace}/{c.key.name}")
+    out = {}
+    for r in realms:
+        if r.deleting and r.key in declared:
+            listed = sorted(declared[r.key])
+            shown = ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
+            out[r.key] = f"clients are still declared in this realm: {shown}; delete them first"
+    return out
+
+
+def plan_realms(
+    realms: Sequence[Resource],
+    clients: Sequence[Resource],
+    observed: Iterable[Mapping[str, Any]],
+    namespaces: AbstractSet[str] | None = None,
+) -> ScopePlan:
+    return plan_scope(
+        names.REALM_KIND,
+        realms,
+        observed,
+        remote_id_of="realm",
+        natural_key_of="realm",
+        blocked=blocked_realm_deletes(realms, clients),
+        namespaces=namespaces,
+    )
+
+
+def plan_clients(
+    clients: Sequence[Resource],
+    observed: Iterable[Mapping[str, Any]],
+    namespaces: AbstractSet[str] | None = None,
+) -> ScopePlan:
+    return plan_scope(
+        names.CLIENT_KIND,
+        clients,
+        observed,
+        remote_id_of="id",
+        natural_key_of="clientId",
+        namespaces=namespaces,
+    )

@@ -1,0 +1,515 @@
+"""One replication round for one Keycloak server: read everything fresh, plan (pure), write, report.
+
+Order: realms (deletes before upserts, ADR 0005), then each owned realm's roles and clients, then client
+Secrets, statuses and finalizers. Resources are LISTed from the API server at the start of every round, not
+taken from a cache: a resource missing from a stale cache would look deleted, and its object would go.
+Nothing is written, to Keycloak or to Kubernetes, when nothing changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from keycloak_operator.core import merge_patch, names
+from keycloak_operator.core.reconcile import Event
+from keycloak_operator.core.replication import Create, Delete, ObjectKey, Update, content_hash, marked
+from keycloak_operator.core.replication.fairness import round_robin
+from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
+from keycloak_operator.core.replication.representations import declared_roles, realm_write, role_owner
+from keycloak_operator.core.replication.resources import (
+    Credentials,
+    RealmTarget,
+    client_resource,
+    client_secret_name,
+    realm_target,
+)
+from keycloak_operator.core.replication.roles import plan_roles
+from keycloak_operator.core.replication.status import render
+from keycloak_operator.core.replication.sync import (
+    Release,
+    Resource,
+    ScopePlan,
+    Verdict,
+    plan_clients,
+    plan_realms,
+    settle,
+)
+from keycloak_operator.shell import events
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube
+from keycloak_operator.shell.kube import Resource as ApiResource
+from keycloak_operator.shell.ratelimit import WriteLimiter
+
+log = logging.getLogger(__name__)
+
+REALMS = ApiResource(names.GROUP, names.VERSION, names.REALM_PLURAL)
+CLIENTS = ApiResource(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
+RETRY_S = 10.0
+CONCURRENCY = 4
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class Round:
+    """What one round learnt and did, for the status and event pass at its end."""
+
+    objects: dict[ObjectKey, Obj] = field(default_factory=dict)
+    verdicts: dict[ObjectKey, Verdict] = field(default_factory=dict)
+    remote_ids: dict[ObjectKey, str] = field(default_factory=dict)
+    hashes: dict[ObjectKey, str] = field(default_factory=dict)
+    finalizable: set[ObjectKey] = field(default_factory=set)
+    events: dict[ObjectKey, list[Event]] = field(default_factory=dict)
+    failed: bool = False
+
+    def note(self, key: ObjectKey, event: Event) -> None:
+        self.events.setdefault(key, []).append(event)
+
+
+class Replicator:
+    def __init__(
+        self,
+        kube: Kube,
+        namespaces: Sequence[str] | None,
+        limiter: WriteLimiter,
+        admin_factory: Callable[[str, str, str], KeycloakAdmin] | None = None,
+    ) -> None:
+        self.kube = kube
+        self.namespaces = list(namespaces) if namespaces else None
+        self.limiter = limiter
+        self.admin_writes = 0
+        self._admin_factory = admin_factory or (lambda url, u, p: KeycloakAdmin(url, u, p, self._count))
+
+    def _count(self) -> None:
+        self.admin_writes += 1
+
+    async def _list(self, res: ApiResource) -> list[Obj]:
+        if self.namespaces is None:
+            return await self.kube.list(res, None)
+        out: list[Obj] = []
+        for ns in self.namespaces:
+            out.extend(await self.kube.list(res, ns))
+        return out
+
+    async def sync(self, url: str) -> float | None:
+        """One round for the server at `url`; the delay before the next one if something failed."""
+        realm_objs = [
+            {**o, "apiVersion": names.API_VERSION, "kind": names.REALM_KIND} for o in await self._list(REALMS)
+        ]
+        client_objs = [
+            {**o, "apiVersion": names.API_VERSION, "kind": names.CLIENT_KIND}
+            for o in await self._list(CLIENTS)
+        ]
+        needs_keycloaks = any(((o.get("spec") or {}).get("server") or {}).get("keycloak") for o in realm_objs)
+        keycloaks = (
+            {(k["metadata"]["namespace"], k["metadata"]["name"]): k for k in await self._list(KEYCLOAKS)}
+            if needs_keycloaks
+            else {}
+        )
+        targets = {t.resource.key: t for t in (realm_target(o, keycloaks) for o in realm_objs)}
+        mine = {k: t for k, t in targets.items() if t.server is not None and t.server.url == url}
+        unresolved = {k: t for k, t in targets.items() if t.server is None}
+        rnd = Round()
+        rnd.objects.update({t.resource.key: o for t, o in zip(targets.values(), realm_objs, strict=True)})
+        clients = [client_resource(o, targets) for o in client_objs]
+        rnd.objects.update({c.key: o for c, o in zip(clients, client_objs, strict=True)})
+        in_scope_clients = [c for c in clients if c.parent in mine]
+        for c in clients:  # clients of a realm resource that does not exist: reported by every round
+            if c.parent not in targets and c.problem is not None:
+                rnd.verdicts[c.key] = c.problem
+                if c.deleting:
+                    rnd.finalizable.add(c.key)
+        await self._ensure_finalizers(
+            [rnd.objects[k] for k in mine], [rnd.objects[c.key] for c in in_scope_clients]
+        )
+
+        admins: dict[Credentials, KeycloakAdmin | AdminError] = {}
+        try:
+            for t in mine.values():
+                if t.credentials is not None and t.credentials not in admins:
+                    admins[t.credentials] = await self._admin(url, t.credentials)
+            realms = [self._with_login_problem(t, admins) for t in mine.values()]
+            reader = next((a for a in admins.values() if isinstance(a, KeycloakAdmin)), None)
+            if reader is None:
+                for r in realms:
+                    rnd.verdicts[r.key] = r.problem or Verdict("Pending", "NoCredentials")
+                rnd.failed = bool(realms)
+            else:
+                await self._realms_and_clients(rnd, url, mine, realms, in_scope_clients, admins, reader)
+        finally:
+            for a in admins.values():
+                if isinstance(a, KeycloakAdmin):
+                    await a.close()
+        for key, t in unresolved.items():
+            if t.resource.problem is not None:
+                rnd.verdicts.setdefault(key, t.resource.problem)
+        await self._report(rnd)
+        return RETRY_S if rnd.failed else None
+
+    # --- credentials ----------------------------------------------------------------------------------------
+
+    async def _admin(self, url: str, cred: Credentials) -> KeycloakAdmin | AdminError:
+        try:
+            secret = await self.kube.get(SECRETS, cred.namespace, cred.secret)
+        except ApiError as e:
+            return AdminError(e.status, f"admin Secret {cred.namespace}/{cred.secret}: {e.status}")
+        if secret is None:
+            return AdminError(404, f"admin Secret {cred.namespace}/{cred.secret} not found")
+        data = secret.get("data") or {}
+        try:
+            username = base64.b64decode(data["username"]).decode()
+            password = base64.b64decode(data["password"]).decode()
+        except (KeyError, ValueError):
+            return AdminError(
+                0, f"admin Secret {cred.namespace}/{cred.secret} needs `username` and `password`"
+            )
+        admin = self._admin_factory(url, username, password)
+        try:
+            await admin.login()
+        except AdminError as e:
+            await admin.close()
+            return e
+        return admin
+
+    @staticmethod
+    def _with_login_problem(
+        t: RealmTarget, admins: dict[Credentials, KeycloakAdmin | AdminError]
+    ) -> Resource:
+        admin = admins.get(t.credentials) if t.credentials else None
+        if isinstance(admin, AdminError) and t.resource.problem is None:
+            return replace(t.resource, problem=Verdict("Error", "AdminLoginFailed", str(admin)))
+        return t.resource
+
+    # --- the round ------------------------------------------------------------------------------------------
+
+    async def _realms_and_clients(
+        self,
+        rnd: Round,
+        url: str,
+        targets: dict[ObjectKey, RealmTarget],
+        realms: list[Resource],
+        clients: list[Resource],
+        admins: dict[Credentials, KeycloakAdmin | AdminError],
+        reader: KeycloakAdmin,
+    ) -> None:
+        def admin_for(key: ObjectKey) -> KeycloakAdmin:
+            cred = targets[key].credentials
+            found = admins.get(cred) if cred else None
+            return found if isinstance(found, KeycloakAdmin) else reader
+
+        watched = set(self.namespaces) if self.namespaces is not None else None
+        scope = plan_realms(realms, clients, await reader.realms(), watched)
+        by_key = {r.key: r for r in realms}
+
+        async def realm_write(op: Any) -> None:
+            await self._realm_write(admin_for(op.key), op, scope)
+
+        failed = await self._execute(scope, realm_write, rnd)
+        settle(scope, failed)
+        self._collect(rnd, scope, by_key)
+
+        for realm in realms:
+            verdict = rnd.verdicts.get(realm.key)
+            remote = rnd.remote_ids.get(realm.key)
+            mine = [c for c in clients if c.parent == realm.key]
+            if verdict is None or verdict.phase not in ("Ready", "Deleting") or remote is None:
+                why = verdict.message if verdict and verdict.message else "not in Keycloak"
+                reachable = verdict is None or verdict.phase != "Error"
+                for c in mine:
+                    if c.deleting and remote is None and reachable:
+                        rnd.finalizable.add(c.key)  # its realm is not in Keycloak: nothing left to delete
+                    rnd.verdicts[c.key] = c.problem or Verdict(
+                        "Pending", "RealmNotReady", f"realm {realm.key.namespace}/{realm.key.name}: {why}"
+                    )
+                continue
+            admin = admin_for(realm.key)
+            await self._roles(rnd, admin, realm, remote)
+            client_scope = plan_clients(mine, await admin.clients(remote), watched)
+            client_by_key = {c.key: c for c in mine}
+            failed = await self._execute(
+                client_scope, functools.partial(self._client_write, admin, remote, client_scope), rnd
+            )
+            settle(client_scope, failed)
+            self._collect(rnd, client_scope, client_by_key)
+            await self._client_secrets(rnd, admin, remote, mine, client_scope)
+
+    async def _execute(
+        self, scope: ScopePlan, write: Callable[[Any], Awaitable[None]], rnd: Round
+    ) -> dict[ObjectKey, str]:
+        """Removals, then upserts; within each phase namespaces take turns; one failure stays its own."""
+        failed: dict[ObjectKey, str] = {}
+        plan = scope.plan
+        phases: list[Iterable[Any]] = [
+            [*plan.deletes, *plan.duplicates, *scope.releases],
+            [*plan.creates, *plan.updates],
+        ]
+        gate = asyncio.Semaphore(CONCURRENCY)
+        for ops in phases:
+            ordered = round_robin(ops, _namespace_of)
+
+            async def one(op: Any) -> None:
+                async with gate:
+                    await self.limiter.acquire(op.key.namespace)
+                    try:
+                        await write(op)
+                    except AdminError as e:
+                        failed[op.key] = str(e)
+                        rnd.failed = True
+                        rnd.note(op.key, Event("Warning", "WriteFailed", str(e)))
+
+            await asyncio.gather(*(one(op) for op in ordered))
+        return failed
+
+    @staticmethod
+    def _collect(rnd: Round, scope: ScopePlan, resources: dict[ObjectKey, Resource]) -> None:
+        """Fold a settled scope into the round, and say what was written, on each resource."""
+        rnd.verdicts.update(scope.verdicts)
+        rnd.remote_ids.update(scope.remote_ids)
+        for key, r in resources.items():
+            if scope.verdicts.get(key, Verdict("Pending", "")).phase == "Ready":
+                rnd.hashes[key] = content_hash(r.content)
+        rnd.finalizable.update(scope.finalizable)
+        ok = {k for k, v in scope.verdicts.items() if v.phase != "Error"}
+        for op in scope.plan.deletes:
+            if op.key in resources and op.key in ok | set(scope.finalizable):
+                rnd.note(op.key, Event("Normal", "Deleted", f"deleted from Keycloak ({op.remote_id})"))
+        for release in scope.releases:
+            if release.key in scope.finalizable:
+                rnd.note(release.key, Event("Normal", "Released", "left in Keycloak, no longer managed"))
+        for create in scope.plan.creates:
+            if create.key in ok:
+                rnd.note(create.key, Event("Normal", "Created", "created in Keycloak"))
+        for update in scope.plan.updates:
+            if update.key not in ok:
+                continue
+            drift = scope.drift.get(update.key)
+            if drift:
+                message = f"restored fields edited in Keycloak: {', '.join(drift)}"
+                rnd.note(update.key, Event("Normal", "DriftRepaired", message))
+            else:
+                rnd.note(update.key, Event("Normal", "Updated", "updated in Keycloak"))
+
+    # --- writes ---------------------------------------------------------------------------------------------
+
+    async def _realm_write(self, admin: KeycloakAdmin, op: Any, scope: ScopePlan) -> None:
+        if isinstance(op, Delete):
+            await admin.delete_realm(op.remote_id)
+            return
+        if isinstance(op, Release):
+            await admin.update_realm(op.remote_id, {"attributes": {a: "" for a in MARKER_ATTRIBUTES}})
+            return
+        body = marked(op.content, op.key)
+        owner = f"{op.key.namespace}/{op.key.name}"
+        if isinstance(op, Create):
+            body["roles"] = {
+                "realm": [{**r, "attributes": role_owner(owner)} for r in op.content["roles"]["realm"]]
+            }
+            await admin.create_realm(body)
+            scope.remote_ids[op.key] = str(body["realm"])
+            return
+        assert isinstance(op, Update)
+        await admin.update_realm(op.remote_id, realm_write(body))
+        scope.remote_ids[op.key] = str(body["realm"])  # a rename moves the realm
+
+    async def _roles(self, rnd: Round, admin: KeycloakAdmin, realm: Resource, remote: str) -> None:
+        if realm.deleting:
+            return
+        owner = f"{realm.key.namespace}/{realm.key.name}"
+        plan = plan_roles(declared_roles(realm.content), await admin.roles(remote), owner)
+        if plan.conflicts:
+            listed = ", ".join(plan.conflicts)
+            rnd.note(
+                realm.key, Event("Warning", "RoleConflict", f"roles not created by the operator: {listed}")
+            )
+        try:
+            for name, description in plan.creates:
+                await self.limiter.acquire(realm.key.namespace)
+                body = {"name": name, "description": description, "attributes": role_owner(owner)}
+                await admin.create_role(remote, body)
+            for name, description in plan.updates:
+                await self.limiter.acquire(realm.key.namespace)
+                body = {"name": name, "description": description, "attributes": role_owner(owner)}
+                await admin.update_role(remote, name, body)
+            for name in plan.deletes:
+                await self.limiter.acquire(realm.key.namespace)
+                await admin.delete_role(remote, name)
+        except AdminError as e:
+            rnd.failed = True
+            rnd.verdicts[realm.key] = Verdict("Error", "WriteFailed", f"realm roles: {e}")
+            return
+        if not plan.is_empty():
+            changed = [*(n for n, _ in plan.creates), *(n for n, _ in plan.updates), *plan.deletes]
+            rnd.note(realm.key, Event("Normal", "RolesSynced", f"realm roles written: {', '.join(changed)}"))
+
+    async def _client_write(self, admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: Any) -> None:
+        if isinstance(op, Delete):
+            await admin.delete_client(realm, op.remote_id)
+            return
+        if isinstance(op, Release):
+            current = next((c for c in await admin.clients(realm) if c.get("id") == op.remote_id), None)
+            if current is not None:
+                attributes = {k: v for k, v in (current.get("attributes") or {}).items()}
+                attributes.update({a: "" for a in MARKER_ATTRIBUTES})
+                await admin.update_client(realm, op.remote_id, {**current, "attributes": attributes})
+            return
+        body = marked(op.content, op.key)
+        if isinstance(op, Create):
+            scope.remote_ids[op.key] = await admin.create_client(realm, body)
+            return
+        assert isinstance(op, Update)
+        await admin.update_client(realm, op.remote_id, {**body, "id": op.remote_id})
+
+    # --- client secrets -------------------------------------------------------------------------------------
+
+    async def _client_secrets(
+        self, rnd: Round, admin: KeycloakAdmin, realm: str, clients: list[Resource], scope: ScopePlan
+    ) -> None:
+        """A confidential client's secret goes to a Secret in its namespace, owned by the client resource.
+        Read from Keycloak only when the Secret is missing, names another client, or the client was just
+        written: a quiet round lists the Secrets once per namespace and writes nothing."""
+        written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
+        selector = names.selector_string({names.LABEL_COMPONENT: names.COMPONENT_CLIENT_SECRET})
+        listed: dict[str, dict[str, Obj]] = {}
+        for c in clients:
+            obj = rnd.objects[c.key]
+            secret_name = client_secret_name(obj)
+            remote = scope.remote_ids.get(c.key)
+            verdict = rnd.verdicts.get(c.key)
+            if secret_name is None or remote is None or c.deleting or (verdict and verdict.phase != "Ready"):
+                continue
+            if c.key.namespace not in listed:
+                found = await self.kube.list(SECRETS, c.key.namespace, label_selector=selector)
+                listed[c.key.namespace] = {s["metadata"]["name"]: s for s in found}
+            existing = listed[c.key.namespace].get(secret_name)
+            if existing is None:  # a Secret of that name without our label: someone else's
+                existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
+            annotations = ((existing or {}).get("metadata") or {}).get("annotations") or {}
+            owned = any(
+                ref.get("uid") == obj["metadata"]["uid"]
+                for ref in ((existing or {}).get("metadata") or {}).get("ownerReferences") or []
+            )
+            if existing is not None and not owned:
+                rnd.verdicts[c.key] = Verdict(
+                    "Error", "SecretNotOwned", f"Secret {secret_name} exists and is not owned by this client"
+                )
+                continue
+            if (
+                existing is not None
+                and annotations.get(names.ANNOTATION_CLIENT_ID) == remote
+                and c.key not in written
+            ):
+                continue
+            try:
+                value = await admin.client_secret(realm, remote)
+            except AdminError as e:
+                rnd.failed = True
+                rnd.verdicts[c.key] = Verdict("Error", "SecretReadFailed", str(e))
+                continue
+            body = _secret_body(obj, secret_name, c.natural_key, value, remote)
+            if existing is not None and existing.get("data") == body["data"]:
+                continue
+            await self.kube.apply(body)
+            rnd.note(
+                c.key, Event("Normal", "SecretWritten", f"client secret written to Secret {secret_name}")
+            )
+
+    # --- Kubernetes side ------------------------------------------------------------------------------------
+
+    async def _ensure_finalizers(self, *groups: list[Obj]) -> None:
+        for group in groups:
+            for obj in group:
+                meta = obj["metadata"]
+                if meta.get("deletionTimestamp") or names.REPLICATION_FINALIZER in (
+                    meta.get("finalizers") or []
+                ):
+                    continue
+                res = REALMS if obj["kind"] == names.REALM_KIND else CLIENTS
+                patch = {
+                    "metadata": {
+                        "finalizers": [*(meta.get("finalizers") or []), names.REPLICATION_FINALIZER],
+                        "resourceVersion": meta["resourceVersion"],
+                    }
+                }
+                updated = await self.kube.merge_patch(res, meta["namespace"], meta["name"], patch)
+                meta.update(updated["metadata"])
+
+    async def _report(self, rnd: Round) -> None:
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for key, obj in rnd.objects.items():
+            res = REALMS if key.kind == names.REALM_KIND else CLIENTS
+            meta = obj["metadata"]
+            for event in rnd.events.get(key, []):
+                await events.post(self.kube, obj, event)
+            if key in rnd.finalizable and meta.get("deletionTimestamp"):
+                kept = [f for f in meta.get("finalizers") or [] if f != names.REPLICATION_FINALIZER]
+                patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
+                try:
+                    await self.kube.merge_patch(res, key.namespace, key.name, patch)
+                except ApiError as e:
+                    if e.status not in (404, 409):
+                        raise
+                continue
+            verdict = rnd.verdicts.get(key)
+            if verdict is None:
+                continue  # not in this round's server
+            previous = obj.get("status") or {}
+            status = render(
+                previous,
+                verdict,
+                generation=int(meta.get("generation") or 0),
+                keycloak_id=rnd.remote_ids.get(key, ""),
+                content_hash=rnd.hashes.get(key, ""),
+                now=now,
+            )
+            patch = merge_patch.merge_patch(previous, status)
+            if patch:
+                if verdict.phase != (previous.get("phase") or "") and verdict.phase in (
+                    "Conflict",
+                    "Forbidden",
+                ):
+                    await events.post(self.kube, obj, Event("Warning", verdict.reason, verdict.message))
+                try:
+                    await self.kube.patch_status(res, key.namespace, key.name, patch)
+                except ApiError as e:
+                    if e.status != 404:
+                        raise
+
+
+def _namespace_of(op: Delete | Create | Update | Release) -> str:
+    return op.key.namespace
+
+
+def _secret_body(client: Obj, name: str, client_id: str, value: str, remote: str) -> Obj:
+    meta = client["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": meta["namespace"],
+            "labels": names.client_secret_labels(meta["name"]),
+            "annotations": {names.ANNOTATION_CLIENT_ID: remote},
+            "ownerReferences": [
+                {
+                    "apiVersion": names.API_VERSION,
+                    "kind": names.CLIENT_KIND,
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "type": "Opaque",
+        "data": {
+            "clientId": base64.b64encode(client_id.encode()).decode(),
+            "clientSecret": base64.b64encode(value.encode()).decode(),
+        },
+    }

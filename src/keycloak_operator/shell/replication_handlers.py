@@ -1,0 +1,137 @@
+"""kopf wiring for realm and client replication: events become server URLs in a work queue of their own.
+
+A round always covers one whole server (core/replication/sync.py says why), so any change to a realm or a
+client, or to a Keycloak that realms target, queues that server's URL; the queue runs one round per URL at
+a time and folds events that arrive meanwhile into one more round. The resync tick re-queues every server
+seen, which is what repairs hand edits made inside Keycloak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from typing import Any
+
+import kopf
+
+from keycloak_operator.core import names
+from keycloak_operator.core.children import HTTP_PORT
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.resources import server_url
+from keycloak_operator.shell.kube import Kube
+from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication import Replicator
+from keycloak_operator.shell.workqueue import WorkQueue
+
+log = logging.getLogger(__name__)
+
+RESYNC_SECONDS = float(os.environ.get("KCOP_RESYNC_SECONDS", "60"))
+# Keycloak admin writes per second: all namespaces together, and any one namespace.
+WRITES_PER_SECOND = float(os.environ.get("KCOP_REPLICATION_WRITES_PER_SECOND", "50"))
+NAMESPACE_WRITES_PER_SECOND = float(os.environ.get("KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND", "10"))
+NO_SERVER = ""  # rounds for resources that name no reachable server (reported, never written)
+
+
+class ReplicationRuntime:
+    def __init__(self) -> None:
+        self.namespaces: list[str] | None = None
+        self.kube: Kube | None = None
+        self.replicator: Replicator | None = None
+        self.queue: WorkQueue[str] | None = None
+        self.servers: dict[ObjectKey, str] = {}  # realm resource -> its server URL
+        self.realms_of_client: dict[ObjectKey, ObjectKey] = {}
+        self.resync: asyncio.Task[None] | None = None
+
+
+runtime = ReplicationRuntime()
+
+
+def configure(namespaces: list[str] | None) -> None:
+    """The namespaces the operator watches (None: all); a round never touches markers of others."""
+    runtime.namespaces = namespaces
+
+
+async def _process(url: str) -> float | None:
+    assert runtime.replicator is not None
+    return await runtime.replicator.sync(url)
+
+
+async def _resync_forever() -> None:
+    while True:
+        await asyncio.sleep(RESYNC_SECONDS)
+        _queue_all()
+
+
+def _queue_all() -> None:
+    assert runtime.queue is not None
+    for url in {*runtime.servers.values(), NO_SERVER}:
+        runtime.queue.add(url)
+
+
+@kopf.on.startup()
+async def replication_startup(**_: Any) -> None:
+    runtime.kube = await Kube.connect()
+    limiter = WriteLimiter(WRITES_PER_SECOND, NAMESPACE_WRITES_PER_SECOND)
+    runtime.replicator = Replicator(runtime.kube, runtime.namespaces, limiter)
+    runtime.queue = WorkQueue(_process, workers=4)
+    runtime.queue.start()
+    runtime.resync = asyncio.create_task(_resync_forever())
+
+
+@kopf.on.cleanup()
+async def replication_cleanup(**_: Any) -> None:
+    if runtime.resync is not None:
+        runtime.resync.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runtime.resync
+    if runtime.queue is not None:
+        await runtime.queue.stop()
+    if runtime.kube is not None:
+        await runtime.kube.close()
+
+
+def _key(kind: str, body: kopf.Body) -> ObjectKey:
+    return ObjectKey(kind, str(body.metadata["namespace"]), str(body.metadata["name"]))
+
+
+@kopf.on.event(names.GROUP, names.VERSION, names.REALM_PLURAL)
+async def realm_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+    assert runtime.queue is not None
+    key = _key(names.REALM_KIND, body)
+    before = runtime.servers.get(key)
+    url = server_url(dict(body)) or NO_SERVER
+    if event["type"] == "DELETED":
+        runtime.servers.pop(key, None)
+    else:
+        runtime.servers[key] = url
+    for target in {url, before or url}:  # a realm moved to another server: both rounds must run
+        runtime.queue.add(target)
+
+
+@kopf.on.event(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
+async def client_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+    assert runtime.queue is not None
+    key = _key(names.CLIENT_KIND, body)
+    realm = (body.get("spec") or {}).get("realm") or {}
+    parent = ObjectKey(
+        names.REALM_KIND, str(realm.get("namespace") or key.namespace), str(realm.get("name", ""))
+    )
+    before = runtime.realms_of_client.get(key)
+    if event["type"] == "DELETED":
+        runtime.realms_of_client.pop(key, None)
+    else:
+        runtime.realms_of_client[key] = parent
+    for realm_key in {parent, before or parent}:
+        runtime.queue.add(runtime.servers.get(realm_key, NO_SERVER))
+
+
+@kopf.on.event(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
+async def keycloak_changed(body: kopf.Body, **_: Any) -> None:
+    """realmNamespaces or the admin Secret may have changed: the rounds of realms on it run again."""
+    if runtime.queue is None:
+        return
+    url = names.keycloak_url(str(body.metadata["name"]), str(body.metadata["namespace"]), HTTP_PORT)
+    if url in runtime.servers.values():
+        runtime.queue.add(url)
