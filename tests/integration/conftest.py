@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,3 +49,22 @@ def namespace(kubectl: Kubectl) -> Iterator[str]:
     wait_for("default service account", lambda: kubectl.get("serviceaccount", "default", name), timeout=30)
     yield name
     kubectl.run("delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.fixture
+def namespace_factory(kubectl: Kubectl) -> Iterator[Callable[..., str]]:
+    """More namespaces for one test (two teams, say); `make("bar")` names one `t-<hex>-bar`."""
+    made: list[str] = []
+
+    def make(suffix: str = "x") -> str:
+        name = f"t-{uuid.uuid4().hex[:8]}-{suffix}"
+        kubectl.run("create", "namespace", name)
+        wait_for(
+            "default service account", lambda: kubectl.get("serviceaccount", "default", name), timeout=30
+        )
+        made.append(name)
+        return name
+
+    yield make
+    for name in made:
+        kubectl.run("delete", "namespace", name, "--wait=false", check=False)

@@ -1,0 +1,339 @@
+"""Realms and clients replicated into the real Keycloak server (a local process from the Maven Central
+distribution), declared on the real control plane, by the operator running as a real process.
+
+Every realm here targets the server by URL with an admin Secret (spec.server.external); what the operator
+did is checked inside Keycloak through its admin API, and admin writes are counted from Keycloak's own HTTP
+metrics.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from keycloak_operator.core import names
+from localcluster.keycloak import KeycloakProcess
+from tests.integration.support.keycloak_api import KeycloakApi
+from tests.integration.support.kubectl import Kubectl, events, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+
+pytestmark = pytest.mark.integration
+
+REALM_RES = f"{names.REALM_PLURAL}.{names.GROUP}"
+CLIENT_RES = f"{names.CLIENT_PLURAL}.{names.GROUP}"
+ADMIN_SECRET = "kc-admin"
+
+
+@pytest.fixture(scope="module")
+def keycloak() -> Iterator[KeycloakProcess]:
+    kc = KeycloakProcess(args=["--metrics-enabled=true"])
+    kc.start()
+    yield kc
+    kc.stop()
+    kc.cleanup()
+
+
+@pytest.fixture(scope="module")
+def api(keycloak: KeycloakProcess) -> KeycloakApi:
+    return KeycloakApi(keycloak)
+
+
+def admin_secret(kc: KeycloakProcess, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": ADMIN_SECRET, "namespace": namespace},
+        "stringData": {"username": kc.admin_username, "password": kc.admin_password},
+    }
+
+
+def realm(kc: KeycloakProcess, namespace: str, name: str, **spec: Any) -> dict[str, Any]:
+    server = {"external": {"url": kc.url, "adminSecret": {"name": ADMIN_SECRET}}}
+    return {
+        "apiVersion": names.API_VERSION,
+        "kind": names.REALM_KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"server": server, **spec},
+    }
+
+
+def client(
+    namespace: str, name: str, realm_ref: dict[str, str], client_id: str, **spec: Any
+) -> dict[str, Any]:
+    return {
+        "apiVersion": names.API_VERSION,
+        "kind": names.CLIENT_KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"realm": realm_ref, "clientId": client_id, **spec},
+    }
+
+
+def phase(kubectl: Kubectl, res: str, namespace: str, name: str) -> str:
+    obj = kubectl.get(res, name, namespace) or {}
+    return str((obj.get("status") or {}).get("phase", ""))
+
+
+def wait_phase(kubectl: Kubectl, res: str, namespace: str, name: str, want: str, timeout: float = 60) -> None:
+    wait_for(
+        f"{res} {namespace}/{name} {want}", lambda: phase(kubectl, res, namespace, name) == want, timeout
+    )
+
+
+@pytest.fixture
+def setup(kubectl: Kubectl, operator: OperatorProcess, keycloak: KeycloakProcess, namespace: str) -> str:
+    kubectl.apply(admin_secret(keycloak, namespace))
+    return namespace
+
+
+def realm_name(namespace: str) -> str:
+    return f"r-{namespace}"
+
+
+def test_realm_and_confidential_client_are_created_updated_and_deleted(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str
+) -> None:
+    ns, rn = setup, realm_name(setup)
+    kubectl.apply(
+        realm(
+            keycloak,
+            ns,
+            "main",
+            realmName=rn,
+            displayName="Team realm",
+            roles=[{"name": "reader", "description": "reads"}],
+            tokens={"accessTokenLifespanSeconds": 120},
+        )
+    )
+    kubectl.apply(client(ns, "web", {"name": "main"}, "web-app", redirectUris=["https://web.example/*"]))
+    wait_phase(kubectl, REALM_RES, ns, "main", "Ready")
+    wait_phase(kubectl, CLIENT_RES, ns, "web", "Ready")
+
+    r = api.realm(rn)
+    assert r is not None and r["displayName"] == "Team realm" and r["accessTokenLifespan"] == 120
+    assert r["attributes"]["kcop.dev.namespace"] == ns and r["attributes"]["kcop.dev.name"] == "main"
+    roles = api.call("GET", f"/{rn}/roles?briefRepresentation=false")
+    assert {x["name"]: x.get("description") for x in roles}.get("reader") == "reads"
+    c = api.client(rn, "web-app")
+    assert c is not None and c["redirectUris"] == ["https://web.example/*"] and not c["publicClient"]
+    assert c["attributes"]["kcop.dev.kind"] == names.CLIENT_KIND
+    status = kubectl.get(CLIENT_RES, "web", ns)["status"]
+    assert status["keycloakId"] == c["id"]
+
+    # The confidential client's secret, in a Secret owned by the client resource.
+    secret = wait_for("client secret", lambda: kubectl.get("secret", names.client_secret("web"), ns))
+    value = base64.b64decode(secret["data"]["clientSecret"]).decode()
+    assert value == api.client_secret(rn, c["id"])
+    assert (
+        secret["metadata"]["ownerReferences"][0]["uid"]
+        == kubectl.get(CLIENT_RES, "web", ns)["metadata"]["uid"]
+    )
+
+    # Update: same Keycloak object, new content.
+    kubectl.apply(
+        client(
+            ns, "web", {"name": "main"}, "web-app", redirectUris=["https://web.example/*", "https://new/*"]
+        )
+    )
+    wait_for(
+        "redirect URIs updated",
+        lambda: (
+            sorted((api.client(rn, "web-app") or {}).get("redirectUris", []))
+            == ["https://new/*", "https://web.example/*"]
+        ),
+    )
+    assert api.client(rn, "web-app")["id"] == c["id"]
+
+    # Delete: the finalizer holds the resource until the client is gone from Keycloak.
+    kubectl.run("delete", CLIENT_RES, "web", "-n", ns, "--wait=false")
+    wait_for("client deleted in Keycloak", lambda: api.client(rn, "web-app") is None)
+    wait_for("client resource gone", lambda: kubectl.get(CLIENT_RES, "web", ns) is None)
+    assert events(kubectl, ns, reason="Created")
+
+
+def test_hand_edits_in_keycloak_are_repaired_and_reported(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str
+) -> None:
+    ns, rn = setup, realm_name(setup)
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    kubectl.apply(client(ns, "app", {"name": "main"}, "app", publicClient=True, redirectUris=["https://a/*"]))
+    wait_phase(kubectl, CLIENT_RES, ns, "app", "Ready")
+    c = api.client(rn, "app")
+    api.call(
+        "PUT",
+        f"/{rn}/clients/{c['id']}",
+        {**c, "redirectUris": ["https://evil/*"], "directAccessGrantsEnabled": True},
+    )
+    api.call("PUT", f"/{rn}", {"displayName": "edited by hand"})
+    wait_for(
+        "client repaired", lambda: (api.client(rn, "app") or {}).get("redirectUris") == ["https://a/*"], 60
+    )
+    wait_for("realm repaired", lambda: (api.realm(rn) or {}).get("displayName") in (None, ""), 60)
+    assert api.client(rn, "app")["directAccessGrantsEnabled"] is False
+    assert api.client(rn, "app")["id"] == c["id"]
+    repaired = wait_for("drift events", lambda: events(kubectl, ns, reason="DriftRepaired"))
+    assert any("redirectUris" in e["message"] for e in repaired), repaired
+
+
+def test_preserve_annotation_leaves_the_object_unmanaged(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str
+) -> None:
+    ns, rn = setup, realm_name(setup)
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    kept = client(ns, "kept", {"name": "main"}, "kept", publicClient=True)
+    kept["metadata"]["annotations"] = {names.ANNOTATION_PRESERVE: "true"}
+    kubectl.apply(kept)
+    wait_phase(kubectl, CLIENT_RES, ns, "kept", "Ready")
+    uuid = api.client(rn, "kept")["id"]
+    kubectl.run("delete", CLIENT_RES, "kept", "-n", ns, "--wait=false")
+    wait_for("resource gone", lambda: kubectl.get(CLIENT_RES, "kept", ns) is None)
+    left = api.client(rn, "kept")
+    assert left is not None and left["id"] == uuid
+    assert not (left.get("attributes") or {}).get("kcop.dev.kind"), "the object must no longer be marked"
+    time.sleep(8)  # a resync later it is still there: not ours any more, never deleted
+    assert api.client(rn, "kept") is not None
+
+
+def test_same_client_id_from_two_namespaces_first_keeps_it_second_conflicts(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str, namespace_factory
+) -> None:
+    ns, rn = setup, realm_name(setup)
+    other = namespace_factory()
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, clientNamespaces=[other]))
+    kubectl.apply(
+        client(ns, "api", {"name": "main"}, "shared", publicClient=True, redirectUris=["https://one/*"])
+    )
+    wait_phase(kubectl, CLIENT_RES, ns, "api", "Ready")
+    first = api.client(rn, "shared")
+    kubectl.apply(
+        client(
+            other,
+            "api",
+            {"name": "main", "namespace": ns},
+            "shared",
+            publicClient=True,
+            redirectUris=["https://two/*"],
+        )
+    )
+    wait_phase(kubectl, CLIENT_RES, other, "api", "Conflict")
+    cond = kubectl.get(CLIENT_RES, "api", other)["status"]["conditions"][0]
+    assert ns in cond["message"] and "nothing was written" in cond["message"]
+    time.sleep(6)
+    now = api.client(rn, "shared")
+    assert now["id"] == first["id"] and now["redirectUris"] == ["https://one/*"]
+    assert now["attributes"]["kcop.dev.namespace"] == ns
+
+    # A clientId held by an object the operator did not create is never taken over either.
+    api.call("POST", f"/{rn}/clients", {"clientId": "handmade", "publicClient": True})
+    kubectl.apply(
+        client(ns, "hm", {"name": "main"}, "handmade", publicClient=True, redirectUris=["https://x/*"])
+    )
+    wait_phase(kubectl, CLIENT_RES, ns, "hm", "Conflict")
+    assert api.client(rn, "handmade")["redirectUris"] == []
+
+
+def test_namespaces_not_allowed_are_forbidden_and_nothing_is_written(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str, namespace_factory
+) -> None:
+    ns, rn = setup, realm_name(setup)
+    outsider = namespace_factory()
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    kubectl.apply(client(outsider, "sneaky", {"name": "main", "namespace": ns}, "sneaky", publicClient=True))
+    wait_phase(kubectl, CLIENT_RES, outsider, "sneaky", "Forbidden")
+    assert api.client(rn, "sneaky") is None
+
+    # A realm on a Keycloak of this operator, from a namespace the Keycloak does not list.
+    kubectl.apply(
+        {
+            "apiVersion": names.API_VERSION,
+            "kind": names.REALM_KIND,
+            "metadata": {"name": "onkc", "namespace": outsider},
+            "spec": {"server": {"keycloak": {"name": "kc", "namespace": ns}}, "realmName": f"x-{rn}"},
+        }
+    )
+    kubectl.apply(
+        {
+            "apiVersion": names.API_VERSION,
+            "kind": names.KEYCLOAK_KIND,
+            "metadata": {"name": "kc", "namespace": ns},
+            "spec": {
+                "image": "quay.io/keycloak/keycloak:26.0.0",
+                "replicas": 1,
+                "database": {"external": {"host": "db", "credentialsSecret": {"name": "db"}}},
+            },
+        }
+    )
+    wait_phase(kubectl, REALM_RES, outsider, "onkc", "Forbidden")
+    assert "realmNamespaces" in kubectl.get(REALM_RES, "onkc", outsider)["status"]["conditions"][0]["message"]
+
+
+def test_seed_003_same_name_in_two_namespaces_deleting_one_never_touches_the_other(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str, namespace_factory
+) -> None:
+    home, rn = setup, realm_name(setup)
+    bar, foo = namespace_factory("bar"), namespace_factory("foo")
+    kubectl.apply(realm(keycloak, home, "main", realmName=rn, clientNamespaces=[bar, foo]))
+    ref = {"name": "main", "namespace": home}
+    kubectl.apply(client(bar, "web", ref, "web-bar", publicClient=True))
+    kubectl.apply(client(foo, "web", ref, "web-foo", publicClient=True))
+    wait_phase(kubectl, CLIENT_RES, bar, "web", "Ready")
+    wait_phase(kubectl, CLIENT_RES, foo, "web", "Ready")
+    foo_id = api.client(rn, "web-foo")["id"]
+    api.call("PUT", f"/{rn}", {"adminEventsEnabled": True, "adminEventsDetailsEnabled": True})
+
+    kubectl.run("delete", CLIENT_RES, "web", "-n", bar, "--wait=false")
+    wait_for("bar's client deleted", lambda: api.client(rn, "web-bar") is None)
+    time.sleep(12)  # two resyncs: Consul's bug deleted and restored the survivor on every round
+    survivor = api.client(rn, "web-foo")
+    assert survivor is not None and survivor["id"] == foo_id
+    touched = [e for e in api.admin_events(rn) if foo_id in e.get("resourcePath", "")]
+    assert touched == [], f"foo's client was written: {touched}"
+
+
+def test_deleting_a_realm_with_clients_declared_is_refused_until_they_go(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str
+) -> None:
+    ns, rn = setup, realm_name(setup)
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    kubectl.apply(client(ns, "c1", {"name": "main"}, "c1", publicClient=True))
+    wait_phase(kubectl, CLIENT_RES, ns, "c1", "Ready")
+    kubectl.run("delete", REALM_RES, "main", "-n", ns, "--wait=false")
+    wait_phase(kubectl, REALM_RES, ns, "main", "Deleting")
+    cond = kubectl.get(REALM_RES, "main", ns)["status"]["conditions"][0]
+    assert cond["reason"] == "DeletionBlocked" and f"{ns}/c1" in cond["message"]
+    assert api.realm(rn) is not None and api.client(rn, "c1") is not None
+    kubectl.run("delete", CLIENT_RES, "c1", "-n", ns, "--wait=false")
+    wait_for("realm deleted in Keycloak", lambda: api.realm(rn) is None)
+    wait_for("realm resource gone", lambda: kubectl.get(REALM_RES, "main", ns) is None)
+
+
+def test_quiet_resync_makes_zero_admin_writes_and_leaks_no_credentials(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str, operator: OperatorProcess
+) -> None:
+    ns, rn = setup, realm_name(setup)
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, roles=[{"name": "r1"}]))
+    for i in range(5):
+        kubectl.apply(client(ns, f"c{i}", {"name": "main"}, f"c{i}", redirectUris=[f"https://{i}/*"]))
+    for i in range(5):
+        wait_phase(kubectl, CLIENT_RES, ns, f"c{i}", "Ready")
+    wait_for(
+        "secrets", lambda: len(kubectl.list("secret", ns, f"{names.LABEL_COMPONENT}=client-secret")) == 5
+    )
+    time.sleep(6)  # let the rounds the status writes themselves triggered finish
+    before = api.admin_writes()
+    time.sleep(16)  # three resyncs at 5 s
+    assert api.admin_writes() - before == 0
+    resource_versions = {c["metadata"]["resourceVersion"] for c in kubectl.list(CLIENT_RES, ns)}
+    time.sleep(6)
+    assert {c["metadata"]["resourceVersion"] for c in kubectl.list(CLIENT_RES, ns)} == resource_versions
+
+    password = keycloak.admin_password
+    assert password not in operator.log_path.read_text()
+    for e in kubectl.list("events", ns):
+        assert password not in e.get("message", "")
+    for kind in (REALM_RES, CLIENT_RES):
+        for obj in kubectl.list(kind, ns):
+            assert password not in str(obj.get("status"))
