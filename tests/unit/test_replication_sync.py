@@ -1,0 +1,435 @@
+"""The planned replication round: scopes, authorization, representations, roles, fairness, status."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from keycloak_operator.core import names
+from keycloak_operator.core.replication import ObjectKey, content_hash, marked
+from keycloak_operator.core.replication.fairness import round_robin
+from keycloak_operator.core.replication.representations import (
+    client_content,
+    drifted_fields,
+    realm_content,
+    realm_write,
+)
+from keycloak_operator.core.replication.resources import client_resource, realm_target, server_url
+from keycloak_operator.core.replication.roles import plan_roles
+from keycloak_operator.core.replication.status import render
+from keycloak_operator.core.replication.sync import (
+    DRIFTED,
+    Release,
+    Resource,
+    Verdict,
+    plan_clients,
+    plan_realms,
+    settle,
+)
+from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+CLIENT, REALM = names.CLIENT_KIND, names.REALM_KIND
+HOME = ObjectKey(REALM, "home", "main")
+
+
+def client(ns: str, name: str, client_id: str | None = None, *, age: int = 0, **flags: Any) -> Resource:
+    spec = KeycloakClientSpec.model_validate({"realm": {"name": "main"}, "clientId": client_id or name})
+    return Resource(
+        ObjectKey(CLIENT, ns, name),
+        client_id or name,
+        client_content(spec),
+        T0 + timedelta(seconds=age),
+        parent=HOME,
+        **flags,
+    )
+
+
+def in_keycloak(r: Resource, remote_id: str, *, content: dict[str, Any] | None = None) -> dict[str, Any]:
+    """How Keycloak returns an object the operator wrote for `r` (optionally edited since)."""
+    body = marked(r.content, r.key)
+    return {**body, **(content or {}), "id": remote_id}
+
+
+def unmarked(client_id: str, remote_id: str) -> dict[str, Any]:
+    return {"id": remote_id, "clientId": client_id, "attributes": {}}
+
+
+# --- scopes--------------------------------------------------------------------------------------------------
+
+
+def test_empty_sides_plan_nothing() -> None:
+    scope = plan_clients([], [])
+    assert scope.plan.is_empty() and not scope.verdicts and not scope.releases
+
+
+def test_in_sync_plans_nothing_and_is_ready() -> None:
+    a = client("team", "web")
+    scope = plan_clients([a], [in_keycloak(a, "u1")])
+    assert scope.plan.is_empty()
+    assert scope.verdicts[a.key] == Verdict("Ready", "InSync")
+    assert scope.remote_ids == {a.key: "u1"}
+
+
+def test_only_local_is_created_only_remote_is_deleted() -> None:
+    new, gone = client("team", "new"), client("team", "gone")
+    scope = plan_clients([new], [in_keycloak(gone, "u-gone")])
+    assert [c.key for c in scope.plan.creates] == [new.key]
+    assert [(d.key, d.remote_id) for d in scope.plan.deletes] == [(gone.key, "u-gone")]
+
+
+def test_seed_003_same_kind_and_name_in_bar_and_foo_deleting_bar_never_touches_foo() -> None:
+    bar, foo = client("bar", "web", "web-bar"), client("foo", "web", "web-foo")
+    observed = [in_keycloak(bar, "u-bar"), in_keycloak(foo, "u-foo")]
+    scope = plan_clients([foo], observed)  # bar's resource is gone
+    assert [(d.key, d.remote_id) for d in scope.plan.deletes] == [(bar.key, "u-bar")]
+    assert scope.plan.creates == [] and scope.plan.updates == [] and scope.plan.duplicates == []
+    # and the round after (bar's object deleted) does nothing at all
+    assert plan_clients([foo], [in_keycloak(foo, "u-foo")]).plan.is_empty()
+
+
+def test_a_hand_edit_is_planned_as_an_update_naming_the_fields() -> None:
+    a = client("team", "web")
+    edited = in_keycloak(
+        a, "u1", content={"redirectUris": ["https://evil/*"], "directAccessGrantsEnabled": True}
+    )
+    scope = plan_clients([a], [edited])
+    assert [(u.key, u.remote_id, u.previous_hash) for u in scope.plan.updates] == [(a.key, "u1", DRIFTED)]
+    assert scope.drift[a.key] == ["directAccessGrantsEnabled", "redirectUris"]
+
+
+def test_a_changed_resource_is_an_update_of_the_same_object() -> None:
+    old = client("team", "web")
+    spec = KeycloakClientSpec.model_validate(
+        {"realm": {"name": "main"}, "clientId": "web", "webOrigins": ["+"]}
+    )
+    new = Resource(old.key, "web", client_content(spec), T0, parent=HOME)
+    scope = plan_clients([new], [in_keycloak(old, "u1")])
+    assert [(u.remote_id, u.content_hash) for u in scope.plan.updates] == [("u1", content_hash(new.content))]
+
+
+def test_second_claim_on_a_client_id_conflicts_and_nothing_is_written_for_it() -> None:
+    first, second = client("a", "web", "shared", age=0), client("b", "web", "shared", age=5)
+    scope = plan_clients([first, second], [])
+    assert [c.key for c in scope.plan.creates] == [first.key]
+    assert scope.verdicts[second.key].phase == "Conflict"
+    assert "a/web" in scope.verdicts[second.key].message
+
+
+def test_the_holder_keeps_a_client_id_even_when_younger() -> None:
+    holder, older = client("b", "web", "shared", age=5), client("a", "web", "shared", age=0)
+    scope = plan_clients([older, holder], [in_keycloak(holder, "u1")])
+    assert scope.plan.is_empty()
+    assert scope.verdicts[older.key].phase == "Conflict" and scope.verdicts[holder.key].phase == "Ready"
+
+
+def test_a_client_id_held_by_an_unmarked_object_is_never_taken() -> None:
+    a = client("team", "web", "handmade")
+    scope = plan_clients([a], [unmarked("handmade", "u-hand")])
+    assert scope.plan.is_empty()
+    assert "did not create" in scope.verdicts[a.key].message
+
+
+def test_forbidden_is_held_its_object_is_neither_written_nor_deleted() -> None:
+    problem = Verdict("Forbidden", "NamespaceNotAllowed", "no")
+    a = client("outsider", "web", problem=problem)
+    scope = plan_clients([a], [in_keycloak(client("outsider", "web"), "u1")])
+    assert scope.plan.is_empty() and scope.verdicts[a.key] == problem
+
+
+def test_deleting_deletes_then_frees_the_finalizer() -> None:
+    a = client("team", "web", deleting=True)
+    scope = plan_clients([a], [in_keycloak(client("team", "web"), "u1")])
+    assert [d.remote_id for d in scope.plan.deletes] == ["u1"] and scope.finalizable == []
+    assert settle(scope, {}).finalizable == [a.key]
+
+
+def test_a_failed_delete_keeps_the_finalizer_and_reports_the_error() -> None:
+    a = client("team", "web", deleting=True)
+    scope = settle(plan_clients([a], [in_keycloak(client("team", "web"), "u1")]), {a.key: "503"})
+    assert scope.finalizable == [] and scope.verdicts[a.key].phase == "Error"
+
+
+def test_deleting_with_nothing_in_keycloak_is_finalizable_at_once() -> None:
+    a = client("team", "web", deleting=True)
+    assert plan_clients([a], []).finalizable == [a.key]
+
+
+def test_preserve_releases_instead_of_deleting() -> None:
+    a = client("team", "web", deleting=True, preserve=True)
+    scope = plan_clients([a], [in_keycloak(client("team", "web"), "u1")])
+    assert scope.plan.is_empty() and scope.releases == [Release(a.key, "u1")]
+    assert settle(scope, {}).finalizable == [a.key]
+
+
+def test_markers_of_unwatched_namespaces_are_not_diffed_but_still_hold_their_names() -> None:
+    theirs = client("other-team", "web", "shared")
+    mine = client("team", "web", "shared")
+    scope = plan_clients([mine], [in_keycloak(theirs, "u1")], namespaces={"team"})
+    assert scope.plan.is_empty()  # not deleted although no resource we see declares it
+    assert scope.verdicts[mine.key].phase == "Conflict"
+
+
+def test_unknown_kinds_are_left_alone() -> None:
+    stranger = Resource(ObjectKey("KeycloakGroup", "team", "g"), "g", {"clientId": "g"}, T0)
+    assert plan_clients([], [in_keycloak(stranger, "u1")]).plan.is_empty()
+
+
+def realm(ns: str, name: str, *, deleting: bool = False) -> Resource:
+    spec = KeycloakRealmSpec.model_validate(
+        {"server": {"external": {"url": "http://k", "adminSecret": {"name": "s"}}}}
+    )
+    return Resource(
+        ObjectKey(REALM, ns, name), f"{ns}-{name}", realm_content(spec, f"{ns}-{name}"), T0, deleting=deleting
+    )
+
+
+def test_a_realm_with_clients_declared_is_not_deleted_and_says_which() -> None:
+    r = realm("home", "main", deleting=True)
+    observed = [{**marked(r.content, r.key)}]
+    scope = plan_realms([r], [client("team", "web")], observed)
+    assert scope.plan.is_empty() and scope.finalizable == []
+    assert scope.verdicts[r.key].phase == "Deleting" and "team/web" in scope.verdicts[r.key].message
+
+
+def test_a_realm_whose_clients_are_all_deleting_goes() -> None:
+    r = realm("home", "main", deleting=True)
+    scope = plan_realms([r], [client("team", "web", deleting=True)], [marked(r.content, r.key)])
+    assert [d.remote_id for d in scope.plan.deletes] == ["home-main"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["bar", "foo", "baz"]), st.sampled_from(["web", "api", "db"]), st.booleans()
+        ),
+        unique_by=lambda t: (t[0], t[1]),
+        max_size=9,
+    ),
+    st.sets(st.tuples(st.sampled_from(["bar", "foo", "baz"]), st.sampled_from(["web", "api", "db"]))),
+)
+def test_property_a_round_converges_and_the_next_plans_nothing(
+    declared: list[tuple[str, str, bool]], existing: set[tuple[str, str]]
+) -> None:
+    """Same names across namespaces, clientIds unique per (namespace, name): after applying the plan to a
+    model of Keycloak, Keycloak holds exactly the declared objects and a second round writes nothing."""
+    resources = [client(ns, n, f"{ns}.{n}", deleting=d) for ns, n, d in declared]
+    store = {f"id-{ns}-{n}": in_keycloak(client(ns, n, f"{ns}.{n}"), f"id-{ns}-{n}") for ns, n in existing}
+    scope = settle(plan_clients(resources, store.values()), {})
+    for d in scope.plan.deletes:
+        del store[d.remote_id]
+    for c in scope.plan.creates:
+        store[f"id-{c.key.namespace}-{c.key.name}"] = {
+            **marked(c.content, c.key),
+            "id": f"id-{c.key.namespace}-{c.key.name}",
+        }
+    live = {r.key for r in resources if not r.deleting}
+    assert {
+        (o["attributes"]["kcop.dev.namespace"], o["attributes"]["kcop.dev.name"]) for o in store.values()
+    } == {(k.namespace, k.name) for k in live}
+    assert {r.key for r in resources if r.deleting} <= set(scope.finalizable)
+    assert plan_clients([r for r in resources if not r.deleting], store.values()).plan.is_empty()
+
+
+# --- authorization and parsing-------------------------------------------------------------------------------
+
+
+def k8s(kind: str, ns: str, name: str, spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    return {"kind": kind, "metadata": {"namespace": ns, "name": name, "uid": "u", **meta}, "spec": spec}
+
+
+KC = {
+    ("kc-ns", "kc"): {
+        "spec": {
+            "image": "i:1",
+            "database": {"external": {"host": "h", "credentialsSecret": {"name": "s"}}},
+            "realmNamespaces": ["team"],
+        }
+    }
+}
+
+
+@pytest.mark.parametrize(("ns", "allowed"), [("kc-ns", True), ("team", True), ("other", False)])
+def test_a_realm_on_our_keycloak_needs_its_namespace_allowed(ns: str, allowed: bool) -> None:
+    obj = k8s(REALM, ns, "r", {"server": {"keycloak": {"name": "kc", "namespace": "kc-ns"}}})
+    target = realm_target(obj, KC)
+    if allowed:
+        assert target.resource.problem is None
+        assert target.server is not None and target.server.url == "http://kc-service.kc-ns.svc:8080"
+        assert target.credentials is not None and target.credentials.secret == "kc-initial-admin"
+    else:
+        assert target.resource.problem is not None and target.resource.problem.phase == "Forbidden"
+        assert target.credentials is None
+    assert server_url(obj) == "http://kc-service.kc-ns.svc:8080"
+
+
+def test_a_realm_on_an_unknown_keycloak_waits() -> None:
+    obj = k8s(REALM, "team", "r", {"server": {"keycloak": {"name": "nope"}}})
+    assert realm_target(obj, KC).resource.problem == Verdict(
+        "Pending", "KeycloakNotFound", "Keycloak team/nope not found"
+    )
+
+
+def test_an_external_realm_uses_its_own_secret_and_a_normalised_url() -> None:
+    obj = k8s(
+        REALM, "team", "r", {"server": {"external": {"url": "https://sso/", "adminSecret": {"name": "adm"}}}}
+    )
+    target = realm_target(obj, {})
+    assert target.server is not None and target.server.url == "https://sso"
+    assert target.credentials is not None and (target.credentials.namespace, target.credentials.secret) == (
+        "team",
+        "adm",
+    )
+
+
+@pytest.mark.parametrize(("ns", "phase"), [("home", None), ("team", None), ("other", "Forbidden")])
+def test_a_client_needs_its_namespace_allowed_by_the_realm(ns: str, phase: str | None) -> None:
+    realm_obj = k8s(
+        REALM,
+        "home",
+        "main",
+        {
+            "server": {"external": {"url": "https://sso", "adminSecret": {"name": "a"}}},
+            "clientNamespaces": ["team"],
+        },
+    )
+    realms = {HOME: realm_target(realm_obj, {})}
+    c = client_resource(
+        k8s(CLIENT, ns, "web", {"realm": {"name": "main", "namespace": "home"}, "clientId": "w"}), realms
+    )
+    assert (c.problem.phase if c.problem else None) == phase and c.parent == HOME
+
+
+def test_a_client_of_a_missing_realm_waits_and_an_invalid_spec_says_where() -> None:
+    c = client_resource(k8s(CLIENT, "team", "web", {"realm": {"name": "nope"}, "clientId": "w"}), {})
+    assert c.problem is not None and c.problem.reason == "RealmNotFound"
+    bad = client_resource(k8s(CLIENT, "team", "web", {"realm": {"name": "x"}}), {})
+    assert (
+        bad.problem is not None and bad.problem.reason == "InvalidSpec" and "clientId" in bad.problem.message
+    )
+
+
+def test_preserve_annotation_and_deletion_are_read() -> None:
+    obj = k8s(
+        CLIENT,
+        "t",
+        "w",
+        {"realm": {"name": "x"}, "clientId": "w"},
+        annotations={names.ANNOTATION_PRESERVE: "True"},
+        deletionTimestamp="2026-01-01T00:00:00Z",
+    )
+    c = client_resource(obj, {})
+    assert c.preserve and c.deleting
+
+
+# --- representations-----------------------------------------------------------------------------------------
+
+
+def test_client_lists_are_sets_so_reordering_is_no_change() -> None:
+    a = KeycloakClientSpec.model_validate(
+        {"realm": {"name": "r"}, "clientId": "c", "redirectUris": ["b", "a", "a"]}
+    )
+    b = KeycloakClientSpec.model_validate(
+        {"realm": {"name": "r"}, "clientId": "c", "redirectUris": ["a", "b"]}
+    )
+    assert content_hash(client_content(a)) == content_hash(client_content(b))
+
+
+def test_public_clients_never_ask_for_a_service_account() -> None:
+    spec = KeycloakClientSpec.model_validate(
+        {"realm": {"name": "r"}, "clientId": "c", "publicClient": True, "serviceAccountsEnabled": True}
+    )
+    assert client_content(spec)["serviceAccountsEnabled"] is False
+
+
+def test_drift_ignores_order_missing_empty_strings_and_the_marker() -> None:
+    want = {"clientId": "c", "name": "", "redirectUris": ["a", "b"], "attributes": {"x": "y"}}
+    assert drifted_fields(want, {"clientId": "c", "redirectUris": ["b", "a"]}) == []
+    assert drifted_fields(want, {"clientId": "d", "redirectUris": ["a"]}) == ["clientId", "redirectUris"]
+
+
+def test_realm_writes_leave_roles_to_their_own_endpoints() -> None:
+    spec = KeycloakRealmSpec.model_validate(
+        {"server": {"external": {"url": "http://k", "adminSecret": {"name": "s"}}}, "roles": [{"name": "r"}]}
+    )
+    content = realm_content(spec, "res")
+    assert content["realm"] == "res" and content["roles"] == {"realm": [{"name": "r", "description": ""}]}
+    assert "roles" not in realm_write(content)
+
+
+# --- roles---------------------------------------------------------------------------------------------------
+
+OWNER = "home/main"
+
+
+def role(name: str, description: str = "", owner: str | None = OWNER) -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": description,
+        "attributes": {names.ROLE_OWNER_ATTRIBUTE: [owner]} if owner else {},
+    }
+
+
+def test_roles_are_created_updated_and_only_our_own_deleted() -> None:
+    observed = [
+        role("keep", "old"),
+        role("stale"),
+        role("offline_access", owner=None),
+        role("theirs", owner="x/y"),
+    ]
+    plan = plan_roles({"keep": "new", "fresh": "f", "offline_access": ""}, observed, OWNER)
+    assert plan.creates == [("fresh", "f")] and plan.updates == [("keep", "new")]
+    assert plan.deletes == ["stale"] and plan.conflicts == ["offline_access"]
+
+
+def test_roles_in_sync_plan_nothing() -> None:
+    assert plan_roles({"a": "x"}, [role("a", "x")], OWNER).is_empty()
+
+
+# --- fairness and status-------------------------------------------------------------------------------------
+
+
+def test_round_robin_takes_turns_and_keeps_each_namespace_in_order() -> None:
+    items = [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("c", 1), ("c", 2)]
+    assert round_robin(items, lambda i: i[0]) == [("a", 1), ("b", 1), ("c", 1), ("a", 2), ("c", 2), ("a", 3)]
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.integers())))
+def test_round_robin_is_a_permutation(items: list[tuple[str, int]]) -> None:
+    out = round_robin(items, lambda i: i[0])
+    assert sorted(out) == sorted(items)
+    for ns in "abcd":
+        assert [i for i in out if i[0] == ns] == [i for i in items if i[0] == ns]
+
+
+def test_status_is_stable_when_nothing_changed() -> None:
+    first = render(
+        None, Verdict("Ready", "InSync"), generation=2, keycloak_id="u1", content_hash="h", now="t1"
+    )
+    again = render(
+        first, Verdict("Ready", "InSync"), generation=2, keycloak_id="u1", content_hash="h", now="t2"
+    )
+    assert first == again and first["phase"] == "Ready" and first["conditions"][0]["status"] == "True"
+
+
+def test_a_conflict_keeps_the_last_written_hash_and_flips_the_condition() -> None:
+    ready = render(
+        None, Verdict("Ready", "InSync"), generation=1, keycloak_id="u1", content_hash="h", now="t1"
+    )
+    conflict = render(
+        ready,
+        Verdict("Conflict", "Conflict", "held"),
+        generation=2,
+        keycloak_id="",
+        content_hash="",
+        now="t2",
+    )
+    assert conflict["contentHash"] == "h" and conflict["keycloakId"] == "u1"
+    assert (
+        conflict["conditions"][0]["status"] == "False"
+        and conflict["conditions"][0]["lastTransitionTime"] == "t2"
+    )
