@@ -18,6 +18,8 @@ def _run(args: argparse.Namespace) -> int:
     if not args.verbose:
         # kopf logs every watch-event handler run at INFO: thousands of lines an hour that say nothing.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+        # httpx (python-keycloak's transport) logs every admin API request at INFO.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
     kopf.run(
         clusterwide=not args.namespace,
         namespaces=args.namespace or [],

@@ -314,6 +314,7 @@ def test_quiet_resync_makes_zero_admin_writes_and_leaks_no_credentials(
     kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str, operator: OperatorProcess
 ) -> None:
     ns, rn = setup, realm_name(setup)
+    start = api.admin_writes()
     kubectl.apply(realm(keycloak, ns, "main", realmName=rn, roles=[{"name": "r1"}]))
     for i in range(5):
         kubectl.apply(client(ns, f"c{i}", {"name": "main"}, f"c{i}", redirectUris=[f"https://{i}/*"]))
@@ -324,6 +325,7 @@ def test_quiet_resync_makes_zero_admin_writes_and_leaks_no_credentials(
     )
     time.sleep(6)  # let the rounds the status writes themselves triggered finish
     before = api.admin_writes()
+    assert before - start >= 6, "the counter must see the realm and client creates, or zero proves nothing"
     time.sleep(16)  # three resyncs at 5 s
     assert api.admin_writes() - before == 0
     resource_versions = {c["metadata"]["resourceVersion"] for c in kubectl.list(CLIENT_RES, ns)}

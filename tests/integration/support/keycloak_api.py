@@ -12,7 +12,8 @@ from typing import Any
 
 from localcluster.keycloak import KeycloakProcess
 
-_COUNT = re.compile(r"^http_server_requests_seconds_count\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)$", re.M)
+# Greedy up to the last "}": templated URIs hold braces themselves (uri="/admin/realms/{realm}/clients").
+_COUNT = re.compile(r"^http_server_requests_seconds_count\{(?P<labels>.*)\}\s+(?P<value>\S+)$", re.M)
 
 
 class KeycloakApi:
