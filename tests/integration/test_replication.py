@@ -310,6 +310,22 @@ def test_deleting_a_realm_with_clients_declared_is_refused_until_they_go(
     wait_for("realm resource gone", lambda: kubectl.get(REALM_RES, "main", ns) is None)
 
 
+def test_deleting_the_namespace_deletes_its_realm_even_though_the_admin_secret_goes_too(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str
+) -> None:
+    # Namespace deletion removes the admin Secret and the realm resource at once; the operator finishes the
+    # realm's deletion in Keycloak with the credentials that last logged in, so the namespace can go.
+    ns, rn = setup, realm_name(setup)
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    kubectl.apply(client(ns, "web", {"name": "main"}, "web-app", publicClient=True))
+    wait_phase(kubectl, CLIENT_RES, ns, "web", "Ready")
+    assert api.client(rn, "web-app") is not None
+
+    kubectl.run("delete", "namespace", ns, "--wait=false")
+    wait_for("realm deleted from Keycloak", lambda: api.realm(rn) is None, timeout=90)
+    wait_for("namespace gone", lambda: kubectl.get("namespace", ns) is None, timeout=90)
+
+
 def test_quiet_resync_makes_zero_admin_writes_and_leaks_no_credentials(
     kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str, operator: OperatorProcess
 ) -> None:

@@ -52,7 +52,8 @@ log = logging.getLogger(__name__)
 REALMS = ApiResource(names.GROUP, names.VERSION, names.REALM_PLURAL)
 CLIENTS = ApiResource(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
 RETRY_S = 10.0
-CONCURRENCY = 4
+CONCURRENCY = 4  # Keycloak admin writes in flight per round
+KUBE_CONCURRENCY = 8  # Kubernetes writes in flight per round (finalizers, statuses, events)
 
 Obj = dict[str, Any]
 
@@ -85,6 +86,9 @@ class Replicator:
         self.namespaces = list(namespaces) if namespaces else None
         self.limiter = limiter
         self.admin_writes = 0
+        # The last credentials that logged in, per Secret and server: a namespace being deleted takes its
+        # admin Secret with it, and its realm resources still have to be deleted from Keycloak.
+        self._remembered: dict[tuple[Credentials, str], tuple[str, str]] = {}
         self._admin_factory = admin_factory or (lambda url, u, p: KeycloakAdmin(url, u, p, self._count))
 
     def _count(self) -> None:
@@ -134,7 +138,9 @@ class Replicator:
         try:
             for t in mine.values():
                 if t.credentials is not None and t.credentials not in admins:
-                    admins[t.credentials] = await self._admin(url, t.credentials)
+                    users = [u for u in mine.values() if u.credentials == t.credentials]
+                    only_deletes = all(u.resource.deleting for u in users)
+                    admins[t.credentials] = await self._admin(url, t.credentials, only_deletes)
             realms = [self._with_login_problem(t, admins) for t in mine.values()]
             reader = next((a for a in admins.values() if isinstance(a, KeycloakAdmin)), None)
             if reader is None:
@@ -155,28 +161,36 @@ class Replicator:
 
     # --- credentials ----------------------------------------------------------------------------------------
 
-    async def _admin(self, url: str, cred: Credentials) -> KeycloakAdmin | AdminError:
-        try:
-            secret = await self.kube.get(SECRETS, cred.namespace, cred.secret)
-        except ApiError as e:
-            return AdminError(e.status, f"admin Secret {cred.namespace}/{cred.secret}: {e.status}")
-        if secret is None:
-            return AdminError(404, f"admin Secret {cred.namespace}/{cred.secret} not found")
-        data = secret.get("data") or {}
-        try:
-            username = base64.b64decode(data["username"]).decode()
-            password = base64.b64decode(data["password"]).decode()
-        except (KeyError, ValueError):
-            return AdminError(
-                0, f"admin Secret {cred.namespace}/{cred.secret} needs `username` and `password`"
-            )
+    async def _admin(self, url: str, cred: Credentials, only_deletes: bool) -> KeycloakAdmin | AdminError:
+        found = await self._read_credentials(cred)
+        if isinstance(found, AdminError):
+            remembered = self._remembered.get((cred, url))
+            if found.status != 404 or not only_deletes or remembered is None:
+                return found
+            found = remembered  # the Secret went first (its namespace is being deleted): finish the deletes
+        username, password = found
         admin = self._admin_factory(url, username, password)
         try:
             await admin.login()
         except AdminError as e:
             await admin.close()
             return e
+        self._remembered[(cred, url)] = found
         return admin
+
+    async def _read_credentials(self, cred: Credentials) -> tuple[str, str] | AdminError:
+        where = f"admin Secret {cred.namespace}/{cred.secret}"
+        try:
+            secret = await self.kube.get(SECRETS, cred.namespace, cred.secret)
+        except ApiError as e:
+            return AdminError(e.status, f"{where}: {e.status}")
+        if secret is None:
+            return AdminError(404, f"{where} not found")
+        data = secret.get("data") or {}
+        try:
+            return base64.b64decode(data["username"]).decode(), base64.b64decode(data["password"]).decode()
+        except (KeyError, ValueError):
+            return AdminError(0, f"{where} needs `username` and `password`")
 
     @staticmethod
     def _with_login_problem(
@@ -184,7 +198,13 @@ class Replicator:
     ) -> Resource:
         admin = admins.get(t.credentials) if t.credentials else None
         if isinstance(admin, AdminError) and t.resource.problem is None:
-            return replace(t.resource, problem=Verdict("Error", "AdminLoginFailed", str(admin)))
+            message = str(admin)
+            if t.resource.deleting and admin.status == 404:
+                message += (
+                    f"; the realm stays in Keycloak and this resource keeps the finalizer"
+                    f" {names.REPLICATION_FINALIZER} until the Secret is back (or the finalizer is removed)"
+                )
+            return replace(t.resource, problem=Verdict("Error", "AdminLoginFailed", message))
         return t.resource
 
     # --- the round ------------------------------------------------------------------------------------------
@@ -423,63 +443,75 @@ class Replicator:
     # --- Kubernetes side ------------------------------------------------------------------------------------
 
     async def _ensure_finalizers(self, *groups: list[Obj]) -> None:
-        for group in groups:
-            for obj in group:
-                meta = obj["metadata"]
-                if meta.get("deletionTimestamp") or names.REPLICATION_FINALIZER in (
-                    meta.get("finalizers") or []
-                ):
-                    continue
-                res = REALMS if obj["kind"] == names.REALM_KIND else CLIENTS
-                patch = {
-                    "metadata": {
-                        "finalizers": [*(meta.get("finalizers") or []), names.REPLICATION_FINALIZER],
-                        "resourceVersion": meta["resourceVersion"],
-                    }
+        async def one(obj: Obj) -> None:
+            meta = obj["metadata"]
+            if meta.get("deletionTimestamp") or names.REPLICATION_FINALIZER in (meta.get("finalizers") or []):
+                return
+            res = REALMS if obj["kind"] == names.REALM_KIND else CLIENTS
+            patch = {
+                "metadata": {
+                    "finalizers": [*(meta.get("finalizers") or []), names.REPLICATION_FINALIZER],
+                    "resourceVersion": meta["resourceVersion"],
                 }
-                updated = await self.kube.merge_patch(res, meta["namespace"], meta["name"], patch)
-                meta.update(updated["metadata"])
+            }
+            updated = await self.kube.merge_patch(res, meta["namespace"], meta["name"], patch)
+            meta.update(updated["metadata"])
+
+        await _bounded(one(obj) for group in groups for obj in group)
 
     async def _report(self, rnd: Round) -> None:
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        for key, obj in rnd.objects.items():
-            res = REALMS if key.kind == names.REALM_KIND else CLIENTS
-            meta = obj["metadata"]
-            for event in rnd.events.get(key, []):
-                await events.post(self.kube, obj, event)
-            if key in rnd.finalizable and meta.get("deletionTimestamp"):
-                kept = [f for f in meta.get("finalizers") or [] if f != names.REPLICATION_FINALIZER]
-                patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
-                try:
-                    await self.kube.merge_patch(res, key.namespace, key.name, patch)
-                except ApiError as e:
-                    if e.status not in (404, 409):
-                        raise
-                continue
-            verdict = rnd.verdicts.get(key)
-            if verdict is None:
-                continue  # not in this round's server
-            previous = obj.get("status") or {}
-            status = render(
-                previous,
-                verdict,
-                generation=int(meta.get("generation") or 0),
-                keycloak_id=rnd.remote_ids.get(key, ""),
-                content_hash=rnd.hashes.get(key, ""),
-                now=now,
-            )
-            patch = merge_patch.merge_patch(previous, status)
-            if patch:
-                if verdict.phase != (previous.get("phase") or "") and verdict.phase in (
-                    "Conflict",
-                    "Forbidden",
-                ):
-                    await events.post(self.kube, obj, Event("Warning", verdict.reason, verdict.message))
-                try:
-                    await self.kube.patch_status(res, key.namespace, key.name, patch)
-                except ApiError as e:
-                    if e.status != 404:
-                        raise
+        await _bounded(self._report_one(rnd, key, obj, now) for key, obj in rnd.objects.items())
+
+    async def _report_one(self, rnd: Round, key: ObjectKey, obj: Obj, now: str) -> None:
+        """Events, then either the finalizer's release or the status (patched only when it changed)."""
+        res = REALMS if key.kind == names.REALM_KIND else CLIENTS
+        meta = obj["metadata"]
+        for event in rnd.events.get(key, []):
+            await events.post(self.kube, obj, event)
+        if key in rnd.finalizable and meta.get("deletionTimestamp"):
+            kept = [f for f in meta.get("finalizers") or [] if f != names.REPLICATION_FINALIZER]
+            patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
+            try:
+                await self.kube.merge_patch(res, key.namespace, key.name, patch)
+            except ApiError as e:
+                if e.status not in (404, 409):
+                    raise
+            return
+        verdict = rnd.verdicts.get(key)
+        if verdict is None:
+            return  # not in this round's server
+        previous = obj.get("status") or {}
+        status = render(
+            previous,
+            verdict,
+            generation=int(meta.get("generation") or 0),
+            keycloak_id=rnd.remote_ids.get(key, ""),
+            content_hash=rnd.hashes.get(key, ""),
+            now=now,
+        )
+        patch = merge_patch.merge_patch(previous, status)
+        if not patch:
+            return
+        if verdict.phase != (previous.get("phase") or "") and verdict.phase in ("Conflict", "Forbidden"):
+            await events.post(self.kube, obj, Event("Warning", verdict.reason, verdict.message))
+        try:
+            await self.kube.patch_status(res, key.namespace, key.name, patch)
+        except ApiError as e:
+            if e.status != 404:
+                raise
+
+
+async def _bounded(calls: Iterable[Awaitable[None]], limit: int = KUBE_CONCURRENCY) -> None:
+    """Runs Kubernetes writes for many resources side by side, a few at a time: one round touches every
+    resource of a server on its first sync, and one at a time that is a minute per thousand."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(call: Awaitable[None]) -> None:
+        async with gate:
+            await call
+
+    await asyncio.gather(*(one(c) for c in calls))
 
 
 def _namespace_of(op: Delete | Create | Update | Release) -> str:
