@@ -10,9 +10,14 @@ import sys
 def _run(args: argparse.Namespace) -> int:
     import kopf
 
+    from keycloak_operator.core.peering import default_priority
     from keycloak_operator.shell import handlers, replication_handlers  # noqa: F401  (registers the handlers)
+    from keycloak_operator.shell.leadership import leadership
 
     replication_handlers.configure(args.namespace)
+    priority = args.priority if args.priority is not None else default_priority()
+    identity = _identity()
+    leadership.configure(args.peering, identity, priority, args.namespace)
 
     kopf.configure(verbose=args.verbose)
     if not args.verbose:
@@ -25,9 +30,20 @@ def _run(args: argparse.Namespace) -> int:
         namespaces=args.namespace or [],
         standalone=args.peering is None,
         peering_name=args.peering,
+        priority=priority,
+        identity=identity,  # type: ignore[arg-type]  # kopf.Identity is a NewType of str, not exported
         liveness_endpoint=args.liveness,
     )
     return 0
+
+
+def _identity() -> str:
+    """The name this replica goes by in the peering object: the pod's name in a cluster."""
+    import os
+    import secrets
+    import socket
+
+    return os.environ.get("POD_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 def _crds(_: argparse.Namespace) -> int:
@@ -58,6 +74,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("-n", "--namespace", action="append", help="watch only this namespace (repeatable)")
     run.add_argument("-A", "--all-namespaces", action="store_true", help="watch every namespace (default)")
     run.add_argument("--peering", default=None, help="kopf peering name for HA (default: standalone)")
+    run.add_argument(
+        "--priority",
+        type=int,
+        default=None,
+        help="peering priority; the highest live one acts (default: random, so replicas never tie)",
+    )
     run.add_argument("--liveness", default=None, help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz")
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=_run)

@@ -32,14 +32,47 @@ def crds(kubectl: Kubectl) -> None:
     kubectl.run("wait", "--for=condition=Established", "--timeout=60s", "crd", "-l", "", "--all")
 
 
+_session_operators: list[OperatorProcess] = []
+
+
 @pytest.fixture(scope="session")
 def operator(
     cluster: localcluster.Cluster, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
     proc = OperatorProcess(cluster.kubeconfig, tmp_path_factory.mktemp("operator"))
     proc.start("--all-namespaces")
+    _session_operators.append(proc)
     yield proc
+    _session_operators.remove(proc)
     proc.stop()
+
+
+@pytest.fixture
+def session_operator_stopped(crds: None) -> Iterator[None]:
+    """For tests that run operators of their own (HA, RBAC): the session's operator, if a test before
+    started it, must not act on the same objects meanwhile. It is started again afterwards."""
+    stopped = [p for p in _session_operators if p.alive()]
+    for proc in stopped:
+        proc.stop()
+    yield
+    for proc in stopped:
+        proc.start("--all-namespaces")
+
+
+@pytest.fixture(scope="session")
+def backup_crds(kubectl: Kubectl) -> None:
+    """CloudNativePG's Backup and the CSI VolumeSnapshot CRDs: their controllers cannot run on simulated
+    nodes, so tests install the CRDs and play the controllers' part themselves."""
+    kubectl.run(
+        "apply", "--server-side", "-f", str(ROOT / "tests" / "integration" / "fixtures" / "backup-crds.yaml")
+    )
+    kubectl.run(
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "crd/backups.postgresql.cnpg.io",
+        "crd/volumesnapshots.snapshot.storage.k8s.io",
+    )
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -25,20 +24,7 @@ pytestmark = pytest.mark.integration
 KC = f"keycloaks.{names.GROUP}"
 IMAGE = "quay.io/keycloak/keycloak"
 BOOT_SECONDS = 4
-FIXTURES = Path(__file__).parent / "fixtures"
 POLICY = {"strategy": "BlueGreen", "drainDelay": "1s", "greenReadyTimeout": "2m"}
-
-
-@pytest.fixture(scope="module")
-def backup_crds(kubectl: Kubectl) -> None:
-    kubectl.run("apply", "--server-side", "-f", str(FIXTURES / "backup-crds.yaml"))
-    kubectl.run(
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        "crd/backups.postgresql.cnpg.io",
-        "crd/volumesnapshots.snapshot.storage.k8s.io",
-    )
 
 
 def bg_state(kubectl: Kubectl, ns: str, name: str) -> str:

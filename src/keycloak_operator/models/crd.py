@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from keycloak_operator.core import names
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
+from keycloak_operator.models.peering_crd import peering_crds
 
 _DROP = {"title", "default"}
 
@@ -205,7 +206,7 @@ def client_crd() -> dict[str, Any]:
 
 
 def all_crds() -> list[dict[str, Any]]:
-    return [keycloak_crd(), realm_crd(), client_crd()]
+    return [keycloak_crd(), realm_crd(), client_crd(), *peering_crds()]
 
 
 class _NoAliasDumper(yaml.SafeDumper):

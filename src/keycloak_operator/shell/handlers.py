@@ -17,6 +17,7 @@ import kopf
 
 from keycloak_operator.core import names, reconcile
 from keycloak_operator.shell.kube import Kube
+from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.reconciler import reconcile_once
 from keycloak_operator.shell.workqueue import ROUTINE, URGENT, WorkQueue
 
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 
 RESYNC_SECONDS = float(os.environ.get("KCOP_RESYNC_SECONDS", "60"))
 WORKERS = int(os.environ.get("KCOP_WORKERS", "8"))
+# How long a silent replica counts as alive in the peering object: a standby takes over this long after the
+# leader died. kopf's default is 60 s.
+PEERING_LIFETIME = int(os.environ.get("KCOP_PEERING_LIFETIME", "60"))
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -36,6 +40,7 @@ class Runtime:
         self.queue: WorkQueue[Key] | None = None
         self.known: dict[str, Key] = {}  # uid -> key, for waking an owner from its child's event
         self.resync: asyncio.Task[None] | None = None
+        self.leadership: asyncio.Task[None] | None = None
 
 
 runtime = Runtime()
@@ -43,6 +48,8 @@ runtime = Runtime()
 
 async def _process(key: Key) -> float | None:
     assert runtime.kube is not None
+    if not leadership.active(key[0]):
+        return STANDBY_RECHECK_SECONDS  # another replica leads; kopf is paused too
     return await reconcile_once(runtime.kube, *key)
 
 
@@ -61,18 +68,21 @@ async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=names.GROUP)
     settings.posting.enabled = False  # our Events are posted explicitly, only when something happens
     settings.watching.server_timeout = 300
+    settings.peering.lifetime = PEERING_LIFETIME
     runtime.kube = await Kube.connect()
     runtime.queue = WorkQueue(_process, workers=WORKERS)
     runtime.queue.start()
     runtime.resync = asyncio.create_task(_resync_forever())
+    runtime.leadership = asyncio.create_task(leadership.watch(runtime.kube))
 
 
 @kopf.on.cleanup()
 async def cleanup(**_: Any) -> None:
-    if runtime.resync is not None:
-        runtime.resync.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await runtime.resync
+    for task in (runtime.resync, runtime.leadership):
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     if runtime.queue is not None:
         await runtime.queue.stop()
     if runtime.kube is not None:

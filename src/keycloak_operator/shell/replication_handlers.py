@@ -21,6 +21,7 @@ from keycloak_operator.core.children import HTTP_PORT
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import server_url
 from keycloak_operator.shell.kube import Kube
+from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication import Replicator
 from keycloak_operator.shell.workqueue import WorkQueue
@@ -55,6 +56,8 @@ def configure(namespaces: list[str] | None) -> None:
 
 async def _process(url: str) -> float | None:
     assert runtime.replicator is not None
+    if not leadership.all_active():
+        return STANDBY_RECHECK_SECONDS  # another replica leads; kopf is paused too
     return await runtime.replicator.sync(url)
 
 

@@ -62,6 +62,13 @@ class OperatorProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def log_text(self) -> str:
+        """Everything this process logged (this start only)."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
     def tail(self, lines: int = 60) -> str:
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
