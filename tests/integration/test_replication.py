@@ -29,12 +29,24 @@ ADMIN_SECRET = "kc-admin"
 
 
 @pytest.fixture(scope="module")
-def keycloak() -> Iterator[KeycloakProcess]:
+def keycloak(kubectl: Kubectl) -> Iterator[KeycloakProcess]:
     kc = KeycloakProcess(args=["--metrics-enabled=true"])
     kc.start()
     yield kc
-    kc.stop()
-    kc.cleanup()
+
+    # The last tests' namespaces are being deleted: let the operator finish deleting their realms from this
+    # server first, or they would wait for it forever (their finalizer) on a reused dev cluster.
+    def realms_left() -> list[Any]:
+        items = kubectl.list(REALM_RES, None)
+        return [
+            r for r in items if ((r["spec"].get("server") or {}).get("external") or {}).get("url") == kc.url
+        ]
+
+    try:
+        wait_for("realms on this server deleted", lambda: not realms_left(), timeout=120)
+    finally:
+        kc.stop()
+        kc.cleanup()
 
 
 @pytest.fixture(scope="module")

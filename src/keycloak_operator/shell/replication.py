@@ -41,7 +41,7 @@ from keycloak_operator.core.replication.sync import (
     plan_realms,
     settle,
 )
-from keycloak_operator.shell import events
+from keycloak_operator.shell import events, metrics
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube
 from keycloak_operator.shell.kube import Resource as ApiResource
@@ -53,6 +53,7 @@ REALMS = ApiResource(names.GROUP, names.VERSION, names.REALM_PLURAL)
 CLIENTS = ApiResource(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
 RETRY_S = 10.0
 CONCURRENCY = 4  # Keycloak admin writes in flight per round
+ROLE_KIND = "RealmRole"  # the metrics' kind for realm roles, which have no resource of their own
 KUBE_CONCURRENCY = 8  # Kubernetes writes in flight per round (finalizers, statuses, events)
 
 Obj = dict[str, Any]
@@ -279,6 +280,7 @@ class Replicator:
                     await self.limiter.acquire(op.key.namespace)
                     try:
                         await write(op)
+                        metrics.replication_write(op.key.kind, _operation(op))
                     except AdminError as e:
                         failed[op.key] = str(e)
                         rnd.failed = True
@@ -353,13 +355,16 @@ class Replicator:
                 await self.limiter.acquire(realm.key.namespace)
                 body = {"name": name, "description": description, "attributes": role_owner(owner)}
                 await admin.create_role(remote, body)
+                metrics.replication_write(ROLE_KIND, "create")
             for name, description in plan.updates:
                 await self.limiter.acquire(realm.key.namespace)
                 body = {"name": name, "description": description, "attributes": role_owner(owner)}
                 await admin.update_role(remote, name, body)
+                metrics.replication_write(ROLE_KIND, "update")
             for name in plan.deletes:
                 await self.limiter.acquire(realm.key.namespace)
                 await admin.delete_role(remote, name)
+                metrics.replication_write(ROLE_KIND, "delete")
         except AdminError as e:
             rnd.failed = True
             rnd.verdicts[realm.key] = Verdict("Error", "WriteFailed", f"realm roles: {e}")
@@ -435,7 +440,12 @@ class Replicator:
             body = _secret_body(obj, secret_name, c.natural_key, value, remote)
             if existing is not None and existing.get("data") == body["data"]:
                 continue
-            await self.kube.apply(body)
+            try:
+                await self.kube.apply(body)
+            except ApiError as e:  # a terminating namespace, say: this client's problem, not the round's
+                rnd.failed = True
+                rnd.verdicts[c.key] = Verdict("Error", "SecretWriteFailed", str(e))
+                continue
             rnd.note(
                 c.key, Event("Normal", "SecretWritten", f"client secret written to Secret {secret_name}")
             )
@@ -475,12 +485,13 @@ class Replicator:
             try:
                 await self.kube.merge_patch(res, key.namespace, key.name, patch)
             except ApiError as e:
-                if e.status not in (404, 409):
-                    raise
+                if e.status not in (404, 409):  # gone, or changed meanwhile: the next round looks again
+                    self._report_failed(rnd, key, e)
             return
         verdict = rnd.verdicts.get(key)
         if verdict is None:
             return  # not in this round's server
+        metrics.resource_result(key.kind, verdict.phase != "Error")
         previous = obj.get("status") or {}
         status = render(
             previous,
@@ -494,12 +505,20 @@ class Replicator:
         if not patch:
             return
         if verdict.phase != (previous.get("phase") or "") and verdict.phase in ("Conflict", "Forbidden"):
+            if verdict.phase == "Conflict":
+                metrics.replication_conflict(key.kind)
             await events.post(self.kube, obj, Event("Warning", verdict.reason, verdict.message))
         try:
             await self.kube.patch_status(res, key.namespace, key.name, patch)
         except ApiError as e:
             if e.status != 404:
-                raise
+                self._report_failed(rnd, key, e)
+
+    @staticmethod
+    def _report_failed(rnd: Round, key: ObjectKey, error: ApiError) -> None:
+        """One resource's Kubernetes write failed: logged, retried by the next round, the others go on."""
+        log.warning("%s %s/%s: %s", key.kind, key.namespace, key.name, error)
+        rnd.failed = True
 
 
 async def _bounded(calls: Iterable[Awaitable[None]], limit: int = KUBE_CONCURRENCY) -> None:
@@ -512,6 +531,10 @@ async def _bounded(calls: Iterable[Awaitable[None]], limit: int = KUBE_CONCURREN
             await call
 
     await asyncio.gather(*(one(c) for c in calls))
+
+
+def _operation(op: Delete | Create | Update | Release) -> str:
+    return type(op).__name__.lower()
 
 
 def _namespace_of(op: Delete | Create | Update | Release) -> str:

@@ -48,8 +48,9 @@ class Kubectl:
             raise AssertionError(result.stderr)
         return dict(json.loads(result.stdout))
 
-    def list(self, kind: str, namespace: str, selector: str | None = None) -> list[dict[str, Any]]:
-        args = ["get", kind, "-n", namespace, "-o", "json"]
+    def list(self, kind: str, namespace: str | None, selector: str | None = None) -> list[dict[str, Any]]:
+        """Objects of `kind` in `namespace`; None: in every namespace."""
+        args = ["get", kind, "-o", "json", *(["-n", namespace] if namespace else ["-A"])]
         if selector:
             args += ["-l", selector]
         return list(json.loads(self.run(*args).stdout)["items"])
