@@ -19,7 +19,12 @@ def _run(args: argparse.Namespace) -> int:
     identity = _identity()
     leadership.configure(args.peering, identity, priority, args.namespace)
 
-    kopf.configure(verbose=args.verbose)
+    log_format = kopf.LogFormat.JSON if args.log_format == "json" else kopf.LogFormat.FULL
+    kopf.configure(verbose=args.verbose, log_format=log_format)
+    if args.metrics_port:
+        from keycloak_operator.shell import metrics
+
+        metrics.serve(args.metrics_port)
     if not args.verbose:
         # kopf logs every watch-event handler run at INFO: thousands of lines an hour that say nothing.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
@@ -67,6 +72,21 @@ def _rollback(args: argparse.Namespace) -> int:
     return 0
 
 
+def _status(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from keycloak_operator.shell import status_command
+
+    try:
+        asyncio.run(status_command.run(args.namespace, args.name, args.watch))
+    except status_command.NotFound as missing:
+        print(missing, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass  # the way out of --watch
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="keycloak-operator", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -81,6 +101,12 @@ def parser() -> argparse.ArgumentParser:
         help="peering priority; the highest live one acts (default: random, so replicas never tie)",
     )
     run.add_argument("--liveness", default=None, help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz")
+    run.add_argument(
+        "--metrics-port", type=int, default=0, help="serve Prometheus metrics on this port (default: off)"
+    )
+    run.add_argument(
+        "--log-format", choices=["text", "json"], default="text", help="json: one JSON object per line"
+    )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=_run)
     crds = sub.add_parser("crds", help="print the CustomResourceDefinitions as YAML")
@@ -89,6 +115,11 @@ def parser() -> argparse.ArgumentParser:
     rb.add_argument("name")
     rb.add_argument("-n", "--namespace", default="default")
     rb.set_defaults(func=_rollback)
+    st = sub.add_parser("status", help="show a Keycloak's versions, upgrade progress, replicas and events")
+    st.add_argument("name")
+    st.add_argument("-n", "--namespace", default="default")
+    st.add_argument("-w", "--watch", action="store_true", help="refresh in place until interrupted")
+    st.set_defaults(func=_status)
     return p
 
 

@@ -11,11 +11,13 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from typing import Any
 
 import kopf
 
 from keycloak_operator.core import names, reconcile
+from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.reconciler import reconcile_once
@@ -50,7 +52,14 @@ async def _process(key: Key) -> float | None:
     assert runtime.kube is not None
     if not leadership.active(key[0]):
         return STANDBY_RECHECK_SECONDS  # another replica leads; kopf is paused too
-    return await reconcile_once(runtime.kube, *key)
+    started = time.monotonic()
+    ok = False
+    try:
+        again = await reconcile_once(runtime.kube, *key)
+        ok = True
+        return again
+    finally:
+        metrics.reconciled(names.KEYCLOAK_KIND, time.monotonic() - started, ok)
 
 
 async def _resync_forever() -> None:

@@ -126,9 +126,16 @@ class Kube:
             raise
 
     async def list(
-        self, res: Resource, namespace: str | None, *, label_selector: str | None = None
+        self,
+        res: Resource,
+        namespace: str | None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
     ) -> list[dict[str, Any]]:
         query = [("labelSelector", label_selector)] if label_selector else []
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
         result = await self._call("GET", res.path(namespace), query=query)
         return list(result.get("items", []))
 

@@ -23,9 +23,10 @@ from keycloak_operator.core import (
     reconcile,
     versions,
 )
+from keycloak_operator.core.bluegreen.milestones import transition
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.shell import events, failpoints, upgrade
+from keycloak_operator.shell import events, failpoints, metrics, upgrade
 from keycloak_operator.shell.kube import DEPLOYMENTS, KEYCLOAKS, SECRETS, SERVICES, Kube
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
                 and step.status is not None
                 and (stored is None or stored.state != step.status.state)
             ):
+                metrics.upgrade_transition(transition(stored, step.status))
                 failpoints.after_persist(step.status.state)
     if decision.create_admin_secret:
         owner = reconcile.owner_of(keycloak)

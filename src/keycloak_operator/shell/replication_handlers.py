@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from typing import Any
 
 import kopf
@@ -20,6 +21,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import server_url
+from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.ratelimit import WriteLimiter
@@ -58,7 +60,11 @@ async def _process(url: str) -> float | None:
     assert runtime.replicator is not None
     if not leadership.all_active():
         return STANDBY_RECHECK_SECONDS  # another replica leads; kopf is paused too
-    return await runtime.replicator.sync(url)
+    started = time.monotonic()
+    try:
+        return await runtime.replicator.sync(url)
+    finally:
+        metrics.replication_round(time.monotonic() - started)
 
 
 async def _resync_forever() -> None:

@@ -1,0 +1,126 @@
+"""The status command's view: versions, state with elapsed time and what it waits for, tracks, events."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from rich.console import Console
+
+from keycloak_operator.core import bluegreen as bg
+from keycloak_operator.core.progress import EVENTS_SHOWN, WAITING_FOR, duration, progress
+from keycloak_operator.shell.status_command import render
+
+NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
+
+
+def keycloak(**status: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "kc", "namespace": "ns", "uid": "u1"},
+        "spec": {"image": "quay.io/keycloak/keycloak:27.0.0"},
+        "status": status,
+    }
+
+
+def deployment(name: str, image: str, ready: int, replicas: int) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"image": image}]}}},
+        "status": {"readyReplicas": ready},
+    }
+
+
+def event(at: str, reason: str, type_: str = "Normal") -> dict[str, Any]:
+    return {"lastTimestamp": at, "type": type_, "reason": reason, "message": f"{reason} happened"}
+
+
+WAITING = keycloak(
+    phase="Upgrading",
+    versions={"nextVersion": "27.0.0#b", "currentVersion": "26.1.0#a", "lastVersion": "26.0.0#z"},
+    blueGreen={
+        "state": bg.WAITING_FOR_GREEN,
+        "deadline": "2026-11-22T12:10:00Z",
+        "history": [
+            {"state": bg.BACKING_UP, "at": "2026-11-22T11:58:00Z"},
+            {"state": bg.WAITING_FOR_GREEN, "at": "2026-11-22T11:59:15Z"},
+        ],
+    },
+)
+
+
+def test_an_upgrade_in_flight_shows_state_elapsed_deadline_and_both_tracks() -> None:
+    blue = deployment("kc-keycloak", "quay.io/keycloak/keycloak:26.1.0", 3, 3)
+    green = deployment("kc-green-keycloak", "quay.io/keycloak/keycloak:27.0.0", 1, 3)
+    p = progress(WAITING, blue, green, [], NOW)
+    assert (p.next_version, p.current_version, p.last_version) == ("27.0.0#b", "26.1.0#a", "26.0.0#z")
+    assert p.state == bg.WAITING_FOR_GREEN and p.in_state_seconds == 45.0
+    assert p.deadline_in_seconds == 600.0
+    assert p.waiting_for == WAITING_FOR[bg.WAITING_FOR_GREEN]
+    assert [(t.role, t.ready, t.desired) for t in p.tracks] == [("blue", 3, 3), ("green", 1, 3)]
+
+
+def test_at_rest_there_is_no_deadline_and_no_green() -> None:
+    k = keycloak(phase="Running", blueGreen={"state": bg.COMPLETED, "deadline": "2026-11-22T11:00:00Z"})
+    p = progress(k, deployment("kc-keycloak", "img", 3, 3), None, [], NOW)
+    assert p.deadline_in_seconds is None and [t.role for t in p.tracks] == ["blue"]
+    assert p.in_state_seconds is None  # no history entry for the state
+
+
+def test_a_keycloak_without_status_or_upgrade_is_idle_and_pending() -> None:
+    k = {"metadata": {"name": "kc", "namespace": "ns"}, "spec": {"image": "x"}}
+    p = progress(k, None, None, [], NOW)
+    assert p.state == bg.IDLE and p.phase == "Pending" and p.tracks == () and p.current_version == ""
+
+
+def test_backing_up_names_the_backup() -> None:
+    k = keycloak(blueGreen={"state": bg.BACKING_UP, "backupName": "kc-27-0-0"})
+    assert "kc-27-0-0" in progress(k, None, None, [], NOW).waiting_for
+
+
+def test_every_state_says_what_it_waits_for() -> None:
+    assert set(WAITING_FOR) == set(bg.STATES)
+
+
+def test_only_the_newest_events_oldest_first() -> None:
+    evs = [event(f"2026-11-22T11:{m:02d}:00Z", f"R{m}") for m in range(20)]
+    p = progress(WAITING, None, None, list(reversed(evs)), NOW)
+    assert [e.reason for e in p.events] == [f"R{m}" for m in range(20 - EVENTS_SHOWN, 20)]
+    assert p.events[-1].age_seconds == 41 * 60
+
+
+def test_events_without_time_or_message_do_not_break_the_view() -> None:
+    p = progress(WAITING, None, None, [{"type": "Normal", "reason": "X", "message": None}], NOW)
+    assert p.events[0].age_seconds is None and p.events[0].message == ""
+
+
+@given(st.floats(min_value=0, max_value=10**7))
+def test_duration_is_always_compact(seconds: float) -> None:
+    text = duration(seconds)
+    assert text.endswith(("s", "m")) and len(text) <= 8
+
+
+def test_duration_examples() -> None:
+    assert [duration(x) for x in (None, 5, 185, 7620)] == ["-", "5s", "3m05s", "2h07m"]
+
+
+def test_rendered_view_contains_what_an_operator_needs() -> None:
+    blue = deployment("kc-keycloak", "quay.io/keycloak/keycloak:26.1.0", 3, 3)
+    green = deployment("kc-green-keycloak", "quay.io/keycloak/keycloak:27.0.0", 1, 3)
+    p = progress(WAITING, blue, green, [event("2026-11-22T11:59:15Z", "GreenCreated")], NOW)
+    console = Console(record=True, width=160)
+    console.print(render(p))
+    text = console.export_text()
+    for needle in (
+        "ns/kc",
+        "27.0.0#b",
+        "26.1.0#a",
+        "WaitingForGreen, for 45s",
+        "deadline in 10m00s",
+        "every green replica to be Ready",
+        "kc-green-keycloak",
+        "1/3",
+        "GreenCreated",
+    ):
+        assert needle in text, needle
