@@ -63,3 +63,19 @@ async def test_a_failing_key_backs_off_and_does_not_block_others() -> None:
     await drain(q, 0.4)
     assert attempts["good"] == 1
     assert attempts["bad"] >= 3
+
+
+async def test_a_pass_that_never_ends_is_cut_off_and_retried() -> None:
+    calls = 0
+
+    async def process(key: str) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.sleep(3600)  # a request lost on the way
+
+    q: WorkQueue[str] = WorkQueue(process, workers=1, timeout=0.05, base_backoff=0.01)
+    q.start()
+    q.add("k")
+    await drain(q, 0.3)
+    assert calls == 2

@@ -17,7 +17,7 @@ from typing import Any
 import kopf
 
 from keycloak_operator.core import names, reconcile
-from keycloak_operator.shell import metrics
+from keycloak_operator.shell import diagnostics, metrics
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.reconciler import reconcile_once
@@ -78,6 +78,7 @@ async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.enabled = False  # our Events are posted explicitly, only when something happens
     settings.watching.server_timeout = 300
     settings.peering.lifetime = PEERING_LIFETIME
+    diagnostics.install()
     runtime.kube = await Kube.connect()
     runtime.queue = WorkQueue(_process, workers=WORKERS)
     runtime.queue.start()

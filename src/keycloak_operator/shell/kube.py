@@ -17,6 +17,9 @@ from keycloak_operator.core import names
 
 log = logging.getLogger(__name__)
 
+# aiohttp's default is no timeout at all: a request lost on the way would stall its work queue key forever.
+REQUEST_TIMEOUT_S = 60.0
+
 
 class ApiError(Exception):
     """A request the API server refused; `status` is the HTTP status."""
@@ -108,6 +111,7 @@ class Kube:
             auth_settings=["BearerToken"],
             response_types_map={},
             _preload_content=False,
+            _request_timeout=REQUEST_TIMEOUT_S,
         )
         raw = await response.read()
         body = json.loads(raw) if raw else None

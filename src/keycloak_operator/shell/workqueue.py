@@ -33,11 +33,13 @@ class WorkQueue(Generic[K]):
         workers: int = 8,
         base_backoff: float = 1.0,
         max_backoff: float = 60.0,
+        timeout: float = 300.0,
     ) -> None:
         self._process = process
         self._workers = workers
         self._base_backoff = base_backoff
         self._max_backoff = max_backoff
+        self._timeout = timeout
         self._heap: list[tuple[int, int, K]] = []
         self._queued: dict[K, int] = {}
         self._processing: set[K] = set()
@@ -97,7 +99,9 @@ class WorkQueue(Generic[K]):
                 continue
             self._processing.add(key)
             try:
-                again_after = await self._process(key)
+                # A pass that never ends would hold its key forever (events only mark it dirty): bound it, so
+                # it fails loudly and is retried like any failure.
+                again_after = await asyncio.wait_for(self._process(key), self._timeout)
                 self._failures.pop(key, None)
                 if again_after is not None:  # the processor asked to look again later (a timed wait)
                     self.add_after(key, again_after)
