@@ -24,8 +24,9 @@ cluster: setup
 cluster-down: setup
 	$(RUN) python -m localcluster down
 
+# The CRDs (deploy/crds and the chart's copy) and the chart's RBAC rules, generated from src/.../models.
 crds: setup
-	$(RUN) keycloak-operator crds > deploy/crds/crds.yaml
+	$(RUN) keycloak-operator crds --write .
 
 lint: setup
 	$(RUN) ruff check src tests bench hack

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -51,9 +52,12 @@ def _identity() -> str:
     return os.environ.get("POD_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-def _crds(_: argparse.Namespace) -> int:
-    from keycloak_operator.models import crd
+def _crds(args: argparse.Namespace) -> int:
+    from keycloak_operator.models import crd, generated
 
+    if args.write:
+        generated.write(Path(args.write))
+        return 0
     sys.stdout.write(crd.render_yaml())
     return 0
 
@@ -110,6 +114,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=_run)
     crds = sub.add_parser("crds", help="print the CustomResourceDefinitions as YAML")
+    crds.add_argument(
+        "--write", metavar="ROOT", help="write every generated file (CRDs, chart copy, RBAC rules) under ROOT"
+    )
     crds.set_defaults(func=_crds)
     rb = sub.add_parser("rollback", help="restore the last known good version of a Keycloak")
     rb.add_argument("name")

@@ -8,6 +8,7 @@ from pathlib import Path
 K8S_VERSION = "v1.34.4"
 ETCD_VERSION = "v3.6.4"
 KWOK_VERSION = "v0.7.0"
+HELM_VERSION = "v3.22.0"
 
 
 def cache_root() -> Path:
