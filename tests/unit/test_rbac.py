@@ -1,4 +1,4 @@
-"""The operator's permissions: no wildcards, only real verbs, and the user guide's table says the same."""
+"""The operator's permissions: no wildcards, only real verbs, and the README table says the same."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def test_rules_split_by_scope() -> None:
     assert total == len(PERMISSIONS)
 
 
-def test_the_guide_lists_every_permission_and_nothing_else() -> None:
-    text = (ROOT / "docs" / "guide" / "install.md").read_text()
+def test_the_readme_lists_every_permission_and_nothing_else() -> None:
+    text = (ROOT / "README.md").read_text()
     rows = set()
     for line in text.splitlines():
         m = re.match(r"\| `([^`]*)` \| `([^`]+)` \| ([a-z, ]+) \|", line)
