@@ -28,6 +28,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     plan_clients,
     plan_realms,
+    releasable_without_server,
     settle,
 )
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
@@ -272,6 +273,22 @@ def test_a_realm_on_an_unknown_keycloak_waits() -> None:
     assert realm_target(obj, KC).resource.problem == Verdict(
         "Pending", "KeycloakNotFound", "Keycloak team/nope not found"
     )
+
+
+def test_a_deleted_realm_whose_keycloak_is_gone_or_never_allowed_releases_its_finalizer() -> None:
+    deleting = {"deletionTimestamp": "2026-11-22T00:00:00Z"}
+    gone = k8s(REALM, "team", "r", {"server": {"keycloak": {"name": "nope"}}}, **deleting)
+    forbidden = k8s(
+        REALM, "other", "r", {"server": {"keycloak": {"name": "kc", "namespace": "kc-ns"}}}, **deleting
+    )
+    reachable = k8s(
+        REALM, "team", "r", {"server": {"keycloak": {"name": "kc", "namespace": "kc-ns"}}}, **deleting
+    )
+    assert releasable_without_server(realm_target(gone, KC).resource)
+    assert releasable_without_server(realm_target(forbidden, KC).resource)
+    assert not releasable_without_server(realm_target(reachable, KC).resource)  # its server must delete it
+    alive = k8s(REALM, "team", "r", {"server": {"keycloak": {"name": "nope"}}})
+    assert not releasable_without_server(realm_target(alive, KC).resource)
 
 
 def test_an_external_realm_uses_its_own_secret_and_a_normalised_url() -> None:

@@ -39,6 +39,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     plan_clients,
     plan_realms,
+    releasable_without_server,
     settle,
 )
 from keycloak_operator.shell import events, metrics
@@ -157,6 +158,8 @@ class Replicator:
         for key, t in unresolved.items():
             if t.resource.problem is not None:
                 rnd.verdicts.setdefault(key, t.resource.problem)
+            if releasable_without_server(t.resource):
+                rnd.finalizable.add(key)
         await self._report(rnd)
         return RETRY_S if rnd.failed else None
 

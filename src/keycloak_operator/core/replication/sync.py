@@ -212,3 +212,11 @@ def plan_clients(
         natural_key_of="clientId",
         namespaces=namespaces,
     )
+
+
+def releasable_without_server(realm: Resource) -> bool:
+    """A realm resource being deleted that names no server the operator can reach (its Keycloak resource is
+    gone, taking the server with it; or it was never allowed or valid, so nothing was written): nothing is
+    left for the operator to delete, and its finalizer goes. Otherwise a namespace holding both a Keycloak
+    and realms on it could never finish deleting."""
+    return realm.deleting and realm.problem is not None
