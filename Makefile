@@ -46,8 +46,10 @@ test: lint typecheck unit integration
 demo: setup
 	$(RUN) python hack/demo.py
 
+# The scale suite (about an hour: N = 100 and 500, idle, a 30-minute soak, 50 concurrent upgrades); writes
+# bench/results/report.md, results.json and PNG plots. Not part of `make test` (a smoke run of it is).
 bench: setup
-	$(RUN) python bench/bench_cutover.py
+	$(RUN) python bench/bench_scale.py
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
