@@ -18,7 +18,7 @@ import kopf
 
 from keycloak_operator.core import names, reconcile
 from keycloak_operator.shell import diagnostics, metrics
-from keycloak_operator.shell.kube import Kube
+from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.reconciler import reconcile_once
 from keycloak_operator.shell.workqueue import ROUTINE, URGENT, WorkQueue
@@ -58,6 +58,13 @@ async def _process(key: Key) -> float | None:
         again = await reconcile_once(runtime.kube, *key)
         ok = True
         return again
+    except ApiError as e:
+        if not e.namespace_terminating:
+            raise
+        # Its children cannot be written and the Keycloak goes with the namespace: its deletion event follows.
+        log.info("namespace %s is being deleted; not reconciling %s", *key)
+        ok = True
+        return None
     finally:
         metrics.reconciled(names.KEYCLOAK_KIND, time.monotonic() - started, ok)
 

@@ -22,11 +22,17 @@ REQUEST_TIMEOUT_S = 60.0
 
 
 class ApiError(Exception):
-    """A request the API server refused; `status` is the HTTP status."""
+    """A request the API server refused; `status` is the HTTP status, `causes` the reasons it gave."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, causes: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.status = status
+        self.causes = causes
+
+    @property
+    def namespace_terminating(self) -> bool:
+        """Refused because the namespace is being deleted: nothing to write there any more, not a fault."""
+        return "NamespaceTerminating" in self.causes
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,9 @@ class Kube:
         body = json.loads(raw) if raw else None
         if response.status >= 400:
             message = body.get("message", "") if isinstance(body, dict) else ""
-            raise ApiError(response.status, f"{method} {path}: {response.status} {message}")
+            details = (body.get("details") or {}) if isinstance(body, dict) else {}
+            causes = tuple(str(c.get("reason", "")) for c in details.get("causes") or [])
+            raise ApiError(response.status, f"{method} {path}: {response.status} {message}", causes)
         return body
 
     async def get(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any] | None:

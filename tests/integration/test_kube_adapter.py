@@ -1,0 +1,56 @@
+"""The operator's own API adapter against the real API server: what it makes of the server's refusals."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from kubernetes_asyncio import client, config
+
+import localcluster
+from keycloak_operator.shell.kube import ApiError, Kube
+from tests.integration.support.kubectl import Kubectl, wait_for
+
+pytestmark = pytest.mark.integration
+
+HOLD = "test.keycloak-operator/hold"
+
+
+@pytest.fixture
+async def kube(cluster: localcluster.Cluster) -> AsyncIterator[Kube]:
+    configuration = client.Configuration()
+    await config.load_kube_config(config_file=str(cluster.kubeconfig), client_configuration=configuration)
+    adapter = Kube(client.ApiClient(configuration))
+    yield adapter
+    await adapter.close()
+
+
+def secret(namespace: str, name: str, finalizers: list[str] | None = None) -> dict:
+    meta: dict = {"name": name, "namespace": namespace}
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "stringData": {"k": "v"}}
+
+
+async def test_a_terminating_namespace_is_told_apart_from_other_refusals(
+    kube: Kube, kubectl: Kubectl, namespace: str
+) -> None:
+    with pytest.raises(ApiError) as invalid:
+        await kube.apply(secret(namespace, "Not_A_Name"))
+    assert invalid.value.status == 422 and not invalid.value.namespace_terminating
+
+    # A finalizer nobody removes holds the namespace in Terminating, as a slow controller would.
+    await kube.apply(secret(namespace, "held", [HOLD]))
+    kubectl.run("delete", "namespace", namespace, "--wait=false")
+    wait_for(
+        "namespace terminating",
+        lambda: (kubectl.get("namespace", namespace) or {}).get("status", {}).get("phase") == "Terminating",
+        timeout=30,
+    )
+    try:
+        with pytest.raises(ApiError) as refused:
+            await kube.apply(secret(namespace, "new"))
+        assert refused.value.status == 403 and refused.value.namespace_terminating
+    finally:
+        release = '{"metadata":{"finalizers":null}}'
+        kubectl.run("patch", "secret", "held", "-n", namespace, "--type=merge", "-p", release)
