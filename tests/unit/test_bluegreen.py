@@ -574,6 +574,20 @@ def test_serving_image(state: str | None, spec_image: str, blue: dict[str, Any] 
     assert bg.serving_image(s, spec_image, blue) == image
 
 
+def named(d: dict[str, Any], name: str) -> dict[str, Any]:
+    return {**d, "metadata": {**d["metadata"], "name": name}}
+
+
+def test_green_rolled_out_only_for_this_keycloaks_green_with_every_replica_up() -> None:
+    green = names.deployment("kc", green=True)
+    assert bg.green_rolled_out("kc", named(dep(GREEN, "b"), green))
+    assert not bg.green_rolled_out("kc", named(dep(GREEN, "b", ready=False), green))
+    assert not bg.green_rolled_out("kc", named(dep(GREEN, "b", deleting=True), green))
+    assert not bg.green_rolled_out("kc", named(dep(BLUE, "a"), names.deployment("kc")))
+    # A Keycloak named "kc-green" owns "kc-green-keycloak": its canonical Deployment, not a green.
+    assert not bg.green_rolled_out("kc-green", named(dep(BLUE, "a"), names.deployment("kc-green")))
+
+
 def test_serving_track() -> None:
     assert bg.serving_track(None, "a") == "a"
     assert bg.serving_track(BlueGreenStatus(), "b") == "b"

@@ -36,3 +36,34 @@ async def test_any_other_refusal_fails_the_pass_so_the_queue_retries_it(
     monkeypatch.setattr(handlers, "reconcile_once", failing_with(error))
     with pytest.raises(ApiError):
         await handlers._process(("ns", "kc"))
+
+
+async def test_transitions_asking_to_go_on_at_once_are_followed_in_the_same_pass(
+    leading: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = [0.0, 0.0, 5.0, 0.0]
+    calls = 0
+
+    async def reconcile_once(kube: object, namespace: str, name: str) -> float | None:
+        nonlocal calls
+        calls += 1
+        return answers[calls - 1]
+
+    monkeypatch.setattr(handlers, "reconcile_once", reconcile_once)
+    assert await handlers._process(("ns", "kc")) == 5.0
+    assert calls == 3
+
+
+async def test_the_chain_is_bounded_and_the_rest_goes_back_to_the_queue(
+    leading: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = 0
+
+    async def reconcile_once(kube: object, namespace: str, name: str) -> float | None:
+        nonlocal calls
+        calls += 1
+        return 0.0
+
+    monkeypatch.setattr(handlers, "reconcile_once", reconcile_once)
+    assert await handlers._process(("ns", "kc")) == 0.0
+    assert calls == handlers.CHAIN_LIMIT + 1

@@ -1,6 +1,6 @@
 import asyncio
 
-from keycloak_operator.shell.workqueue import ROUTINE, URGENT, WorkQueue
+from keycloak_operator.shell.workqueue import CUTOVER, ROUTINE, URGENT, WorkQueue
 
 
 async def drain(q: WorkQueue, seconds: float = 0.2) -> None:
@@ -18,9 +18,10 @@ async def test_duplicates_collapse_and_urgent_goes_first() -> None:
     for key in ["a", "b", "a", "c", "a"]:
         q.add(key, priority=ROUTINE)
     q.add("c", priority=URGENT)
+    q.add("b", priority=CUTOVER)
     q.start()
     await drain(q)
-    assert seen == ["c", "a", "b"]
+    assert seen == ["b", "c", "a"]
 
 
 async def test_one_key_never_runs_twice_at_once_and_late_adds_run_again() -> None:

@@ -16,12 +16,12 @@ from typing import Any
 
 import kopf
 
-from keycloak_operator.core import names, reconcile
+from keycloak_operator.core import bluegreen, names, reconcile
 from keycloak_operator.shell import diagnostics, metrics
 from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.reconciler import reconcile_once
-from keycloak_operator.shell.workqueue import ROUTINE, URGENT, WorkQueue
+from keycloak_operator.shell.workqueue import CUTOVER, ROUTINE, URGENT, WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,10 @@ WORKERS = int(os.environ.get("KCOP_WORKERS", "8"))
 PEERING_LIFETIME = int(os.environ.get("KCOP_PEERING_LIFETIME", "60"))
 
 Key = tuple[str, str]  # (namespace, name)
+# A pass whose transition asks to be followed at once (requeue 0) is followed in the same worker, this many
+# times at most, instead of going to the back of the queue: with 50 upgrades at once, each trip through the
+# queue cost a state one to three seconds.
+CHAIN_LIMIT = 8
 
 
 class Runtime:
@@ -56,6 +60,10 @@ async def _process(key: Key) -> float | None:
     ok = False
     try:
         again = await reconcile_once(runtime.kube, *key)
+        for _ in range(CHAIN_LIMIT):
+            if again != 0 or not leadership.active(key[0]):
+                break
+            again = await reconcile_once(runtime.kube, *key)
         ok = True
         return again
     except ApiError as e:
@@ -123,7 +131,8 @@ async def _child_event(body: kopf.Body, **_: Any) -> None:
     for ref in body.metadata.get("ownerReferences", []) or []:
         key = runtime.known.get(ref.get("uid", ""))
         if key is not None and runtime.queue is not None:
-            runtime.queue.add(key)
+            cutover = bluegreen.green_rolled_out(key[1], dict(body))
+            runtime.queue.add(key, priority=CUTOVER if cutover else ROUTINE)
 
 
 _MANAGED = {names.LABEL_MANAGED_BY: names.OPERATOR_NAME}

@@ -1,9 +1,10 @@
 """A keyed work queue with priorities, deduplication and per-key backoff, processed by a pool of workers.
 
 Every trigger (a Keycloak event, a child's event, the resync tick) only adds a key; workers reconcile keys
-one at a time per key, so two passes over one Keycloak never overlap. Urgent keys (an upgrade in flight after
-a restart) go before routine ones. A key added while it is being processed runs once more afterwards, so no
-change is lost; a failing key retries with exponential backoff and never blocks the others.
+one at a time per key, so two passes over one Keycloak never overlap. Cutover keys (a green just became
+Ready: traffic waits on that pass) go first, then urgent ones (an upgrade in flight), then routine ones. A
+key added while it is being processed runs once more afterwards, so no change is lost; a failing key
+retries with exponential backoff and never blocks the others.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Generic, TypeVar
 
 log = logging.getLogger(__name__)
 
-URGENT = 0
-ROUTINE = 1
+CUTOVER = 0
+URGENT = 1
+ROUTINE = 2
 
 
 K = TypeVar("K", bound=Hashable)

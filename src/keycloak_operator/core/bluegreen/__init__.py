@@ -40,6 +40,7 @@ from keycloak_operator.core.bluegreen.model import (
 from keycloak_operator.core.bluegreen.serving import (
     backup_name,
     blue_kept,
+    green_rolled_out,
     in_flight,
     serving_image,
     serving_track,
@@ -83,6 +84,7 @@ __all__ = [
     "Tier",
     "backup_name",
     "blue_kept",
+    "green_rolled_out",
     "in_flight",
     "serving_image",
     "serving_track",

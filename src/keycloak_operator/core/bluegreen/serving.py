@@ -27,6 +27,16 @@ def uid_of(deployment: dict[str, Any]) -> str:
     return str(deployment.get("metadata", {}).get("uid", ""))
 
 
+def green_rolled_out(keycloak: str, deployment: dict[str, Any]) -> bool:
+    """`deployment` is this Keycloak's green and every replica is up: traffic waits on the cutover now.
+    Told by name against the owner's (a Keycloak named "x-green" has no green of "x")."""
+    return (
+        deployment.get("metadata", {}).get("name") == names.deployment(keycloak, green=True)
+        and not is_deleting(deployment)
+        and rollout.rollout_complete(deployment)
+    )
+
+
 def in_flight(status: BlueGreenStatus | None) -> bool:
     """An upgrade is under way: the machine, not the normal reconcile, decides about both Deployments."""
     return status is not None and status.state not in AT_REST
