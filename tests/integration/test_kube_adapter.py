@@ -22,7 +22,18 @@ async def kube(cluster: localcluster.Cluster) -> AsyncIterator[Kube]:
     await config.load_kube_config(config_file=str(cluster.kubeconfig), client_configuration=configuration)
     adapter = Kube(client.ApiClient(configuration))
     yield adapter
+    pool = adapter.api.rest_client.pool_manager.connector
     await adapter.close()
+    assert pool is not None and pool.closed  # the connection pool goes with the adapter
+
+
+async def test_requests_go_through_a_session_that_does_not_consult_the_environment_each_time(
+    kube: Kube, namespace: str
+) -> None:
+    session = kube.api.rest_client.pool_manager
+    assert session.trust_env is False
+    made = await kube.apply(secret(namespace, "through-the-pool"))
+    assert made["metadata"]["name"] == "through-the-pool"
 
 
 def secret(namespace: str, name: str, finalizers: list[str] | None = None) -> dict:

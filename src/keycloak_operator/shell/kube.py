@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from kubernetes_asyncio import client, config
 
 from keycloak_operator.core import names
@@ -83,9 +86,36 @@ def resource_of(obj: dict[str, Any]) -> Resource:
     return _BY_KIND[(obj["apiVersion"], obj["kind"])]
 
 
+def env_proxy(server: str) -> str | None:
+    """The HTTP proxy the environment names for the API server, if any (HTTPS_PROXY, NO_PROXY...)."""
+    host = urllib.parse.urlsplit(server).hostname
+    if host is None or urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies().get(urllib.parse.urlsplit(server).scheme)
+
+
+def _without_per_request_env_lookups(api: client.ApiClient) -> aiohttp.ClientSession:
+    """kubernetes_asyncio's session trusts the environment, so aiohttp looks up proxies and parses ~/.netrc in
+    a thread on every request: a sixth of the operator's busy CPU with 50 upgrades at once (py-spy). Resolve
+    the proxy once and send through a session that does not look again. Returns the original session, which
+    still owns the connection pool and is closed last."""
+    rest = api.rest_client
+    original: aiohttp.ClientSession = rest.pool_manager
+    if rest.proxy is None:
+        rest.proxy = env_proxy(api.configuration.host)
+    rest.pool_manager = aiohttp.ClientSession(
+        connector=original.connector,
+        connector_owner=False,
+        trust_env=False,
+        read_bufsize=2**21,  # as kubernetes_asyncio sets it: large objects in one read
+    )
+    return original
+
+
 class Kube:
     def __init__(self, api: client.ApiClient) -> None:
         self.api = api
+        self._pool_owner = _without_per_request_env_lookups(api)
 
     @classmethod
     async def connect(cls) -> Kube:
@@ -98,6 +128,7 @@ class Kube:
 
     async def close(self) -> None:
         await self.api.close()
+        await self._pool_owner.close()
 
     async def _call(
         self,
