@@ -88,10 +88,10 @@ def resource_of(obj: dict[str, Any]) -> Resource:
 
 def env_proxy(server: str) -> str | None:
     """The HTTP proxy the environment names for the API server, if any (HTTPS_PROXY, NO_PROXY...)."""
-    host = urllib.parse.urlsplit(server).hostname
-    if host is None or urllib.request.proxy_bypass(host):
+    url = urllib.parse.urlsplit(server)
+    if url.hostname is None or urllib.request.proxy_bypass(url.hostname):
         return None
-    return urllib.request.getproxies().get(urllib.parse.urlsplit(server).scheme)
+    return urllib.request.getproxies().get(url.scheme)
 
 
 def _without_per_request_env_lookups(api: client.ApiClient) -> aiohttp.ClientSession:
