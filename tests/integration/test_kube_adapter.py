@@ -8,7 +8,7 @@ import pytest
 from kubernetes_asyncio import client, config
 
 import localcluster
-from keycloak_operator.shell.kube import ApiError, Kube
+from keycloak_operator.shell.kube import KEYCLOAKS, ApiError, Kube
 from tests.integration.support.kubectl import Kubectl, wait_for
 
 pytestmark = pytest.mark.integration
@@ -65,3 +65,9 @@ async def test_a_terminating_namespace_is_told_apart_from_other_refusals(
     finally:
         release = '{"metadata":{"finalizers":null}}'
         kubectl.run("patch", "secret", "held", "-n", namespace, "--type=merge", "-p", release)
+
+
+async def test_a_status_patch_of_an_object_deleted_meanwhile_says_so_instead_of_failing(
+    kube: Kube, crds: None, namespace: str
+) -> None:
+    assert await kube.patch_status(KEYCLOAKS, namespace, "gone", {"phase": "Running"}) is False

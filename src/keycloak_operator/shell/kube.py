@@ -228,14 +228,20 @@ class Kube:
         )
         return result
 
-    async def patch_status(self, res: Resource, namespace: str, name: str, status: dict[str, Any]) -> None:
-        # A merge patch with the full status: lists are replaced whole, and absent keys are nulled below.
-        await self._call(
-            "PATCH",
-            res.path(namespace, name, "status"),
-            body={"status": status},
-            content_type="application/merge-patch+json",
-        )
+    async def patch_status(self, res: Resource, namespace: str, name: str, status: dict[str, Any]) -> bool:
+        """A merge patch of the status; False when the object is gone (deleted since it was read)."""
+        try:
+            await self._call(
+                "PATCH",
+                res.path(namespace, name, "status"),
+                body={"status": status},
+                content_type="application/merge-patch+json",
+            )
+        except ApiError as e:
+            if e.status == 404:
+                return False
+            raise
+        return True
 
     async def delete(
         self,

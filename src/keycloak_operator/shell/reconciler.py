@@ -75,7 +75,8 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
     if decision.status is not None:
         patch = merge_patch.merge_patch(keycloak.get("status") or {}, decision.status)
         if patch:
-            await kube.patch_status(KEYCLOAKS, namespace, name, patch)
+            if not await kube.patch_status(KEYCLOAKS, namespace, name, patch):
+                return None  # deleted since it was read: its DELETED event forgets the key
             if (
                 step is not None
                 and step.status is not None

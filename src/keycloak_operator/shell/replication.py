@@ -512,10 +512,9 @@ class Replicator:
                 metrics.replication_conflict(key.kind)
             await events.post(self.kube, obj, Event("Warning", verdict.reason, verdict.message))
         try:
-            await self.kube.patch_status(res, key.namespace, key.name, patch)
+            await self.kube.patch_status(res, key.namespace, key.name, patch)  # False: deleted meanwhile
         except ApiError as e:
-            if e.status != 404:
-                self._report_failed(rnd, key, e)
+            self._report_failed(rnd, key, e)
 
     @staticmethod
     def _report_failed(rnd: Round, key: ObjectKey, error: ApiError) -> None:
