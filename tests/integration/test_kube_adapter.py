@@ -1,4 +1,5 @@
-"""The operator's own API adapter against the real API server: what it makes of the server's refusals."""
+"""The operator's own API adapter against the real API server: its HTTP session, and what it makes of the
+server's refusals."""
 
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ async def kube(cluster: localcluster.Cluster) -> AsyncIterator[Kube]:
     assert pool is not None and pool.closed  # the connection pool goes with the adapter
 
 
+def secret(namespace: str, name: str, finalizers: list[str] | None = None) -> dict:
+    meta: dict = {"name": name, "namespace": namespace}
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "stringData": {"k": "v"}}
+
+
 async def test_requests_go_through_a_session_that_does_not_consult_the_environment_each_time(
     kube: Kube, namespace: str
 ) -> None:
@@ -34,13 +42,6 @@ async def test_requests_go_through_a_session_that_does_not_consult_the_environme
     assert session.trust_env is False
     made = await kube.apply(secret(namespace, "through-the-pool"))
     assert made["metadata"]["name"] == "through-the-pool"
-
-
-def secret(namespace: str, name: str, finalizers: list[str] | None = None) -> dict:
-    meta: dict = {"name": name, "namespace": namespace}
-    if finalizers:
-        meta["finalizers"] = finalizers
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "stringData": {"k": "v"}}
 
 
 async def test_a_terminating_namespace_is_told_apart_from_other_refusals(
