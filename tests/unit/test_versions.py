@@ -78,7 +78,7 @@ def test_version_of_a_spec() -> None:
         (f"kc:26.0.0@{DIGEST}", f"26.0.0@{DIGEST}"),
         (f"kc@{DIGEST}", f"@{DIGEST}"),
         ("localhost:5000/kc", versions.UNTAGGED),
-        ("Not An Image#x", versions.INVALID_IMAGE),
+        ("NotAnImage#x", versions.INVALID_IMAGE),
     ],
 )
 def test_image_version_tag_digest_or_both_as_written(image: str, expected: str) -> None:
@@ -259,6 +259,9 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
     """Values of the type, different from `current`; teach it a new type when the model grows one."""
     t = _inner(annotation)
     origin, args = get_origin(t), get_args(t)
+    if origin is Annotated:  # a constrained item type (a namespace, a quantity): the values it accepts
+        adapter: TypeAdapter[Any] = TypeAdapter(t)
+        return [v for v in [*_candidates(args[0], current), "1", "2Gi"] if _accepts(adapter, v)]
     if origin is Literal:
         return list(args)
     if t is bool:
@@ -274,6 +277,14 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
         now = current if isinstance(current, dict) else {}
         return [{**now, f"k{len(now)}": _candidates(args[1], None)[0]}]
     raise AssertionError(f"the guard test has no values for {annotation}: teach _candidates")
+
+
+def _accepts(adapter: TypeAdapter[Any], value: Any) -> bool:
+    try:
+        adapter.validate_python(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def _valid_values(info: FieldInfo, current: Any) -> list[Any]:

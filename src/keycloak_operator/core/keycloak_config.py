@@ -16,8 +16,24 @@ from keycloak_operator.models.keycloak import KeycloakSpec
 # ADR 0004); 26.8 makes it the first-class `cache-embedded-cluster-name`. Both are rendered: each version
 # silently ignores the environment variable it does not know.
 CLUSTER_NAME_ENVS = ("KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME", "KC_CACHE_EMBEDDED_CLUSTER_NAME")
-# Variables the operator owns; a user `env` entry with one of these names is refused (Degraded).
-_RESERVED_PREFIXES = ("KC_DB", "KC_BOOTSTRAP_ADMIN", "KC_CACHE", "KC_HEALTH", "JAVA_OPTS_APPEND")
+# Variables the operator owns, compared without regard to case; a user `env` entry with one of these names is
+# refused by the CRD (and Degraded, for an object stored before the rule). Besides the database and the admin,
+# they are everything that carries cache isolation: Keycloak's cache options (KC_CACHE*), the SPI form of the
+# cluster name and of the old Infinispan connection settings, and every way to hand the JVM system properties
+# (JGroups reads its discovery query and cluster settings from them).
+RESERVED_ENV_PREFIXES = (
+    "KC_DB",
+    "KC_BOOTSTRAP_ADMIN",
+    "KC_CACHE",
+    "KC_SPI_CACHE_EMBEDDED",
+    "KC_SPI_CONNECTIONS_INFINISPAN",
+    "KC_HEALTH",
+    "JAVA_OPTS_APPEND",
+    "JAVA_TOOL_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "_JAVA_OPTIONS",
+)
+RESERVED_ENV_NAMES = ("JAVA_OPTS",)  # replaces kc.sh's JVM options whole; JAVA_OPTS_KC_HEAP stays free
 
 
 def _plain(name: str, value: str) -> dict[str, Any]:
@@ -49,8 +65,13 @@ def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
     return [database_coordinates(spec)[3], admin_secret]
 
 
+def is_reserved_env(name: str) -> bool:
+    upper = name.upper()
+    return upper in RESERVED_ENV_NAMES or upper.startswith(RESERVED_ENV_PREFIXES)
+
+
 def reserved_env_conflicts(spec: KeycloakSpec) -> list[str]:
-    return [e.name for e in spec.env if e.name.startswith(_RESERVED_PREFIXES)]
+    return [e.name for e in spec.env if is_reserved_env(e.name)]
 
 
 def environment(

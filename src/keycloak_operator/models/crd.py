@@ -12,9 +12,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from keycloak_operator.core import names
+from keycloak_operator.core import keycloak_config, names
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
+from keycloak_operator.models.patterns import DNS1035_LABEL
 from keycloak_operator.models.peering_crd import peering_crds
 
 _DROP = {"title", "default"}
@@ -67,10 +68,29 @@ def _column(name: str, path: str, type_: str = "string", priority: int = 0) -> d
     return column
 
 
+def _reserved_env_rule() -> dict[str, str]:
+    """The CRD's copy of keycloak_config's reserved names, so the API server refuses them up front."""
+    name = "self.name.upperAscii()"
+    checks = [f"{name}.startsWith('{p}')" for p in keycloak_config.RESERVED_ENV_PREFIXES]
+    checks += [f"{name} == '{n}'" for n in keycloak_config.RESERVED_ENV_NAMES]
+    listed = [f"{p}*" for p in keycloak_config.RESERVED_ENV_PREFIXES] + list(
+        keycloak_config.RESERVED_ENV_NAMES
+    )
+    return {
+        "rule": f"!({' || '.join(checks)})",
+        "message": "this variable is set by the operator (database, admin, cache isolation, JVM options); "
+        f"reserved: {', '.join(listed)}",
+        "fieldPath": ".name",
+    }
+
+
 def keycloak_crd() -> dict[str, Any]:
     spec_schema = structural_schema(kc.KeycloakSpec)
     spec_schema["properties"]["database"].setdefault("x-kubernetes-validations", []).append(
         kc.DATABASE_EXACTLY_ONE_RULE
+    )
+    spec_schema["properties"]["env"]["items"].setdefault("x-kubernetes-validations", []).append(
+        _reserved_env_rule()
     )
     status_schema = structural_schema(kc.KeycloakStatus)
     schema = {
@@ -89,7 +109,13 @@ def keycloak_crd() -> dict[str, Any]:
                 "rule": f"size(self.metadata.name) <= {names.MAX_KEYCLOAK_NAME}",
                 "message": f"metadata.name must be at most {names.MAX_KEYCLOAK_NAME} characters, so that "
                 "every derived Service name stays a valid DNS label",
-            }
+            },
+            {
+                # Service names are DNS-1035 labels: `my.kc` or `1kc` would be refused in every child.
+                "rule": f"self.metadata.name.matches('{DNS1035_LABEL}')",
+                "message": "metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', "
+                "starting with a letter), because the Services made from it are",
+            },
         ],
     }
     return _crd(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
@@ -15,37 +16,50 @@ QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|E|Ei|P|Pi)?$"
 class SecretKeyRef(CrdModel):
     """A Secret in the Keycloak's namespace holding `username` and `password` keys."""
 
-    name: str = Field(min_length=1, max_length=253, description="Name of the Secret.")
+    name: str = pt.object_name("Name of the Secret.")
 
 
 class CnpgDatabase(CrdModel):
     """A CloudNativePG Cluster: host `<cluster>-rw`, credentials from Secret `<cluster>-app`."""
 
-    cluster_name: str = Field(min_length=1, max_length=50, description="Name of the CNPG Cluster.")
-    database: str = Field(default="app", min_length=1, description="Database name inside the cluster.")
+    # `<cluster>-rw` is a Service name (DNS-1035 label, 63 characters).
+    cluster_name: str = Field(
+        min_length=1, max_length=50, pattern=pt.DNS1035_LABEL, description="Name of the CNPG Cluster."
+    )
+    database: str = Field(
+        default="app",
+        min_length=1,
+        max_length=63,
+        pattern=pt.DATABASE,
+        description="Database name inside the cluster.",
+    )
 
 
 class ManagedDatabase(CrdModel):
     """A PostgreSQL the operator reaches directly and can snapshot through its volume."""
 
-    host: str = Field(min_length=1, description="Database host name.")
+    host: str = Field(min_length=1, max_length=253, pattern=pt.HOST, description="Database host name.")
     port: int = Field(default=5432, ge=1, le=65535, description="Database port.")
-    database: str = Field(default="keycloak", min_length=1, description="Database name.")
-    credentials_secret: SecretKeyRef = Field(description="Secret with `username` and `password`.")
-    pvc_name: str | None = Field(
-        default=None, description="PersistentVolumeClaim of the database, snapshotted before upgrades."
+    database: str = Field(
+        default="keycloak", min_length=1, max_length=63, pattern=pt.DATABASE, description="Database name."
     )
-    volume_snapshot_class_name: str | None = Field(
-        default=None, description="VolumeSnapshotClass used for the pre-upgrade snapshot."
+    credentials_secret: SecretKeyRef = Field(description="Secret with `username` and `password`.")
+    pvc_name: str | None = pt.object_name(
+        "PersistentVolumeClaim of the database, snapshotted before upgrades.", default=None
+    )
+    volume_snapshot_class_name: str | None = pt.object_name(
+        "VolumeSnapshotClass used for the pre-upgrade snapshot.", default=None
     )
 
 
 class ExternalDatabase(CrdModel):
     """A PostgreSQL the operator cannot back up: upgrades warn and proceed."""
 
-    host: str = Field(min_length=1, description="Database host name.")
+    host: str = Field(min_length=1, max_length=253, pattern=pt.HOST, description="Database host name.")
     port: int = Field(default=5432, ge=1, le=65535, description="Database port.")
-    database: str = Field(default="keycloak", min_length=1, description="Database name.")
+    database: str = Field(
+        default="keycloak", min_length=1, max_length=63, pattern=pt.DATABASE, description="Database name."
+    )
     credentials_secret: SecretKeyRef = Field(description="Secret with `username` and `password`.")
 
 
@@ -120,18 +134,34 @@ class UpgradePolicy(CrdModel):
 
 
 class EnvVar(CrdModel):
-    name: str = Field(min_length=1, description="Environment variable name.")
-    value: str = Field(default="", description="Value.")
+    name: str = Field(
+        min_length=1,
+        max_length=256,
+        pattern=pt.ENV_NAME,
+        description="Environment variable name (letters, digits and '_', not starting with a digit). "
+        "Names the operator sets itself (database, admin, cache and JVM options) are refused.",
+    )
+    value: str = Field(default="", max_length=32768, description="Value.")
+
+
+Quantity = Annotated[str, Field(max_length=64, pattern=QUANTITY_PATTERN)]
 
 
 class ResourceRequirements(CrdModel):
-    requests: dict[str, str] | None = Field(default=None, description="cpu / memory requests.")
-    limits: dict[str, str] | None = Field(default=None, description="cpu / memory limits.")
+    requests: dict[str, Quantity] | None = Field(
+        default=None, max_length=16, description="cpu / memory requests."
+    )
+    limits: dict[str, Quantity] | None = Field(
+        default=None, max_length=16, description="cpu / memory limits."
+    )
 
 
 class KeycloakSpec(CrdModel):
     image: str = Field(
-        min_length=1, description="Keycloak container image, e.g. quay.io/keycloak/keycloak:26.0.0"
+        min_length=1,
+        max_length=1024,
+        pattern=pt.NO_SPACE,
+        description="Keycloak container image, e.g. quay.io/keycloak/keycloak:26.0.0",
     )
     replicas: int = Field(default=1, ge=0, le=100, description="Number of Keycloak pods.")
     database: DatabaseSpec = Field(description="Database tier: exactly one of cnpg, managed or external.")
@@ -146,11 +176,12 @@ class KeycloakSpec(CrdModel):
         description="Existing Secret with the bootstrap admin `username` and `password`. "
         "When unset the operator generates `<name>-initial-admin`.",
     )
-    env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for Keycloak.")
+    env: list[EnvVar] = Field(
+        default_factory=list, max_length=pt.LIST_MAX, description="Extra environment variables for Keycloak."
+    )
     resources: ResourceRequirements | None = Field(default=None, description="Container resources.")
-    realm_namespaces: list[str] = Field(
-        default_factory=list,
-        description="Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own.",
+    realm_namespaces: list[pt.NamespaceName] = pt.namespace_list(
+        "Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own."
     )
 
 

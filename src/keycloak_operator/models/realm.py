@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from keycloak_operator.core import names
+from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.keycloak import Condition, SecretKeyRef
 
@@ -15,14 +17,25 @@ NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 class KeycloakRef(CrdModel):
     """A Keycloak resource run by this operator."""
 
-    name: str = Field(min_length=1, description="Name of the Keycloak resource.")
-    namespace: str | None = Field(default=None, description="Its namespace; defaults to the realm's.")
+    # A Keycloak's name becomes Service names (DNS-1035 labels), hence the stricter pattern and length.
+    name: str = Field(
+        min_length=1,
+        max_length=names.MAX_KEYCLOAK_NAME,
+        pattern=pt.DNS1035_LABEL,
+        description="Name of the Keycloak resource.",
+    )
+    namespace: str | None = pt.namespace_name("Its namespace; defaults to the realm's.", default=None)
 
 
 class ExternalServer(CrdModel):
     """An existing Keycloak server the operator only configures."""
 
-    url: str = Field(pattern=r"^https?://", description="Base URL, e.g. https://sso.example.com")
+    url: str = Field(
+        max_length=pt.URL_MAX,
+        pattern=pt.HTTP_URL,
+        description="Base URL, e.g. https://sso.example.com (no credentials, query or fragment). The "
+        "operator may be installed with an allow-list of hosts; a realm on another host is Forbidden.",
+    )
     admin_secret: SecretKeyRef = Field(
         description="Secret in the realm's namespace with `username` and `password` of a master-realm admin."
     )
@@ -58,45 +71,51 @@ class TokenSettings(CrdModel):
 
 
 class RealmRole(CrdModel):
-    name: str = Field(min_length=1, description="Role name.")
-    description: str = Field(default="", description="Role description.")
+    name: str = Field(min_length=1, max_length=255, pattern=pt.NO_SPACE, description="Role name.")
+    description: str = Field(default="", max_length=2048, description="Role description.")
 
 
 class KeycloakRealmSpec(CrdModel):
     server: ServerRef = Field(description="Where the realm lives.")
     realm_name: str | None = Field(
-        default=None, pattern=NAME_PATTERN, description="Realm name in Keycloak; defaults to metadata.name."
+        default=None,
+        max_length=255,
+        pattern=NAME_PATTERN,
+        description="Realm name in Keycloak; defaults to metadata.name.",
     )
     enabled: bool = Field(default=True, description="Whether the realm is enabled.")
-    display_name: str = Field(default="", description="Name shown on the login page.")
+    display_name: str = Field(default="", max_length=1024, description="Name shown on the login page.")
     login: LoginSettings = Field(default_factory=LoginSettings, description="Login page settings.")
     tokens: TokenSettings = Field(default_factory=TokenSettings, description="Token and session lifetimes.")
-    roles: list[RealmRole] = Field(default_factory=list, description="Realm roles.")
-    client_namespaces: list[str] = Field(
-        default_factory=list,
-        description="Namespaces allowed to declare KeycloakClients in this realm, besides the realm's own.",
+    roles: list[RealmRole] = Field(default_factory=list, max_length=1024, description="Realm roles.")
+    client_namespaces: list[pt.NamespaceName] = pt.namespace_list(
+        "Namespaces allowed to declare KeycloakClients in this realm, besides the realm's own."
     )
 
 
 class RealmRef(CrdModel):
-    name: str = Field(min_length=1, description="Name of the KeycloakRealm resource.")
-    namespace: str | None = Field(default=None, description="Its namespace; defaults to the client's.")
+    name: str = pt.object_name("Name of the KeycloakRealm resource.")
+    namespace: str | None = pt.namespace_name("Its namespace; defaults to the client's.", default=None)
 
 
 class KeycloakClientSpec(CrdModel):
     realm: RealmRef = Field(description="The KeycloakRealm this client belongs to.")
-    client_id: str = Field(min_length=1, max_length=255, description="OIDC client_id.")
-    name: str = Field(default="", description="Display name.")
+    client_id: str = Field(min_length=1, max_length=255, pattern=pt.NO_SPACE, description="OIDC client_id.")
+    name: str = Field(default="", max_length=255, description="Display name.")
     public_client: bool = Field(default=False, description="Public (no secret) or confidential.")
-    redirect_uris: list[str] = Field(default_factory=list, description="Valid redirect URIs.")
-    web_origins: list[str] = Field(default_factory=list, description="Allowed CORS origins.")
+    redirect_uris: list[pt.UriText] = Field(
+        default_factory=list, max_length=pt.LIST_MAX, description="Valid redirect URIs."
+    )
+    web_origins: list[pt.UriText] = Field(
+        default_factory=list, max_length=pt.LIST_MAX, description="Allowed CORS origins."
+    )
     standard_flow_enabled: bool = Field(default=True, description="Authorization code flow.")
     direct_access_grants_enabled: bool = Field(default=False, description="Resource owner password flow.")
     service_accounts_enabled: bool = Field(default=False, description="Client credentials flow.")
-    secret_name: str | None = Field(
-        default=None,
-        description="Confidential clients: Secret (in the client's namespace) the operator writes the client "
+    secret_name: str | None = pt.object_name(
+        "Confidential clients: Secret (in the client's namespace) the operator writes the client "
         "secret to; defaults to `<metadata.name>-client-secret`.",
+        default=None,
     )
 
 
@@ -105,4 +124,9 @@ class ReplicatedStatus(CrdModel):
     phase: Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"] = "Pending"
     keycloak_id: str = Field(default="", description="The object's id inside Keycloak.")
     content_hash: str = Field(default="", description="Hash of the content last written.")
+    forbidden_since: str = Field(
+        default="",
+        description="Since when this resource has been Forbidden (its namespace no longer allowed): its "
+        "object in Keycloak is disabled, then deleted, after the operator's grace period.",
+    )
     conditions: list[Condition] = Field(default_factory=list)

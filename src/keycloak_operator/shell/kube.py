@@ -49,16 +49,28 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def path(self, namespace: str | None = None, name: str | None = None, sub: str | None = None) -> str:
+        """Every user-derived part is one quoted segment: a name of `../../team-b/secrets/x` (or `..`)
+        can never climb out of its namespace, whatever the CRD let through and however the URL is later
+        normalised."""
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         parts = [base]
         if namespace is not None:
-            parts.append(f"namespaces/{namespace}")
+            parts.append(f"namespaces/{segment(namespace)}")
         parts.append(self.plural)
         if name is not None:
-            parts.append(name)
+            parts.append(segment(name))
         if sub is not None:
-            parts.append(sub)
+            parts.append(segment(sub))
         return "/".join(parts)
+
+
+def segment(value: str) -> str:
+    """One URL path segment. '.', '..' and '' are refused here, as the API server would refuse such a name
+    (400), so callers handle them like any refusal: quoting leaves dots as they are, and a client
+    normalising the path would resolve them."""
+    if value in ("", ".", ".."):
+        raise ApiError(400, f"not a valid object name or namespace: {value!r}")
+    return urllib.parse.quote(value, safe="")
 
 
 DEPLOYMENTS = Resource("apps", "v1", "deployments")

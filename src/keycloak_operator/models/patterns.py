@@ -1,0 +1,58 @@
+"""What a user-written value may look like when it becomes a name, a path, an environment variable or a URL.
+
+Every such field in the CRD models uses one of these, so the API server itself refuses a hostile value (a
+Secret name of `../../team-b/secrets/x`, a namespace with a slash) with a message naming the field, before
+the operator ever sees it. The patterns are Kubernetes' own (apimachinery's validation package); the adapter
+still quotes every path segment (shell/kube.py), so a value that got past them addresses nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+# apimachinery: IsDNS1123Subdomain (most object names: Secrets, PVCs, realms, clients), IsDNS1123Label
+# (namespaces), IsDNS1035Label (Service names, which some of our names become).
+_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_SUBDOMAIN = rf"^{_LABEL}(\.{_LABEL})*$"
+DNS1123_LABEL = rf"^{_LABEL}$"
+DNS1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+SUBDOMAIN_MAX = 253
+LABEL_MAX = 63
+
+# A portable environment variable name (POSIX): what every shell, the JVM and Keycloak's option mapping read.
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# A host name or an IPv4 address: it goes into a JDBC URL, where '/', '?' or '&' would add parameters.
+HOST = r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$"
+# A PostgreSQL database name as the JDBC URL carries it: no '/', '?', '&', ';' or spaces.
+DATABASE = r"^[A-Za-z0-9_][A-Za-z0-9_-]*$"
+# One token without whitespace or control characters (image references, client ids, redirect URIs).
+NO_SPACE = r"^\S+$"
+# An http(s) base URL: no credentials in it, no query, no fragment, no whitespace.
+HTTP_URL = r"^https?://[A-Za-z0-9.\-\[\]:]+(/[^\s?#@]*)?$"
+URL_MAX = 2048
+
+# Bounded lists: a namespace list or a redirect list is a handful, never thousands.
+LIST_MAX = 256
+
+
+def object_name(description: str, **extra: Any) -> Any:
+    """A Kubernetes object name (DNS-1123 subdomain): Secrets, PVCs, KeycloakRealms, snapshot classes."""
+    return Field(
+        min_length=1, max_length=SUBDOMAIN_MAX, pattern=DNS1123_SUBDOMAIN, description=description, **extra
+    )
+
+
+def namespace_name(description: str, **extra: Any) -> Any:
+    """A namespace (DNS-1123 label)."""
+    return Field(min_length=1, max_length=LABEL_MAX, pattern=DNS1123_LABEL, description=description, **extra)
+
+
+NamespaceName = Annotated[str, Field(min_length=1, max_length=LABEL_MAX, pattern=DNS1123_LABEL)]
+# A redirect URI or web origin: Keycloak parses it; we only keep it one bounded token.
+UriText = Annotated[str, Field(min_length=1, max_length=URL_MAX, pattern=NO_SPACE)]
+
+
+def namespace_list(description: str) -> Any:
+    return Field(default_factory=list, max_length=LIST_MAX, description=description)
