@@ -12,10 +12,16 @@ def _run(args: argparse.Namespace) -> int:
     import kopf
 
     from keycloak_operator.core.peering import default_priority
+    from keycloak_operator.core.replication.servers import ServerPolicy
     from keycloak_operator.shell import handlers, replication_handlers  # noqa: F401  (registers the handlers)
     from keycloak_operator.shell.leadership import leadership
 
-    replication_handlers.configure(args.namespace)
+    try:
+        policy = ServerPolicy(args.cluster_domain, tuple(h.lower() for h in args.external_server_host or ()))
+    except ValueError as e:
+        print(f"keycloak-operator run: {e}", file=sys.stderr)
+        return 2
+    replication_handlers.configure(args.namespace, policy)
     priority = args.priority if args.priority is not None else default_priority()
     identity = _identity()
     leadership.configure(args.peering, identity, priority, args.namespace)
@@ -110,6 +116,19 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--log-format", choices=["text", "json"], default="text", help="json: one JSON object per line"
+    )
+    run.add_argument(
+        "--cluster-domain",
+        default="cluster.local",
+        help="the cluster's DNS domain; the operator logs in to the Keycloaks it runs at "
+        "<name>-service.<namespace>.svc.<domain>. (default: cluster.local)",
+    )
+    run.add_argument(
+        "--external-server-host",
+        action="append",
+        metavar="HOST",
+        help="allow KeycloakRealms on external servers only on this host (repeatable; *.example.com for "
+        "any host under example.com). Default: any host",
     )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=_run)

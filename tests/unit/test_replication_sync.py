@@ -20,6 +20,7 @@ from keycloak_operator.core.replication.representations import (
 )
 from keycloak_operator.core.replication.resources import client_resource, realm_target, server_url
 from keycloak_operator.core.replication.roles import plan_roles
+from keycloak_operator.core.replication.servers import ServerPolicy
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import (
     DRIFTED,
@@ -258,14 +259,17 @@ KC = {
 def test_a_realm_on_our_keycloak_needs_its_namespace_allowed(ns: str, allowed: bool) -> None:
     obj = k8s(REALM, ns, "r", {"server": {"keycloak": {"name": "kc", "namespace": "kc-ns"}}})
     target = realm_target(obj, KC)
+    url = "http://kc-service.kc-ns.svc.cluster.local.:8080"  # fully qualified: no search-list lookups
     if allowed:
         assert target.resource.problem is None
-        assert target.server is not None and target.server.url == "http://kc-service.kc-ns.svc:8080"
-        assert target.credentials is not None and target.credentials.secret == "kc-initial-admin"
     else:
         assert target.resource.problem is not None and target.resource.problem.phase == "Forbidden"
-        assert target.credentials is None
-    assert server_url(obj) == "http://kc-service.kc-ns.svc:8080"
+    # A forbidden realm still belongs to its server's round (its object there is revoked), acted on with
+    # the server's own admin, never with a login of the forbidden namespace.
+    assert target.server is not None and target.server.url == url
+    assert target.credentials is not None and target.credentials.secret == "kc-initial-admin"
+    assert target.credentials.server_owned and target.credentials.namespace == "kc-ns"
+    assert server_url(obj, ServerPolicy()) == url
 
 
 def test_a_realm_on_an_unknown_keycloak_waits() -> None:

@@ -182,6 +182,25 @@ def client_secret_labels(client: str) -> dict[str, str]:
     }
 
 
-def keycloak_url(keycloak: str, namespace: str, port: int) -> str:
-    """In-cluster base URL of a Keycloak this operator runs (its public Service)."""
-    return f"http://{public_service(keycloak)}.{namespace}.svc:{port}"
+DEFAULT_CLUSTER_DOMAIN = "cluster.local"
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*$")
+
+
+def is_dns_subdomain(value: str) -> bool:
+    return len(value) <= 253 and bool(_DNS_SUBDOMAIN.match(value))
+
+
+def keycloak_url(
+    keycloak: str, namespace: str, port: int, cluster_domain: str = DEFAULT_CLUSTER_DOMAIN
+) -> str:
+    """In-cluster base URL of a Keycloak this operator runs (its public Service), fully qualified with a
+    trailing dot: a shorter name goes through the resolver's search list first (ndots:5), where
+    `<kc>-service.<ns>.svc.svc.cluster.local` is a name that a pod in a namespace called `svc` can hold."""
+    return f"http://{public_service(keycloak)}.{namespace}.svc.{cluster_domain}.:{port}"
+
+
+def is_keycloak_url(url: str, cluster_domain: str = DEFAULT_CLUSTER_DOMAIN) -> bool:
+    """Whether a URL has the form `keycloak_url` gives (the servers this operator runs)."""
+    domain = re.escape(cluster_domain)
+    return bool(re.fullmatch(rf"http://{_DNS_LABEL}-service\.{_DNS_LABEL}\.svc\.{domain}\.:[0-9]+", url))

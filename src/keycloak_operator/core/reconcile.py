@@ -69,11 +69,28 @@ def admin_secret_name(owner: children.Owner, spec: KeycloakSpec) -> str:
     return spec.admin_secret.name if spec.admin_secret is not None else names.admin_secret(owner.name)
 
 
+CHILD_REJECTED = "ChildRejected"
+
+
+def rejected_child(previous: KeycloakStatus, generation: int) -> conditions.Wanted | None:
+    """The API server refused a child made from this very generation of the spec (the shell records it as a
+    Degraded condition): applying again could only be refused again, so nothing is applied until the spec
+    changes."""
+    old = conditions.find(previous.conditions, conditions.DEGRADED)
+    if old is None or old.reason != CHILD_REJECTED or old.observed_generation != generation:
+        return None
+    return conditions.Wanted(conditions.DEGRADED, "True", CHILD_REJECTED, old.message)
+
+
 def _problems(
     spec: KeycloakSpec, observed: Observed, owner: children.Owner, secret: str
 ) -> list[conditions.Wanted]:
     """What only the operator can judge; any of these blocks rolling pods that could not start."""
     problems = []
+    generation = int(observed.keycloak["metadata"].get("generation", 0))
+    rejected = rejected_child(stored_status(observed.keycloak), generation)
+    if rejected is not None:
+        problems.append(rejected)
     generated = spec.admin_secret is None
     missing = [
         s
@@ -169,6 +186,8 @@ def decide(
         public_track = bg.serving_track(blue_green, track)
         wanted.append((children.public_service(owner, public_track), observed.public_service))
     writes = [obj for obj, actual in wanted if drift.needs_apply(obj, actual)]
+    if rejected_child(previous, generation) is not None:
+        writes = []
     may_render = canonical is not None or not (in_flight or kept)
     if not problems and may_render and not (blue_green is not None and blue_green.state == bg.PROMOTING):
         # The canonical Deployment carries the version it runs: the spec's, or the last one while blue serves.

@@ -4,17 +4,33 @@ python-keycloak handles the token (password grant against `master`, refresh, re-
 `KeycloakAdmin` methods, though, take the realm from mutable state on the connection, which concurrent
 rounds over many realms cannot share safely. So this layer passes the realm in every path and uses the
 connection's raw calls (ADR 0008). Every write is counted, so tests and metrics can prove a quiet resync.
+
+A server may be one a tenant named, so nothing it does may hold the operator: every request (token
+refresh included) has a total deadline, and every answer a size cap with compression refused
+(shell/http_limits.py). Both are read once from the environment.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable
-from typing import Any
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 from urllib.parse import quote
 
+import httpx
 from keycloak import KeycloakOpenIDConnection
 from keycloak.exceptions import KeycloakError
+
+from keycloak_operator.shell.http_limits import IDENTITY, CappedTransport
+
+# Whole request, first byte to last: a trickling server is cut off here, whatever its pace.
+REQUEST_DEADLINE_S = float(os.environ.get("KCOP_KEYCLOAK_REQUEST_DEADLINE_SECONDS", "20"))
+# Largest answer read (the realm list of a big server is a few MB; the operator's memory limit is 256 Mi).
+MAX_RESPONSE_BYTES = int(os.environ.get("KCOP_KEYCLOAK_MAX_RESPONSE_BYTES", str(8 * 1024 * 1024)))
+
+T = TypeVar("T")
 
 
 class AdminError(Exception):
@@ -26,7 +42,16 @@ class AdminError(Exception):
 
 
 def _q(part: str) -> str:
+    """One path segment; '.' and '..' never (quoting keeps dots, and httpx would resolve them)."""
+    if part in ("", ".", ".."):
+        raise AdminError(0, f"not a usable name in a Keycloak path: {part!r}")
     return quote(part, safe="")
+
+
+def _bounded_client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=CappedTransport(MAX_RESPONSE_BYTES), headers={"Accept-Encoding": IDENTITY}
+    )
 
 
 class KeycloakAdmin:
@@ -39,20 +64,35 @@ class KeycloakAdmin:
             realm_name="master",
             user_realm_name="master",
             client_id="admin-cli",
-            timeout=30,
+            timeout=int(REQUEST_DEADLINE_S),
         )
+        # python-keycloak makes two httpx clients (admin calls; the token endpoint, in its KeycloakOpenID) and
+        # takes no transport: both are replaced, before either has opened a connection.
+        self._conn.async_s = _bounded_client()
+        self._conn.keycloak_openid.connection.async_s = _bounded_client()
         self._on_write = on_write
+
+    async def _deadline(self, what: str, call: Awaitable[T]) -> T:
+        try:
+            async with asyncio.timeout(REQUEST_DEADLINE_S):
+                return await call
+        except TimeoutError:
+            raise AdminError(0, f"{what}: no complete answer within {REQUEST_DEADLINE_S:.0f} s") from None
 
     async def login(self) -> None:
         """Fails early, with a clear error, on a wrong password or an unreachable server."""
         try:
-            await self._conn.a_get_token()
+            await self._deadline(f"{self.url}: admin login", self._conn.a_get_token())
         except KeycloakError as e:
             code = int(e.response_code or 0)
-            raise AdminError(code, f"{self.url}: admin login failed ({code or 'unreachable'})") from None
+            cause = f": {e.__cause__}" if code == 0 and e.__cause__ else ""
+            raise AdminError(
+                code, f"{self.url}: admin login failed ({code or 'unreachable'}){cause}"
+            ) from None
 
     async def close(self) -> None:
-        await self._conn.aclose()
+        await self._conn.async_s.aclose()
+        await self._conn.keycloak_openid.connection.async_s.aclose()
 
     async def _send(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
         call = {
@@ -67,9 +107,10 @@ class KeycloakAdmin:
         if method != "GET" and self._on_write is not None:
             self._on_write()
         try:
-            response = await call(*args, **params)
+            response = await self._deadline(f"{method} {path}", call(*args, **params))
         except KeycloakError as e:
-            raise AdminError(0, f"{method} {path}: {e}") from e
+            cause = f" ({e.__cause__})" if e.__cause__ else ""
+            raise AdminError(0, f"{method} {path}: {e}{cause}") from e
         if response.status_code >= 400:
             detail = response.text[:300]
             raise AdminError(response.status_code, f"{method} {path}: {response.status_code} {detail}")
@@ -77,7 +118,10 @@ class KeycloakAdmin:
             return None
         if "json" not in response.headers.get("content-type", ""):
             return None
-        return response.json()
+        try:
+            return response.json()
+        except ValueError:
+            raise AdminError(response.status_code, f"{method} {path}: the answer is not JSON") from None
 
     @staticmethod
     def _created_id(location: str) -> str:
@@ -125,9 +169,10 @@ class KeycloakAdmin:
             self._on_write()
         path = f"admin/realms/{_q(realm)}/clients"
         try:
-            response = await self._conn.a_raw_post(path, json.dumps(body))
+            response = await self._deadline(f"POST {path}", self._conn.a_raw_post(path, json.dumps(body)))
         except KeycloakError as e:
-            raise AdminError(0, f"POST {path}: {e}") from e
+            cause = f" ({e.__cause__})" if e.__cause__ else ""
+            raise AdminError(0, f"POST {path}: {e}{cause}") from e
         if response.status_code >= 400:
             raise AdminError(
                 response.status_code, f"POST {path}: {response.status_code} {response.text[:300]}"

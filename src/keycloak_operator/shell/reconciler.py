@@ -27,7 +27,7 @@ from keycloak_operator.core.bluegreen.milestones import transition
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell import events, failpoints, metrics, upgrade
-from keycloak_operator.shell.kube import DEPLOYMENTS, KEYCLOAKS, SECRETS, SERVICES, Kube
+from keycloak_operator.shell.kube import DEPLOYMENTS, KEYCLOAKS, SECRETS, SERVICES, ApiError, Kube
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,8 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
     try:
         spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
     except ValidationError as e:
-        await _report_invalid(kube, keycloak, e)
+        fields = "; ".join(f"spec.{'.'.join(str(p) for p in d['loc'])}: {d['msg']}" for d in e.errors())
+        await _report_degraded(kube, keycloak, "InvalidSpec", fields)
         return None
     observed = await observe(kube, keycloak, spec)
     stored = reconcile.stored_status(keycloak).blue_green  # read back from the stored object, every pass
@@ -91,7 +92,15 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
             decision.events.append(created)
     # Upgrade actions run before the routine applies: the routine never creates what the machine removes.
     for obj in decision.apply:
-        await kube.apply(obj)
+        try:
+            await kube.apply(obj)
+        except ApiError as e:
+            if e.status not in (400, 422):
+                raise
+            # The API server refuses what the spec made (a value it validates and the CRD cannot): the user
+            # must change the spec, so say so on the Keycloak instead of retrying the same object forever.
+            await _report_degraded(kube, keycloak, reconcile.CHILD_REJECTED, f"{obj['kind']} {e}")
+            return None
         log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
     if step is not None:
         for action in step.actions:
@@ -104,16 +113,16 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
     return step.requeue_after if step else None
 
 
-async def _report_invalid(kube: Kube, keycloak: dict[str, Any], error: ValidationError) -> None:
-    """A spec the schema let through but the models refuse: Degraded, fields named, nothing applied."""
-    fields = "; ".join(f"spec.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+async def _report_degraded(kube: Kube, keycloak: dict[str, Any], reason: str, message: str) -> None:
+    """A spec that cannot be rolled out as written (the models refuse it, or the API server refuses a child
+    made from it): Degraded with the reason and the message, once; the next spec change tries again."""
     previous = reconcile.stored_status(keycloak)
     old = conditions.find(previous.conditions, conditions.DEGRADED)
-    if old is not None and old.reason == "InvalidSpec" and old.message == fields:
+    if old is not None and old.reason == reason and old.message == message:
         return
     merged = conditions.merge(
         previous.conditions,
-        [conditions.Wanted(conditions.DEGRADED, "True", "InvalidSpec", fields)],
+        [conditions.Wanted(conditions.DEGRADED, "True", reason, message)],
         now=now(),
         generation=int(keycloak["metadata"].get("generation", 0)),
     )
@@ -123,4 +132,4 @@ async def _report_invalid(kube: Kube, keycloak: dict[str, Any], error: Validatio
     await kube.patch_status(
         KEYCLOAKS, ns, name, merge_patch.merge_patch(keycloak.get("status") or {}, status)
     )
-    await events.post(kube, keycloak, Event("Warning", "InvalidSpec", fields))
+    await events.post(kube, keycloak, Event("Warning", reason, message))

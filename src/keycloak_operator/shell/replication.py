@@ -14,7 +14,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from keycloak_operator.core import merge_patch, names
@@ -26,15 +26,19 @@ from keycloak_operator.core.replication.representations import declared_roles, r
 from keycloak_operator.core.replication.resources import (
     Credentials,
     RealmTarget,
+    acting_credentials,
     client_resource,
     client_secret_name,
     realm_target,
 )
 from keycloak_operator.core.replication.roles import plan_roles
+from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import (
+    Disable,
     Release,
     Resource,
+    Revocation,
     ScopePlan,
     Verdict,
     plan_clients,
@@ -53,6 +57,9 @@ log = logging.getLogger(__name__)
 REALMS = ApiResource(names.GROUP, names.VERSION, names.REALM_PLURAL)
 CLIENTS = ApiResource(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
 RETRY_S = 10.0
+# A server that could not be reached at all (no login, no realm list) is retried later each time, up to
+# this: a dead or trickling server a tenant names costs a worker for one request deadline per period.
+MAX_RETRY_S = 300.0
 CONCURRENCY = 4  # Keycloak admin writes in flight per round
 ROLE_KIND = "RealmRole"  # the metrics' kind for realm roles, which have no resource of their own
 KUBE_CONCURRENCY = 8  # Kubernetes writes in flight per round (finalizers, statuses, events)
@@ -83,11 +90,17 @@ class Replicator:
         namespaces: Sequence[str] | None,
         limiter: WriteLimiter,
         admin_factory: Callable[[str, str, str], KeycloakAdmin] | None = None,
+        *,
+        policy: ServerPolicy = DEFAULT_POLICY,
+        revocation_grace: timedelta = timedelta(0),
     ) -> None:
         self.kube = kube
         self.namespaces = list(namespaces) if namespaces else None
         self.limiter = limiter
+        self.policy = policy
+        self.revocation_grace = revocation_grace
         self.admin_writes = 0
+        self._unreachable: dict[str, int] = {}  # server URL -> rounds in a row that could not reach it
         # The last credentials that logged in, per Secret and server: a namespace being deleted takes its
         # admin Secret with it, and its realm resources still have to be deleted from Keycloak.
         self._remembered: dict[tuple[Credentials, str], tuple[str, str]] = {}
@@ -119,7 +132,7 @@ class Replicator:
             if needs_keycloaks
             else {}
         )
-        targets = {t.resource.key: t for t in (realm_target(o, keycloaks) for o in realm_objs)}
+        targets = {t.resource.key: t for t in (realm_target(o, keycloaks, self.policy) for o in realm_objs)}
         mine = {k: t for k, t in targets.items() if t.server is not None and t.server.url == url}
         unresolved = {k: t for k, t in targets.items() if t.server is None}
         rnd = Round()
@@ -136,6 +149,7 @@ class Replicator:
             [rnd.objects[k] for k in mine], [rnd.objects[c.key] for c in in_scope_clients]
         )
 
+        reached = True
         admins: dict[Credentials, KeycloakAdmin | AdminError] = {}
         try:
             for t in mine.values():
@@ -149,8 +163,12 @@ class Replicator:
                 for r in realms:
                     rnd.verdicts[r.key] = r.problem or Verdict("Pending", "NoCredentials")
                 rnd.failed = bool(realms)
+                reached = not realms
             else:
-                await self._realms_and_clients(rnd, url, mine, realms, in_scope_clients, admins, reader)
+                elsewhere = frozenset(targets) - frozenset(mine)
+                reached = await self._realms_and_clients(
+                    rnd, mine, realms, in_scope_clients, admins, reader, elsewhere
+                )
         finally:
             for a in admins.values():
                 if isinstance(a, KeycloakAdmin):
@@ -161,7 +179,17 @@ class Replicator:
             if releasable_without_server(t.resource):
                 rnd.finalizable.add(key)
         await self._report(rnd)
-        return RETRY_S if rnd.failed else None
+        return self._retry_after(url, rnd.failed, reached)
+
+    def _retry_after(self, url: str, failed: bool, reached: bool) -> float | None:
+        """RETRY_S after a round with failures; for a server that could not be reached at all, twice as
+        long after each such round in a row, up to MAX_RETRY_S."""
+        if reached:
+            self._unreachable.pop(url, None)
+            return RETRY_S if failed else None
+        streak = self._unreachable.get(url, 0) + 1
+        self._unreachable[url] = streak
+        return min(RETRY_S * 2 ** (streak - 1), MAX_RETRY_S)
 
     # --- credentials ----------------------------------------------------------------------------------------
 
@@ -216,20 +244,38 @@ class Replicator:
     async def _realms_and_clients(
         self,
         rnd: Round,
-        url: str,
         targets: dict[ObjectKey, RealmTarget],
         realms: list[Resource],
         clients: list[Resource],
         admins: dict[Credentials, KeycloakAdmin | AdminError],
         reader: KeycloakAdmin,
-    ) -> None:
+        elsewhere: frozenset[ObjectKey],
+    ) -> bool:
+        """The realm scope, then each realm's roles, clients and Secrets; False when the server could not
+        even list its realms. A failure inside one realm is reported on that realm and its clients, and the
+        others go on."""
+        logged_in = [c for c, a in admins.items() if isinstance(a, KeycloakAdmin)]
+
         def admin_for(key: ObjectKey) -> KeycloakAdmin:
-            cred = targets[key].credentials
-            found = admins.get(cred) if cred else None
-            return found if isinstance(found, KeycloakAdmin) else reader
+            acting = acting_credentials(key, targets, logged_in)
+            found = admins.get(acting) if acting is not None else None
+            if not isinstance(found, KeycloakAdmin):  # its own login failed: nothing is written for it
+                raise AdminError(0, f"no admin login may act for {key.namespace}/{key.name}")
+            return found
 
         watched = set(self.namespaces) if self.namespaces is not None else None
-        scope = plan_realms(realms, clients, await reader.realms(), watched)
+        revocation = Revocation(datetime.now(UTC), self.revocation_grace)
+        try:
+            observed = await reader.realms()
+        except AdminError as e:
+            for r in realms:
+                rnd.verdicts[r.key] = r.problem or Verdict("Error", "ServerUnavailable", str(e))
+            rnd.failed = True
+            return False
+        scope = plan_realms(
+            realms, clients, observed, watched, declared_elsewhere=elsewhere, revocation=revocation
+        )
+        _drop_orphans_without_login(scope, targets, logged_in)
         by_key = {r.key: r for r in realms}
 
         async def realm_write(op: Any) -> None:
@@ -240,29 +286,57 @@ class Replicator:
         self._collect(rnd, scope, by_key)
 
         for realm in realms:
-            verdict = rnd.verdicts.get(realm.key)
-            remote = rnd.remote_ids.get(realm.key)
             mine = [c for c in clients if c.parent == realm.key]
-            if verdict is None or verdict.phase not in ("Ready", "Deleting") or remote is None:
-                why = verdict.message if verdict and verdict.message else "not in Keycloak"
-                reachable = verdict is None or verdict.phase != "Error"
-                for c in mine:
-                    if c.deleting and remote is None and reachable:
-                        rnd.finalizable.add(c.key)  # its realm is not in Keycloak: nothing left to delete
-                    rnd.verdicts[c.key] = c.problem or Verdict(
-                        "Pending", "RealmNotReady", f"realm {realm.key.namespace}/{realm.key.name}: {why}"
-                    )
-                continue
-            admin = admin_for(realm.key)
-            await self._roles(rnd, admin, realm, remote)
-            client_scope = plan_clients(mine, await admin.clients(remote), watched)
-            client_by_key = {c.key: c for c in mine}
-            failed = await self._execute(
-                client_scope, functools.partial(self._client_write, admin, remote, client_scope), rnd
+            try:
+                await self._realm_contents(rnd, realm, mine, admin_for, watched, revocation)
+            except (AdminError, ApiError) as e:
+                self._realm_failed(rnd, realm, mine, str(e))
+            except Exception as e:  # a bug, or an answer of a shape nobody expected: this realm only
+                log.exception("realm %s/%s: round step failed", realm.key.namespace, realm.key.name)
+                self._realm_failed(rnd, realm, mine, f"internal error: {type(e).__name__}")
+        return True
+
+    async def _realm_contents(
+        self,
+        rnd: Round,
+        realm: Resource,
+        clients: list[Resource],
+        admin_for: Callable[[ObjectKey], KeycloakAdmin],
+        watched: set[str] | None,
+        revocation: Revocation,
+    ) -> None:
+        """One realm's roles, clients and client Secrets, once the realm itself is settled."""
+        verdict = rnd.verdicts.get(realm.key)
+        remote = rnd.remote_ids.get(realm.key)
+        if verdict is None or verdict.phase not in ("Ready", "Deleting") or remote is None:
+            why = verdict.message if verdict and verdict.message else "not in Keycloak"
+            reachable = verdict is None or verdict.phase != "Error"
+            for c in clients:
+                if c.deleting and remote is None and reachable:
+                    rnd.finalizable.add(c.key)  # its realm is not in Keycloak: nothing left to delete
+                rnd.verdicts[c.key] = c.problem or Verdict(
+                    "Pending", "RealmNotReady", f"realm {realm.key.namespace}/{realm.key.name}: {why}"
+                )
+            return
+        admin = admin_for(realm.key)
+        await self._roles(rnd, admin, realm, remote)
+        client_scope = plan_clients(clients, await admin.clients(remote), watched, revocation=revocation)
+        client_by_key = {c.key: c for c in clients}
+        failed = await self._execute(
+            client_scope, functools.partial(self._client_write, admin, remote, client_scope), rnd
+        )
+        settle(client_scope, failed)
+        self._collect(rnd, client_scope, client_by_key)
+        await self._client_secrets(rnd, admin, remote, clients, client_scope)
+
+    @staticmethod
+    def _realm_failed(rnd: Round, realm: Resource, clients: list[Resource], message: str) -> None:
+        rnd.failed = True
+        rnd.verdicts[realm.key] = Verdict("Error", "RoundFailed", message)
+        for c in clients:
+            rnd.verdicts[c.key] = c.problem or Verdict(
+                "Pending", "RealmNotReady", f"realm {realm.key.namespace}/{realm.key.name}: {message}"
             )
-            settle(client_scope, failed)
-            self._collect(rnd, client_scope, client_by_key)
-            await self._client_secrets(rnd, admin, remote, mine, client_scope)
 
     async def _execute(
         self, scope: ScopePlan, write: Callable[[Any], Awaitable[None]], rnd: Round
@@ -271,7 +345,7 @@ class Replicator:
         failed: dict[ObjectKey, str] = {}
         plan = scope.plan
         phases: list[Iterable[Any]] = [
-            [*plan.deletes, *plan.duplicates, *scope.releases],
+            [*plan.deletes, *plan.duplicates, *scope.releases, *scope.disables],
             [*plan.creates, *plan.updates],
         ]
         gate = asyncio.Semaphore(CONCURRENCY)
@@ -308,6 +382,12 @@ class Replicator:
         for release in scope.releases:
             if release.key in scope.finalizable:
                 rnd.note(release.key, Event("Normal", "Released", "left in Keycloak, no longer managed"))
+        for disable in scope.disables:
+            if disable.key in ok:
+                message = (
+                    "disabled in Keycloak: this namespace is no longer allowed (revocation grace passed)"
+                )
+                rnd.note(disable.key, Event("Warning", "Revoked", message))
         for create in scope.plan.creates:
             if create.key in ok:
                 rnd.note(create.key, Event("Normal", "Created", "created in Keycloak"))
@@ -329,6 +409,9 @@ class Replicator:
             return
         if isinstance(op, Release):
             await admin.update_realm(op.remote_id, {"attributes": {a: "" for a in MARKER_ATTRIBUTES}})
+            return
+        if isinstance(op, Disable):
+            await admin.update_realm(op.remote_id, {"enabled": False})
             return
         body = marked(op.content, op.key)
         owner = f"{op.key.namespace}/{op.key.name}"
@@ -386,6 +469,9 @@ class Replicator:
                 attributes = {k: v for k, v in (current.get("attributes") or {}).items()}
                 attributes.update({a: "" for a in MARKER_ATTRIBUTES})
                 await admin.update_client(realm, op.remote_id, {**current, "attributes": attributes})
+            return
+        if isinstance(op, Disable):
+            await admin.update_client(realm, op.remote_id, {**op.current, "enabled": False})
             return
         body = marked(op.content, op.key)
         if isinstance(op, Create):
@@ -535,12 +621,24 @@ async def _bounded(calls: Iterable[Awaitable[None]], limit: int = KUBE_CONCURREN
     await asyncio.gather(*(one(c) for c in calls))
 
 
-def _operation(op: Delete | Create | Update | Release) -> str:
+def _operation(op: Delete | Create | Update | Release | Disable) -> str:
     return type(op).__name__.lower()
 
 
-def _namespace_of(op: Delete | Create | Update | Release) -> str:
+def _namespace_of(op: Delete | Create | Update | Release | Disable) -> str:
     return op.key.namespace
+
+
+def _drop_orphans_without_login(
+    scope: ScopePlan, targets: dict[ObjectKey, RealmTarget], logged_in: list[Credentials]
+) -> None:
+    """An orphan no login may delete (an external server's realm of a namespace with no login in this
+    round) stays where it is: deleting it with another namespace's login would be borrowing."""
+    keep = [d for d in scope.plan.deletes if acting_credentials(d.key, targets, logged_in) is not None]
+    for d in scope.plan.deletes:
+        if d not in keep:
+            log.info("orphaned realm %s left in Keycloak: no login of its namespace in this round", d.key)
+    scope.plan = replace(scope.plan, deletes=keep)
 
 
 def _secret_body(client: Obj, name: str, client_id: str, value: str, remote: str) -> Obj:

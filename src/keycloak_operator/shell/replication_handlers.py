@@ -4,6 +4,11 @@ A round always covers one whole server (core/replication/sync.py says why), so a
 client, or to a Keycloak that realms target, queues that server's URL; the queue runs one round per URL at
 a time and folds events that arrive meanwhile into one more round. The resync tick re-queues every server
 seen, which is what repairs hand edits made inside Keycloak.
+
+Two lanes, each its own queue and workers: the Keycloaks this operator runs, and external servers (which a
+tenant names, and which may be slow or hostile). A URL's lane follows from the URL alone, so one server is
+never in two queues at once; a tenant's servers can hold only external workers, and only for a request
+deadline at a time (shell/keycloak_admin.py), with a growing delay while they stay unreachable.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import contextlib
 import logging
 import os
 import time
+from datetime import timedelta
 from typing import Any
 
 import kopf
@@ -21,6 +27,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import server_url
+from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
@@ -34,26 +41,40 @@ RESYNC_SECONDS = float(os.environ.get("KCOP_RESYNC_SECONDS", "60"))
 # Keycloak admin writes per second: all namespaces together, and any one namespace.
 WRITES_PER_SECOND = float(os.environ.get("KCOP_REPLICATION_WRITES_PER_SECOND", "50"))
 NAMESPACE_WRITES_PER_SECOND = float(os.environ.get("KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND", "10"))
+# A namespace removed from realmNamespaces / clientNamespaces: its objects are disabled after this long, and
+# deleted after twice this long (0: never; they stay as they were, held).
+REVOCATION_GRACE_SECONDS = float(os.environ.get("KCOP_REVOCATION_GRACE_SECONDS", "3600"))
+WORKERS_PER_LANE = 4
 NO_SERVER = ""  # rounds for resources that name no reachable server (reported, never written)
 
 
 class ReplicationRuntime:
     def __init__(self) -> None:
         self.namespaces: list[str] | None = None
+        self.policy: ServerPolicy = DEFAULT_POLICY
         self.kube: Kube | None = None
         self.replicator: Replicator | None = None
-        self.queue: WorkQueue[str] | None = None
+        self.own: WorkQueue[str] | None = None  # servers this operator runs
+        self.external: WorkQueue[str] | None = None  # servers tenants name
         self.servers: dict[ObjectKey, str] = {}  # realm resource -> its server URL
         self.realms_of_client: dict[ObjectKey, ObjectKey] = {}
         self.resync: asyncio.Task[None] | None = None
+
+    def queue(self, url: str) -> None:
+        own = url == NO_SERVER or names.is_keycloak_url(url, self.policy.cluster_domain)
+        lane = self.own if own else self.external
+        assert lane is not None
+        lane.add(url)
 
 
 runtime = ReplicationRuntime()
 
 
-def configure(namespaces: list[str] | None) -> None:
-    """The namespaces the operator watches (None: all); a round never touches markers of others."""
+def configure(namespaces: list[str] | None, policy: ServerPolicy = DEFAULT_POLICY) -> None:
+    """The namespaces the operator watches (None: all; a round never touches markers of others), and where
+    admin logins may go."""
     runtime.namespaces = namespaces
+    runtime.policy = policy
 
 
 async def _process(url: str) -> float | None:
@@ -74,18 +95,25 @@ async def _resync_forever() -> None:
 
 
 def _queue_all() -> None:
-    assert runtime.queue is not None
     for url in {*runtime.servers.values(), NO_SERVER}:
-        runtime.queue.add(url)
+        runtime.queue(url)
 
 
 @kopf.on.startup()
 async def replication_startup(**_: Any) -> None:
     runtime.kube = await Kube.connect()
     limiter = WriteLimiter(WRITES_PER_SECOND, NAMESPACE_WRITES_PER_SECOND)
-    runtime.replicator = Replicator(runtime.kube, runtime.namespaces, limiter)
-    runtime.queue = WorkQueue(_process, workers=4)
-    runtime.queue.start()
+    runtime.replicator = Replicator(
+        runtime.kube,
+        runtime.namespaces,
+        limiter,
+        policy=runtime.policy,
+        revocation_grace=timedelta(seconds=REVOCATION_GRACE_SECONDS),
+    )
+    runtime.own = WorkQueue(_process, workers=WORKERS_PER_LANE)
+    runtime.external = WorkQueue(_process, workers=WORKERS_PER_LANE)
+    runtime.own.start()
+    runtime.external.start()
     runtime.resync = asyncio.create_task(_resync_forever())
 
 
@@ -95,8 +123,9 @@ async def replication_cleanup(**_: Any) -> None:
         runtime.resync.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await runtime.resync
-    if runtime.queue is not None:
-        await runtime.queue.stop()
+    for lane in (runtime.own, runtime.external):
+        if lane is not None:
+            await lane.stop()
     if runtime.kube is not None:
         await runtime.kube.close()
 
@@ -107,21 +136,19 @@ def _key(kind: str, body: kopf.Body) -> ObjectKey:
 
 @kopf.on.event(names.GROUP, names.VERSION, names.REALM_PLURAL)
 async def realm_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
-    assert runtime.queue is not None
     key = _key(names.REALM_KIND, body)
     before = runtime.servers.get(key)
-    url = server_url(dict(body)) or NO_SERVER
+    url = server_url(dict(body), runtime.policy) or NO_SERVER
     if event["type"] == "DELETED":
         runtime.servers.pop(key, None)
     else:
         runtime.servers[key] = url
     for target in {url, before or url}:  # a realm moved to another server: both rounds must run
-        runtime.queue.add(target)
+        runtime.queue(target)
 
 
 @kopf.on.event(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
 async def client_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
-    assert runtime.queue is not None
     key = _key(names.CLIENT_KIND, body)
     realm = (body.get("spec") or {}).get("realm") or {}
     parent = ObjectKey(
@@ -133,14 +160,16 @@ async def client_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
     else:
         runtime.realms_of_client[key] = parent
     for realm_key in {parent, before or parent}:
-        runtime.queue.add(runtime.servers.get(realm_key, NO_SERVER))
+        runtime.queue(runtime.servers.get(realm_key, NO_SERVER))
 
 
 @kopf.on.event(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
 async def keycloak_changed(body: kopf.Body, **_: Any) -> None:
     """realmNamespaces or the admin Secret may have changed: the rounds of realms on it run again."""
-    if runtime.queue is None:
+    if runtime.own is None:
         return
-    url = names.keycloak_url(str(body.metadata["name"]), str(body.metadata["namespace"]), HTTP_PORT)
+    url = names.keycloak_url(
+        str(body.metadata["name"]), str(body.metadata["namespace"]), HTTP_PORT, runtime.policy.cluster_domain
+    )
     if url in runtime.servers.values():
-        runtime.queue.add(url)
+        runtime.queue(url)

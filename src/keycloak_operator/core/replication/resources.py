@@ -8,7 +8,7 @@ external server brings its own admin Secret, in its own namespace: holding those
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +19,12 @@ from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.representations import client_content, realm_content, realm_name
+from keycloak_operator.core.replication.servers import (
+    DEFAULT_POLICY,
+    ServerPolicy,
+    host_allowed,
+    normalize_url,
+)
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
@@ -28,10 +34,18 @@ Obj = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class Credentials:
-    """Where the admin username and password are: a Secret with keys `username` and `password`."""
+    """Where the admin username and password are: a Secret with keys `username` and `password`.
+
+    `server_owned`: the admin of a Keycloak this operator runs (from that Keycloak's own namespace), which
+    acts for every realm on it; otherwise a namespace's own login to an external server, which acts only
+    for that namespace's realms (ADR 0008: no namespace borrows another's)."""
 
     namespace: str
     secret: str
+    server_owned: bool = False
+
+    def may_act_for(self, namespace: str) -> bool:
+        return self.server_owned or self.namespace == namespace
 
 
 @dataclass(frozen=True)
@@ -61,13 +75,23 @@ def _created(obj: Obj) -> datetime:
     return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
 
 
+def _timestamp(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
 def _flags(obj: Obj) -> dict[str, Any]:
     meta = obj["metadata"]
     annotations = meta.get("annotations") or {}
+    status = obj.get("status") or {}
+    forbidden_since = _timestamp(status.get("forbiddenSince")) if status.get("phase") == "Forbidden" else None
     return {
         "created": _created(obj),
         "deleting": bool(meta.get("deletionTimestamp")),
         "preserve": str(annotations.get(names.ANNOTATION_PRESERVE, "")).lower() == "true",
+        "forbidden_since": forbidden_since,
     }
 
 
@@ -77,21 +101,24 @@ def _invalid(e: ValidationError) -> Verdict:
     return Verdict("Error", "InvalidSpec", f"spec.{where}: {first['msg']}")
 
 
-def server_url(obj: Obj) -> str | None:
+def server_url(obj: Obj, policy: ServerPolicy) -> str | None:
     """The URL of the server a realm resource targets, from its spec alone (events route rounds by it)."""
     spec = obj.get("spec") or {}
     server = spec.get("server") or {}
     external, keycloak = server.get("external") or {}, server.get("keycloak") or {}
     if external.get("url"):
-        return str(external["url"]).rstrip("/")
+        return normalize_url(str(external["url"]))
     if keycloak.get("name"):
         namespace = keycloak.get("namespace") or obj["metadata"]["namespace"]
-        return names.keycloak_url(str(keycloak["name"]), str(namespace), HTTP_PORT)
+        return names.keycloak_url(str(keycloak["name"]), str(namespace), HTTP_PORT, policy.cluster_domain)
     return None
 
 
-def realm_target(obj: Obj, keycloaks: Mapping[tuple[str, str], Obj]) -> RealmTarget:
-    """`keycloaks`: the Keycloak resources by (namespace, name)."""
+def realm_target(
+    obj: Obj, keycloaks: Mapping[tuple[str, str], Obj], policy: ServerPolicy = DEFAULT_POLICY
+) -> RealmTarget:
+    """`keycloaks`: the Keycloak resources by (namespace, name). An external server outside the policy's
+    allow-list is Forbidden before anything is read: its admin Secret is never opened."""
     key, flags = key_of(obj), _flags(obj)
     try:
         spec = KeycloakRealmSpec.model_validate(obj.get("spec") or {})
@@ -103,8 +130,19 @@ def realm_target(obj: Obj, keycloaks: Mapping[tuple[str, str], Obj]) -> RealmTar
     server: Server | None = None
     credentials: Credentials | None = None
     if spec.server.external is not None:
-        server = Server(spec.server.external.url.rstrip("/"))
-        credentials = Credentials(key.namespace, spec.server.external.admin_secret.name)
+        url = normalize_url(spec.server.external.url)
+        if url is None:
+            problem = Verdict("Error", "InvalidSpec", "spec.server.external.url: not a plain http(s) URL")
+        elif not host_allowed(url, policy):
+            problem = Verdict(
+                "Forbidden",
+                "ExternalServerNotAllowed",
+                f"this installation allows external servers only on {', '.join(policy.external_hosts)}; "
+                "nothing was read or sent",
+            )
+        else:
+            server = Server(url)
+            credentials = Credentials(key.namespace, spec.server.external.admin_secret.name)
     elif spec.server.keycloak is not None:
         ref = spec.server.keycloak
         kc_namespace = ref.namespace or key.namespace
@@ -112,24 +150,48 @@ def realm_target(obj: Obj, keycloaks: Mapping[tuple[str, str], Obj]) -> RealmTar
         if keycloak is None:
             problem = Verdict("Pending", "KeycloakNotFound", f"Keycloak {kc_namespace}/{ref.name} not found")
         else:
-            kc_spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
-            if key.namespace != kc_namespace and key.namespace not in kc_spec.realm_namespaces:
+            try:
+                kc_spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
+            except ValidationError:
+                kc_spec = None
+            if kc_spec is None:
                 problem = Verdict(
-                    "Forbidden",
-                    "NamespaceNotAllowed",
-                    f"Keycloak {kc_namespace}/{ref.name} does not allow realms from namespace "
-                    f"{key.namespace} (spec.realmNamespaces); nothing was written",
+                    "Pending", "KeycloakInvalid", f"Keycloak {kc_namespace}/{ref.name} has an invalid spec"
                 )
             else:
-                server = Server(names.keycloak_url(ref.name, kc_namespace, HTTP_PORT))
+                if key.namespace != kc_namespace and key.namespace not in kc_spec.realm_namespaces:
+                    # Still routed to the server's round (with the server's own login): a realm whose
+                    # namespace lost access has its object revoked there (sync.Revocation).
+                    problem = Verdict(
+                        "Forbidden",
+                        "NamespaceNotAllowed",
+                        f"Keycloak {kc_namespace}/{ref.name} does not allow realms from namespace "
+                        f"{key.namespace} (spec.realmNamespaces); nothing was written",
+                    )
+                url = names.keycloak_url(ref.name, kc_namespace, HTTP_PORT, policy.cluster_domain)
+                server = Server(url)
                 secret = kc_spec.admin_secret.name if kc_spec.admin_secret else names.admin_secret(ref.name)
-                credentials = Credentials(kc_namespace, secret)
+                credentials = Credentials(kc_namespace, secret, server_owned=True)
     else:
         problem = Verdict(
             "Error", "InvalidSpec", "exactly one of spec.server.keycloak or spec.server.external"
         )
     resource = Resource(key, realm_name(spec, key.name), content, problem=problem, **flags)
     return RealmTarget(resource, server, credentials, allowed)
+
+
+def acting_credentials(
+    key: ObjectKey, targets: Mapping[ObjectKey, RealmTarget], logged_in: Iterable[Credentials]
+) -> Credentials | None:
+    """Whose admin login writes for the realm `key`: its own resource's, whether or not that login worked
+    (a failed login means no write, never someone else's). An orphan (a marked realm whose resource is gone)
+    is deleted with the server's own admin, or with a login of the orphan's own namespace; None when there is
+    neither, and the orphan stays."""
+    target = targets.get(key)
+    if target is not None:
+        return target.credentials
+    eligible = [c for c in logged_in if c.may_act_for(key.namespace)]
+    return min(eligible, key=lambda c: (not c.server_owned, c.namespace, c.secret)) if eligible else None
 
 
 def client_resource(obj: Obj, realms: Mapping[ObjectKey, RealmTarget]) -> Resource:

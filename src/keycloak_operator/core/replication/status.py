@@ -30,11 +30,15 @@ def render(
         conditions.READY, "True" if ready else "False", verdict.reason, verdict.message
     )
     merged: list[Condition] = conditions.merge(before.conditions, [wanted], now=now, generation=generation)
+    forbidden = verdict.phase == "Forbidden"
+    still_forbidden = forbidden and before.phase == "Forbidden" and before.forbidden_since
     after = ReplicatedStatus(
         observed_generation=generation,
         phase=verdict.phase,
         keycloak_id=keycloak_id or before.keycloak_id,
         content_hash=content_hash if ready else before.content_hash,
+        # The revocation clock starts when the resource first turns Forbidden and survives restarts here.
+        forbidden_since=(before.forbidden_since if still_forbidden else now) if forbidden else "",
         conditions=merged,
     )
     return after.wire()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from keycloak_operator.core import names
@@ -47,6 +47,8 @@ class Resource:
     # Set when nothing may be written for it (Forbidden, an unreadable Secret, its realm not ready...).
     problem: Verdict | None = None
     parent: ObjectKey | None = None  # a client's realm resource
+    # Since when its status has said Forbidden (status.forbiddenSince): the revocation clock.
+    forbidden_since: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,55 @@ class Release:
     remote_id: str
 
 
+@dataclass(frozen=True)
+class Disable:
+    """Revocation, first step: a forbidden resource's object is switched off (`enabled: false`), kept whole.
+    `current`: the object as Keycloak returned it, so the write changes nothing else."""
+
+    key: ObjectKey
+    remote_id: str
+    current: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """What happens to the object of a resource that is no longer allowed (its namespace was removed from
+    `realmNamespaces` / `clientNamespaces`): disabled after `grace`, deleted after twice that. A grace of
+    zero or less turns revocation off (objects stay as they were, held)."""
+
+    now: datetime
+    grace: timedelta
+
+    def stage(self, since: datetime | None) -> Literal["keep", "disable", "delete"]:
+        if since is None or self.grace <= timedelta(0):
+            return "keep"
+        age = self.now - since
+        if age >= 2 * self.grace:
+            return "delete"
+        return "disable" if age >= self.grace else "keep"
+
+    def message(self, since: datetime | None) -> str:
+        if since is None or self.grace <= timedelta(0):
+            return ""
+        disable, delete = since + self.grace, since + 2 * self.grace
+        return (
+            f"; its object in Keycloak, if any, is disabled at {_stamp(disable)} and deleted at "
+            f"{_stamp(delete)} unless access is granted again"
+        )
+
+
+NO_REVOCATION = Revocation(datetime.min, timedelta(0))
+
+
+def _stamp(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 @dataclass
 class ScopePlan:
     plan: Plan
     releases: list[Release] = field(default_factory=list)
+    disables: list[Disable] = field(default_factory=list)
     # Resources decided without a write this round (conflicts, problems, blocked deletes, in sync).
     verdicts: dict[ObjectKey, Verdict] = field(default_factory=dict)
     drift: dict[ObjectKey, list[str]] = field(default_factory=dict)  # key -> fields edited by hand
@@ -77,19 +124,30 @@ def plan_scope(
     natural_key_of: str,
     blocked: Mapping[ObjectKey, str] | None = None,
     namespaces: AbstractSet[str] | None = None,
+    declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
+    revocation: Revocation = NO_REVOCATION,
 ) -> ScopePlan:
     """Plan one scope. `observed`: every object of the scope as Keycloak returns it (attributes included);
     `remote_id_of` / `natural_key_of`: the fields holding its id for the API and its unique name.
     `blocked`: deleting resources that must wait (a realm with clients still declared), with why.
     `namespaces`: when the operator watches only some, markers from others are another operator's: they
-    still hold their names, but are never diffed (an unseen resource would look deleted)."""
+    still hold their names, but are never diffed (an unseen resource would look deleted).
+    `declared_elsewhere`: resources that exist but target another scope (another server URL, which may be
+    this very server under another name): their objects here are never orphans, so never deleted; only an
+    object whose resource is gone from every watched namespace is.
+    `revocation`: when the objects of forbidden resources are disabled, then deleted."""
     blocked = blocked or {}
     actual: list[Actual] = []
     by_remote: dict[str, Mapping[str, Any]] = {}
     holders: dict[tuple[str, ...], ObjectKey | None] = {}
     found: dict[ObjectKey, str] = {}
     for obj in observed:
-        remote_id, natural = str(obj[remote_id_of]), str(obj[natural_key_of])
+        # What a server returns is not trusted to have any shape: an entry without an id cannot be ours.
+        if not isinstance(obj, Mapping):
+            continue
+        remote_id, natural = obj.get(remote_id_of), obj.get(natural_key_of)
+        if not isinstance(remote_id, str) or not isinstance(natural, str):
+            continue
         marker = read_marker(obj.get("attributes"))
         holders[(natural,)] = marker.key if marker else None
         ours = namespaces is None or (marker is not None and marker.key.namespace in namespaces)
@@ -99,7 +157,7 @@ def plan_scope(
             found.setdefault(marker.key, remote_id)
 
     result = ScopePlan(Plan(), remote_ids=dict(found))
-    held: set[ObjectKey] = set()
+    held: set[ObjectKey] = set(declared_elsewhere)
     claims: list[Claim] = []
     wanted: dict[ObjectKey, Resource] = {}
     for r in resources:
@@ -117,8 +175,7 @@ def plan_scope(
                 result.verdicts[r.key] = r.problem
             continue  # not desired: the diff deletes its object; finalizable once gone (see `settle`)
         if r.problem is not None:
-            held.add(r.key)
-            result.verdicts.setdefault(r.key, r.problem)
+            _hold_or_revoke(r, found, by_remote, revocation, held, result)
             continue
         claims.append(Claim(r.key, (r.natural_key,), r.created))
         wanted[r.key] = r
@@ -153,6 +210,33 @@ def plan_scope(
     return result
 
 
+def _hold_or_revoke(
+    r: Resource,
+    found: Mapping[ObjectKey, str],
+    by_remote: Mapping[str, Mapping[str, Any]],
+    revocation: Revocation,
+    held: set[ObjectKey],
+    result: ScopePlan,
+) -> None:
+    """A resource with a problem is held (nothing written, its object kept), except a Forbidden one past its
+    grace period: its object is disabled, then left out of the hold so that the diff deletes it."""
+    assert r.problem is not None
+    forbidden = r.problem.phase == "Forbidden"
+    stage = revocation.stage(r.forbidden_since) if forbidden else "keep"
+    verdict = r.problem
+    if forbidden:
+        verdict = Verdict(
+            verdict.phase, verdict.reason, verdict.message + revocation.message(r.forbidden_since)
+        )
+    result.verdicts.setdefault(r.key, verdict)
+    remote = found.get(r.key)
+    if stage == "delete" and remote is not None:
+        return  # not desired and not held: the diff deletes it
+    held.add(r.key)
+    if stage == "disable" and remote is not None and by_remote[remote].get("enabled") is not False:
+        result.disables.append(Disable(r.key, remote, by_remote[remote]))
+
+
 def settle(scope: ScopePlan, failed: Mapping[ObjectKey, str]) -> ScopePlan:
     """After the writes: failed keys become Error verdicts; deletes that went through free finalizers."""
     for key, message in failed.items():
@@ -171,7 +255,9 @@ def blocked_realm_deletes(realms: Sequence[Resource], clients: Sequence[Resource
     realm in Keycloak would take their clients with it behind their owners' backs."""
     declared: dict[ObjectKey, list[str]] = {}
     for c in clients:
-        if not c.deleting and c.parent is not None:
+        # Only clients the realm allows count: a namespace it never allowed cannot keep it from going.
+        allowed = c.problem is None or c.problem.phase != "Forbidden"
+        if not c.deleting and c.parent is not None and allowed:
             declared.setdefault(c.parent, []).append(f"{c.key.namespace}/{c.key.name}")
     out = {}
     for r in realms:
@@ -187,6 +273,9 @@ def plan_realms(
     clients: Sequence[Resource],
     observed: Iterable[Mapping[str, Any]],
     namespaces: AbstractSet[str] | None = None,
+    *,
+    declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
+    revocation: Revocation = NO_REVOCATION,
 ) -> ScopePlan:
     return plan_scope(
         names.REALM_KIND,
@@ -196,6 +285,8 @@ def plan_realms(
         natural_key_of="realm",
         blocked=blocked_realm_deletes(realms, clients),
         namespaces=namespaces,
+        declared_elsewhere=declared_elsewhere,
+        revocation=revocation,
     )
 
 
@@ -203,6 +294,9 @@ def plan_clients(
     clients: Sequence[Resource],
     observed: Iterable[Mapping[str, Any]],
     namespaces: AbstractSet[str] | None = None,
+    *,
+    declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
+    revocation: Revocation = NO_REVOCATION,
 ) -> ScopePlan:
     return plan_scope(
         names.CLIENT_KIND,
@@ -211,6 +305,8 @@ def plan_clients(
         remote_id_of="id",
         natural_key_of="clientId",
         namespaces=namespaces,
+        declared_elsewhere=declared_elsewhere,
+        revocation=revocation,
     )
 
 

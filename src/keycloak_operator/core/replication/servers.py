@@ -1,0 +1,78 @@
+"""Which server a realm resource names, spelled one way, and whether the operator may talk to it at all.
+
+A replication round is keyed by its server's URL (ADR 0008), so two spellings of one server (`HTTPS://SSO`,
+`https://sso:443/`) must give one key: otherwise two rounds would each see the other's realms as orphans.
+Spellings normalisation cannot join (two DNS names of one host) are handled by the round itself, which never
+deletes a realm that some resource still declares (`sync.plan_realms`).
+
+`spec.server.external` lets a tenant make the operator send an admin login anywhere, and wait on whatever
+answers; an installation can restrict it to an allow-list of hosts (`ServerPolicy.external_hosts`).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from dataclasses import dataclass
+
+from keycloak_operator.core import names
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_HOST_ENTRY = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+@dataclass(frozen=True)
+class ServerPolicy:
+    """Installation-wide settings of where admin logins may go (parsed once, from the command line)."""
+
+    cluster_domain: str = names.DEFAULT_CLUSTER_DOMAIN
+    # Hosts `spec.server.external.url` may name: `sso.example.com`, or `*.example.com` for any host under
+    # it. Empty: any host (the default; the install guide says when to set it).
+    external_hosts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for entry in self.external_hosts:
+            if not _HOST_ENTRY.match(entry):
+                raise ValueError(f"not a host name or *.domain: {entry!r}")
+        if not names.is_dns_subdomain(self.cluster_domain):
+            raise ValueError(f"not a DNS domain: {self.cluster_domain!r}")
+
+
+DEFAULT_POLICY = ServerPolicy()
+
+
+def normalize_url(url: str) -> str | None:
+    """One spelling per server: scheme and host lower-case, the default port and trailing '/' dropped.
+    None for anything that is not a plain http(s) URL (credentials, query, fragment, no host)."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if scheme not in _DEFAULT_PORTS or not host or "@" in parts.netloc or parts.query or parts.fragment:
+        return None
+    if any(c.isspace() for c in url):
+        return None
+    shown = f"[{host}]" if ":" in host else host
+    netloc = shown if port is None or port == _DEFAULT_PORTS[scheme] else f"{shown}:{port}"
+    return urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def host_of(url: str) -> str:
+    """The host a normalised URL names, without a trailing dot (`sso.example.com.` is `sso.example.com`)."""
+    return (urllib.parse.urlsplit(url).hostname or "").rstrip(".")
+
+
+def host_allowed(url: str, policy: ServerPolicy) -> bool:
+    if not policy.external_hosts:
+        return True
+    host = host_of(url)
+    for entry in policy.external_hosts:
+        if entry.startswith("*."):
+            if host.endswith(entry[1:]) and len(host) > len(entry) - 1:
+                return True
+        elif host == entry:
+            return True
+    return False

@@ -1,0 +1,57 @@
+"""A child the API server refuses is reported once on the Keycloak, not re-applied every pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keycloak_operator.core import conditions, reconcile, versions
+from keycloak_operator.models.keycloak import KeycloakSpec
+
+SPEC = {"image": "quay.io/keycloak/keycloak:26.7.3", "database": {"cnpg": {"clusterName": "db"}}}
+
+
+def observed(generation: int, status: dict[str, Any]) -> reconcile.Observed:
+    keycloak = {
+        "metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": generation},
+        "spec": SPEC,
+        "status": status,
+    }
+    spec = KeycloakSpec.model_validate(SPEC)
+    return reconcile.Observed(
+        keycloak=keycloak,
+        deployment=None,
+        public_service=None,
+        discovery_service=None,
+        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
+        version=versions.version_of(spec).format(),
+    )
+
+
+def rejected_at(generation: int) -> dict[str, Any]:
+    condition = {
+        "type": conditions.DEGRADED,
+        "status": "True",
+        "reason": reconcile.CHILD_REJECTED,
+        "message": "Deployment PATCH ...: 422 spec.template.spec.containers[0].env[3].name: Invalid value",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+        "observedGeneration": generation,
+    }
+    return {"phase": "Degraded", "conditions": [condition]}
+
+
+def decide(generation: int, status: dict[str, Any]) -> reconcile.Decision:
+    spec = KeycloakSpec.model_validate(SPEC)
+    return reconcile.decide(spec, observed(generation, status), now="2026-01-01T00:01:00Z")
+
+
+def test_a_refused_generation_is_not_applied_again_and_stays_degraded() -> None:
+    decision = decide(3, rejected_at(3))
+    assert decision.apply == []
+    status = decision.status or rejected_at(3)
+    degraded = next(c for c in status["conditions"] if c["type"] == conditions.DEGRADED)
+    assert (degraded["status"], degraded["reason"]) == ("True", reconcile.CHILD_REJECTED)
+
+
+def test_a_new_generation_is_tried_again() -> None:
+    assert decide(4, rejected_at(3)).apply != []
+    assert decide(1, {}).apply != []
