@@ -28,7 +28,19 @@ def etcd(bin_dir: Path, layout: Layout, client_port: int, peer_port: int) -> lis
     ]
 
 
-def kube_apiserver(bin_dir: Path, pki: Pki, etcd_url: str, port: int) -> list[str]:
+# Only Secret requests, at Metadata level (who, verb, which object; never the data): tests prove from the
+# API server's own record that the operator never reads another namespace's Secrets.
+AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    resources: [{group: "", resources: [secrets]}]
+  - level: None
+"""
+
+
+def kube_apiserver(bin_dir: Path, pki: Pki, etcd_url: str, port: int, layout: Layout) -> list[str]:
     return [
         str(bin_dir / "kube-apiserver"),
         f"--etcd-servers={etcd_url}",
@@ -48,6 +60,11 @@ def kube_apiserver(bin_dir: Path, pki: Pki, etcd_url: str, port: int) -> list[st
         "--authorization-mode=Node,RBAC",
         "--allow-privileged=true",
         "--profiling=false",
+        f"--audit-policy-file={layout.audit_policy}",
+        f"--audit-log-path={layout.audit_log}",
+        "--audit-log-maxsize=100",  # MB, then rotated (one backup kept)
+        "--audit-log-maxbackup=1",
+        "--audit-log-mode=blocking",  # each event is on disk before its request is answered
     ]
 
 

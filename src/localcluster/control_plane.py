@@ -79,6 +79,7 @@ def _start(bin_dir: Path, layout: Layout) -> Cluster:
     if layout.root.exists():
         shutil.rmtree(layout.root)
     layout.logs.mkdir(parents=True)
+    layout.audit_policy.write_text(components.AUDIT_POLICY)
     files = pki.create(layout.pki, FIRST_SERVICE_IP)
     etcd_port, peer_port, api_port = process.free_port(), process.free_port(), process.free_port()
     etcd_url, server = f"http://127.0.0.1:{etcd_port}", f"https://127.0.0.1:{api_port}"
@@ -94,7 +95,7 @@ def _start(bin_dir: Path, layout: Layout) -> Cluster:
         admin_ctx = http.context(files.ca.cert, files.admin)
         starter.start(
             "kube-apiserver",
-            components.kube_apiserver(bin_dir, files, etcd_url, api_port),
+            components.kube_apiserver(bin_dir, files, etcd_url, api_port, layout),
             _ok(f"{server}/readyz", admin_ctx),
         )
         kubeconfig.write_cert(layout.kubeconfig, server, files.ca.cert, "kcop-admin", files.admin)
@@ -163,6 +164,9 @@ def _reusable(state: State | None, bin_dir: Path, layout: Layout) -> Cluster | N
     expected = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"]
     if [c.name for c in state.components] != expected:
         return None
+    policy = layout.audit_policy.read_text() if layout.audit_policy.exists() else None
+    if policy != components.AUDIT_POLICY:
+        return None  # started by an older version of this harness (no audit log)
     for c in state.components:
         exe = Path(c.executable)
         # A cluster run by other binaries (an older version) is replaced rather than reused.

@@ -41,5 +41,14 @@ class Layout:
         return self.logs / f"{name}.log"
 
     @property
+    def audit_policy(self) -> Path:
+        return self.root / "audit-policy.yaml"
+
+    @property
+    def audit_log(self) -> Path:
+        """The API server's audit log of Secret requests (JSON lines): who read which Secret, for tests."""
+        return self.logs / "audit.log"
+
+    @property
     def service_account_kubeconfigs(self) -> Path:
         return self.root / "service-accounts"

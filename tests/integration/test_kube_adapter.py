@@ -4,12 +4,14 @@ server's refusals."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from kubernetes_asyncio import client, config
 
 import localcluster
-from keycloak_operator.shell.kube import KEYCLOAKS, ApiError, Kube
+from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube
+from tests.integration.support.audit import operator_reads
 from tests.integration.support.kubectl import Kubectl, wait_for
 
 pytestmark = pytest.mark.integration
@@ -72,3 +74,29 @@ async def test_a_status_patch_of_an_object_deleted_meanwhile_says_so_instead_of_
     kube: Kube, crds: None, namespace: str
 ) -> None:
     assert await kube.patch_status(KEYCLOAKS, namespace, "gone", {"phase": "Running"}) is False
+
+
+async def test_a_name_that_got_past_validation_still_addresses_nothing_else(
+    cluster: localcluster.Cluster, kube: Kube, kubectl: Kubectl, namespace_factory: Any
+) -> None:
+    """Every path segment is quoted: a Secret name of `../../team-b/secrets/victim` (the CRD refuses it;
+    this is the second line) is a name in the asking namespace, which does not exist, and never team-b's
+    Secret. The API server's audit log shows no read of it."""
+    team_a, team_b = namespace_factory("a"), namespace_factory("b")
+    kubectl.run("create", "secret", "generic", "victim", "-n", team_b, "--from-literal=password=team-b")
+    hostile = [
+        f"../../{team_b}/secrets/victim",
+        f"..%2F..%2F{team_b}%2Fsecrets%2Fvictim",
+        "victim/..",
+        "%2e%2e",
+    ]
+    for name in [*hostile, "..", "."]:
+        try:
+            found = await kube.get(SECRETS, team_a, name)
+        except ApiError as refused:  # refused as a name (400), before any object was looked up
+            assert refused.status == 400, refused
+            continue
+        assert found is None, name  # looked up in team-a, as one name: not found
+    reads = [r for r in operator_reads(cluster, team_b) if r.name == "victim"]
+    assert reads == []
+    assert [r.name for r in operator_reads(cluster, team_a)] != []  # the log does see this adapter's GETs
