@@ -29,6 +29,7 @@ from keycloak_operator.core.replication.sync import (
     blocked_realm_deletes,
     plan_clients,
     plan_realms,
+    settle,
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -254,3 +255,23 @@ def test_only_allowed_clients_keep_a_realm_from_being_deleted() -> None:
     assert blocked_realm_deletes([home], [intruder]) == {}
     member = client("home", "app")
     assert home.key in blocked_realm_deletes([home], [intruder, member])
+
+
+def test_a_failed_revocation_stays_forbidden_so_the_clock_keeps_running() -> None:
+    c = client("team-x", "web")
+    now = T0 + timedelta(days=1)
+    scope = plan_clients([revoked(c, now - GRACE)], [stored(c, "u1")], revocation=Revocation(now, GRACE))
+    settled = settle(scope, {c.key: "PUT ...: 503"})
+    assert settled.verdicts[c.key].phase == "Forbidden"
+    assert "revoking failed: PUT ...: 503" in settled.verdicts[c.key].message
+    assert c.key not in settled.finalizable
+
+
+def test_an_external_url_in_the_form_of_our_own_keycloaks_is_forbidden() -> None:
+    """Rounds of the Keycloaks the operator runs have workers of their own: a tenant's server must not get
+    into that lane by spelling its URL like ours."""
+    url = "http://evil-service.team-a.svc.cluster.local.:8080"
+    obj = k8s_realm("team-a", "r", {"server": {"external": {"url": url, "adminSecret": {"name": "a"}}}})
+    t = realm_target(obj, {})
+    assert t.resource.problem is not None and t.resource.problem.reason == "ExternalServerNotAllowed"
+    assert t.server is None and t.credentials is None

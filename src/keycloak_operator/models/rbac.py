@@ -59,9 +59,9 @@ PERMISSIONS: tuple[Permission, ...] = (
     Permission(
         "",
         "secrets",
-        ("get", "list", "create", "patch"),
+        ("get", "create", "patch"),
         "checks referenced Secrets exist, reads realm admin credentials, creates the initial admin Secret"
-        " and writes confidential clients' Secrets",
+        " and writes confidential clients' Secrets (each by name: no list)",
     ),
     Permission("", "events", ("create",), "Events on the resources it acts on"),
     Permission("apps", "controllerrevisions", ("create",), "each rolled-out spec, kept for rollback"),

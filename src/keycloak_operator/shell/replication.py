@@ -12,6 +12,7 @@ import asyncio
 import base64
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -101,6 +102,7 @@ class Replicator:
         self.revocation_grace = revocation_grace
         self.admin_writes = 0
         self._unreachable: dict[str, int] = {}  # server URL -> rounds in a row that could not reach it
+        self._not_before: dict[str, float] = {}  # server URL -> monotonic time its next round may start
         # The last credentials that logged in, per Secret and server: a namespace being deleted takes its
         # admin Secret with it, and its realm resources still have to be deleted from Keycloak.
         self._remembered: dict[tuple[Credentials, str], tuple[str, str]] = {}
@@ -119,6 +121,8 @@ class Replicator:
 
     async def sync(self, url: str) -> float | None:
         """One round for the server at `url`; the delay before the next one if something failed."""
+        if time.monotonic() < self._not_before.get(url, 0.0):
+            return None  # unreachable lately: the failed round asked for its retry; resyncs do not hurry it
         realm_objs = [
             {**o, "apiVersion": names.API_VERSION, "kind": names.REALM_KIND} for o in await self._list(REALMS)
         ]
@@ -178,6 +182,16 @@ class Replicator:
                 rnd.verdicts.setdefault(key, t.resource.problem)
             if releasable_without_server(t.resource):
                 rnd.finalizable.add(key)
+        for c in clients:  # clients of a realm that names no server the operator may reach
+            realm_problem = unresolved[c.parent].resource.problem if c.parent in unresolved else None
+            if realm_problem is None:
+                continue
+            where = f"realm {c.parent.namespace}/{c.parent.name}" if c.parent else "realm"
+            rnd.verdicts[c.key] = c.problem or Verdict(
+                "Pending", "RealmNotReady", f"{where}: {realm_problem.message}"
+            )
+            if c.deleting:
+                rnd.finalizable.add(c.key)  # no server to hold its object: nothing left to delete
         await self._report(rnd)
         return self._retry_after(url, rnd.failed, reached)
 
@@ -186,10 +200,13 @@ class Replicator:
         long after each such round in a row, up to MAX_RETRY_S."""
         if reached:
             self._unreachable.pop(url, None)
+            self._not_before.pop(url, None)
             return RETRY_S if failed else None
         streak = self._unreachable.get(url, 0) + 1
         self._unreachable[url] = streak
-        return min(RETRY_S * 2 ** (streak - 1), MAX_RETRY_S)
+        delay = min(RETRY_S * 2 ** (streak - 1), MAX_RETRY_S)
+        self._not_before[url] = time.monotonic() + delay - 1.0  # the retry itself must not be skipped
+        return delay
 
     # --- credentials ----------------------------------------------------------------------------------------
 
@@ -487,10 +504,10 @@ class Replicator:
     ) -> None:
         """A confidential client's secret goes to a Secret in its namespace, owned by the client resource.
         Read from Keycloak only when the Secret is missing, names another client, or the client was just
-        written: a quiet round lists the Secrets once per namespace and writes nothing."""
+        written: a quiet round GETs each such Secret by name and writes nothing. (By name, not a LIST per
+        namespace: the operator's role then needs no `list` on Secrets, which would hand it every Secret of
+        every watched namespace in one call.)"""
         written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
-        selector = names.selector_string({names.LABEL_COMPONENT: names.COMPONENT_CLIENT_SECRET})
-        listed: dict[str, dict[str, Obj]] = {}
         for c in clients:
             obj = rnd.objects[c.key]
             secret_name = client_secret_name(obj)
@@ -498,12 +515,7 @@ class Replicator:
             verdict = rnd.verdicts.get(c.key)
             if secret_name is None or remote is None or c.deleting or (verdict and verdict.phase != "Ready"):
                 continue
-            if c.key.namespace not in listed:
-                found = await self.kube.list(SECRETS, c.key.namespace, label_selector=selector)
-                listed[c.key.namespace] = {s["metadata"]["name"]: s for s in found}
-            existing = listed[c.key.namespace].get(secret_name)
-            if existing is None:  # a Secret of that name without our label: someone else's
-                existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
+            existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
             annotations = ((existing or {}).get("metadata") or {}).get("annotations") or {}
             owned = any(
                 ref.get("uid") == obj["metadata"]["uid"]

@@ -27,7 +27,7 @@
   verbs: [get, list, watch, create, patch, delete]
 - apiGroups: ['']
   resources: [secrets]
-  verbs: [get, list, create, patch]
+  verbs: [get, create, patch]
 - apiGroups: ['']
   resources: [events]
   verbs: [create]

@@ -133,6 +133,15 @@ def realm_target(
         url = normalize_url(spec.server.external.url)
         if url is None:
             problem = Verdict("Error", "InvalidSpec", "spec.server.external.url: not a plain http(s) URL")
+        elif names.is_keycloak_url(url, policy.cluster_domain):
+            # The form of the Keycloaks this operator runs, whose rounds have workers of their own: a tenant's
+            # server under that name would hold them. Those Keycloaks are named by spec.server.keycloak.
+            problem = Verdict(
+                "Forbidden",
+                "ExternalServerNotAllowed",
+                "spec.server.external.url has the form of a Keycloak this operator runs; name it with "
+                "spec.server.keycloak instead; nothing was read or sent",
+            )
         elif not host_allowed(url, policy):
             problem = Verdict(
                 "Forbidden",

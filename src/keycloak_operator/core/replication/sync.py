@@ -238,9 +238,17 @@ def _hold_or_revoke(
 
 
 def settle(scope: ScopePlan, failed: Mapping[ObjectKey, str]) -> ScopePlan:
-    """After the writes: failed keys become Error verdicts; deletes that went through free finalizers."""
+    """After the writes: failed keys become Error verdicts; deletes that went through free finalizers. A
+    forbidden resource whose revocation failed stays Forbidden (the failure in its message), so the
+    revocation clock in its status keeps running rather than starting again."""
     for key, message in failed.items():
-        scope.verdicts[key] = Verdict("Error", "WriteFailed", message)
+        before = scope.verdicts.get(key)
+        if before is not None and before.phase == "Forbidden":
+            scope.verdicts[key] = Verdict(
+                "Forbidden", before.reason, f"{before.message}; revoking failed: {message}"
+            )
+        else:
+            scope.verdicts[key] = Verdict("Error", "WriteFailed", message)
     for d in scope.plan.deletes:
         if d.key not in failed and d.key not in scope.finalizable:
             scope.finalizable.append(d.key)
