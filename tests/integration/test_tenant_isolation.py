@@ -460,7 +460,8 @@ def test_a_spec_whose_child_the_api_server_refuses_is_degraded_with_its_message(
         "spec": {
             "image": "quay.io/keycloak/keycloak:26.7.3",
             "database": {"external": {"host": "db", "credentialsSecret": {"name": "db"}}},
-            "resources": {"requests": {"not a resource name!": "1"}},  # the CRD cannot check map keys
+            # Each value is valid on its own; only the API server compares a request with its limit.
+            "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
         },
     }
     kubectl.apply(secret(namespace, "db", "u", "p"))
@@ -476,9 +477,30 @@ def test_a_spec_whose_child_the_api_server_refuses_is_degraded_with_its_message(
             None,
         ),
     )
-    assert "Deployment" in st["message"] and "not a resource name!" in st["message"]
+    assert "Deployment" in st["message"] and "less than or equal to cpu limit" in st["message"]
     assert wait_for("a Warning event", lambda: events(kubectl, namespace, name="kc", reason="ChildRejected"))
     # Fixed spec: rolled out.
     manifest["spec"]["resources"] = {"requests": {"cpu": "1"}}
     kubectl.apply(manifest)
     wait_for("Deployment created", lambda: kubectl.get("deployment", names.deployment("kc"), namespace))
+
+
+def test_resource_names_the_pod_would_refuse_are_refused_by_the_crd(
+    kubectl: Kubectl, crds: None, namespace: str
+) -> None:
+    for resources, field in [
+        ({"requests": {"gpu": "1"}}, "spec.resources.requests"),
+        ({"requests": {"example.com/gpu": "1"}}, "spec.resources"),  # an extended resource needs its limit
+    ]:
+        manifest = {
+            "apiVersion": names.API_VERSION,
+            "kind": names.KEYCLOAK_KIND,
+            "metadata": {"name": "kc", "namespace": namespace},
+            "spec": {
+                "image": "kc:26.7.3",
+                "database": {"cnpg": {"clusterName": "db"}},
+                "resources": resources,
+            },
+        }
+        result = kubectl.apply(manifest, check=False)
+        assert result.returncode != 0 and field in result.stderr, result.stderr

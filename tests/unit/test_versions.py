@@ -275,7 +275,8 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
         return [[*(current if isinstance(current, list) else []), item]]
     if origin is dict:
         now = current if isinstance(current, dict) else {}
-        return [{**now, f"k{len(now)}": _candidates(args[1], None)[0]}]
+        key = ("cpu", "memory", "ephemeral-storage", "example.com/gpu")[len(now) % 4]  # resource names
+        return [{**now, key: _candidates(args[1], None)[0]}]
     raise AssertionError(f"the guard test has no values for {annotation}: teach _candidates")
 
 

@@ -61,7 +61,7 @@ def short_hash(text: str, length: int = _HASH_CHARS) -> str:
 
 
 def is_label_value(value: str) -> bool:
-    return len(value) <= LABEL_VALUE_MAX and bool(_LABEL_VALUE_RE.match(value))
+    return len(value) <= LABEL_VALUE_MAX and bool(_LABEL_VALUE_RE.fullmatch(value))
 
 
 def label_value(raw: str) -> str:
@@ -169,8 +169,13 @@ ROLE_OWNER_ATTRIBUTE = f"{GROUP}.role-of"
 
 
 def client_secret(client: str) -> str:
-    """Default name of the Secret a confidential client's secret is written to."""
-    return f"{client}-client-secret"
+    """Default name of the Secret a confidential client's secret is written to. A client name near the
+    253-character limit is shortened, with a hash of the whole name, so the Secret name stays valid."""
+    suffix = "-client-secret"
+    if len(client) + len(suffix) <= 253:
+        return f"{client}{suffix}"
+    head = client[: 253 - len(suffix) - _HASH_CHARS - 1].rstrip("-.")
+    return f"{head}-{short_hash(client)}{suffix}"
 
 
 def client_secret_labels(client: str) -> dict[str, str]:
@@ -188,7 +193,7 @@ _DNS_SUBDOMAIN = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*$")
 
 
 def is_dns_subdomain(value: str) -> bool:
-    return len(value) <= 253 and bool(_DNS_SUBDOMAIN.match(value))
+    return len(value) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(value))
 
 
 def keycloak_url(

@@ -92,6 +92,10 @@ def keycloak_crd() -> dict[str, Any]:
     spec_schema["properties"]["env"]["items"].setdefault("x-kubernetes-validations", []).append(
         _reserved_env_rule()
     )
+    resources = spec_schema["properties"]["resources"]
+    for kind in ("requests", "limits"):
+        resources["properties"][kind].setdefault("x-kubernetes-validations", []).append(kc.RESOURCE_KEYS_RULE)
+    resources.setdefault("x-kubernetes-validations", []).append(kc.FIXED_RESOURCES_RULE)
     status_schema = structural_schema(kc.KeycloakStatus)
     schema = {
         "type": "object",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
@@ -154,6 +155,40 @@ class ResourceRequirements(CrdModel):
     limits: dict[str, Quantity] | None = Field(
         default=None, max_length=16, description="cpu / memory limits."
     )
+
+    @field_validator("requests", "limits")
+    @classmethod
+    def _resource_names(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        """The CRD checks the keys with RESOURCE_KEYS_RULE (a structural schema cannot pattern map keys)."""
+        for key in value or {}:
+            if len(key) > 253 or not re.fullmatch(pt.RESOURCE_KEY, key):
+                raise ValueError(f"{key!r} is not a container resource (cpu, memory, example.com/gpu)")
+        return value
+
+    @model_validator(mode="after")
+    def _fixed_resources_equal(self) -> ResourceRequirements:
+        """Extended resources and huge pages cannot be overcommitted: Kubernetes wants request == limit."""
+        for key, value in (self.requests or {}).items():
+            if _fixed(key) and (self.limits or {}).get(key) != value:
+                raise ValueError(f"requests[{key!r}] must equal limits[{key!r}] (it cannot be overcommitted)")
+        return self
+
+
+def _fixed(key: str) -> bool:
+    return "/" in key or key.startswith("hugepages-")
+
+
+FIXED_RESOURCES_RULE = {
+    "rule": "!has(self.requests) || self.requests.all(k, !(k.contains('/') || k.startsWith('hugepages-')) "
+    "|| (has(self.limits) && k in self.limits && self.limits[k] == self.requests[k]))",
+    "message": "extended resources and huge pages need requests equal to limits",
+}
+
+RESOURCE_KEYS_RULE = {
+    "rule": f"self.all(k, size(k) <= 253 && k.matches(r'{pt.RESOURCE_KEY}'))",
+    "message": "keys must be container resources (cpu, memory, ephemeral-storage, hugepages-<size>, "
+    "or an extended resource such as example.com/gpu)",
+}
 
 
 class KeycloakSpec(CrdModel):

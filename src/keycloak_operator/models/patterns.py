@@ -27,10 +27,21 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 HOST = r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$"
 # A PostgreSQL database name as the JDBC URL carries it: no '/', '?', '&', ';' or spaces.
 DATABASE = r"^[A-Za-z0-9_][A-Za-z0-9_-]*$"
-# One token without whitespace or control characters (image references, client ids, redirect URIs).
-NO_SPACE = r"^\S+$"
-# An http(s) base URL: no credentials in it, no query, no fragment, no whitespace.
-HTTP_URL = r"^https?://[A-Za-z0-9.\-\[\]:]+(/[^\s?#@]*)?$"
+# Character classes are spelled with \xHH escapes only: `\s`, `\S` and `$` mean different things to the API
+# server's Go regexp (ASCII whitespace; end of text), pydantic's Rust regex (Unicode whitespace) and Python's
+# re (before a final newline), and the CRD and the model must admit exactly the same strings.
+# One token of printable ASCII, no space (image references, client ids, redirect URIs).
+NO_SPACE = r"^[\x21-\x7e]+$"
+# Any text without control characters (role names may hold spaces and letters of any script).
+NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"
+# An http(s) base URL: no credentials in it ('@'), no query ('?'), no fragment ('#'), printable ASCII only.
+HTTP_URL = r"^https?://[A-Za-z0-9.\-\[\]:]+(/[\x21\x22\x24-\x3e\x41-\x7e]*)?$"
+# A container resource name in requests/limits: a standard one, or an extended one under a domain
+# (`example.com/gpu`), as the API server accepts them in a pod.
+RESOURCE_KEY = (
+    r"^(cpu|memory|ephemeral-storage|hugepages-[0-9]+(Ki|Mi|Gi)|"
+    rf"{_LABEL}(\.{_LABEL})*/[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?)$"
+)
 URL_MAX = 2048
 
 # Bounded lists: a namespace list or a redirect list is a handful, never thousands.

@@ -71,7 +71,7 @@ class TokenSettings(CrdModel):
 
 
 class RealmRole(CrdModel):
-    name: str = Field(min_length=1, max_length=255, pattern=pt.NO_SPACE, description="Role name.")
+    name: str = Field(min_length=1, max_length=255, pattern=pt.NO_CONTROL, description="Role name.")
     description: str = Field(default="", max_length=2048, description="Role description.")
 
 

@@ -32,7 +32,7 @@ class ServerPolicy:
 
     def __post_init__(self) -> None:
         for entry in self.external_hosts:
-            if not _HOST_ENTRY.match(entry):
+            if not _HOST_ENTRY.fullmatch(entry):
                 raise ValueError(f"not a host name or *.domain: {entry!r}")
         if not names.is_dns_subdomain(self.cluster_domain):
             raise ValueError(f"not a DNS domain: {self.cluster_domain!r}")
@@ -53,8 +53,8 @@ def normalize_url(url: str) -> str | None:
     host = parts.hostname
     if scheme not in _DEFAULT_PORTS or not host or "@" in parts.netloc or parts.query or parts.fragment:
         return None
-    if any(c.isspace() for c in url):
-        return None
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        return None  # httpx would refuse it later, as an unreachable server rather than an invalid spec
     shown = f"[{host}]" if ":" in host else host
     netloc = shown if port is None or port == _DEFAULT_PORTS[scheme] else f"{shown}:{port}"
     return urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
