@@ -172,3 +172,12 @@ def create(directory: Path, service_ip: str) -> Pki:
         )
     )
     return paths
+
+
+def serving(directory: Path, dns: tuple[str, ...], ips: tuple[str, ...] = ()) -> tuple[CertPair, CertPair]:
+    """A CA of its own and a server certificate it signed, for a test server that speaks TLS."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_pair = CertPair(directory / "ca.crt", directory / "ca.key")
+    leaf = CertPair(directory / "tls.crt", directory / "tls.key")
+    _Ca(ca_pair).issue(leaf, dns[0] if dns else "server", server=True, dns=dns, ips=ips)
+    return ca_pair, leaf

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ import localcluster
 from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import marker_attributes
-from localcluster.keycloak import KeycloakProcess
+from localcluster import pki
+from localcluster.keycloak import KeycloakProcess, free_port
 from tests.integration.support.audit import operator_reads
 from tests.integration.support.hostile_server import HostileServer
 from tests.integration.support.keycloak_api import KeycloakApi
@@ -42,13 +44,47 @@ LIMITS = {
 }
 
 
+@dataclass(frozen=True)
+class Tls:
+    url: str  # the same Keycloak over HTTPS, by a name its certificate carries
+    ca_pem: str  # the private CA that signed it
+
+
 @pytest.fixture(scope="module")
-def keycloak(kubectl: Kubectl) -> Iterator[KeycloakProcess]:
-    kc = KeycloakProcess()
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[pki.CertPair, pki.CertPair]:
+    return pki.serving(tmp_path_factory.mktemp("kc-tls"), dns=("localhost",), ips=("127.0.0.1",))
+
+
+@pytest.fixture(scope="module")
+def https_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def keycloak(
+    kubectl: Kubectl, tls_files: tuple[pki.CertPair, pki.CertPair], https_port: int
+) -> Iterator[KeycloakProcess]:
+    """One server for the module, on plain HTTP and on HTTPS with a certificate from a CA of the test's own
+    (the management interface stays plain, for the harness's readiness check)."""
+    _, leaf = tls_files
+    kc = KeycloakProcess(
+        args=[
+            f"--https-port={https_port}",
+            f"--https-certificate-file={leaf.cert}",
+            f"--https-certificate-key-file={leaf.key}",
+            "--http-management-scheme=http",
+        ]
+    )
     kc.start()
     yield kc
     kc.stop()
     kc.cleanup()
+
+
+@pytest.fixture(scope="module")
+def tls(keycloak: KeycloakProcess, tls_files: tuple[pki.CertPair, pki.CertPair], https_port: int) -> Tls:
+    ca, _ = tls_files
+    return Tls(f"https://localhost:{https_port}", ca.cert.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -504,3 +540,49 @@ def test_resource_names_the_pod_would_refuse_are_refused_by_the_crd(
         }
         result = kubectl.apply(manifest, check=False)
         assert result.returncode != 0 and field in result.stderr, result.stderr
+
+
+# --- TLS to the admin endpoint -----------------------------------------------------------------------------
+
+
+def test_an_https_server_is_trusted_only_through_the_ca_its_realm_names(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    api: KeycloakApi,
+    tls: Tls,
+    isolated: OperatorProcess,
+    namespace: str,
+) -> None:
+    """The admin login goes over HTTPS with the certificate checked: against the CA Secret the realm names,
+    else the system's CAs, which do not know this server's private CA."""
+    kubectl.apply(secret(namespace, "admin", keycloak.admin_username, keycloak.admin_password))
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "sso-ca", "namespace": namespace},
+            "stringData": {"ca.crt": tls.ca_pem},
+        }
+    )
+    untrusted = realm(namespace, "untrusted", tls.url, realmName=f"untrusted-{namespace}")
+    kubectl.apply(untrusted)
+    trusted = realm(namespace, "trusted", tls.url, realmName=f"trusted-{namespace}")
+    trusted["spec"]["server"]["external"]["caSecret"] = {"name": "sso-ca"}
+    kubectl.apply(trusted)
+    try:
+        wait_phase(kubectl, REALM_RES, namespace, "trusted", "Ready")
+        assert api.realm(f"trusted-{namespace}") is not None
+        wait_for(
+            "the untrusted realm refused on the certificate",
+            lambda: (
+                "CERTIFICATE_VERIFY_FAILED" in message(status(kubectl, REALM_RES, namespace, "untrusted"))
+            ),
+            timeout=CONVERGE_S,
+        )
+        assert api.realm(f"untrusted-{namespace}") is None
+    finally:
+        release(kubectl, REALM_RES, namespace, "untrusted")
+        kubectl.run("delete", REALM_RES, "trusted", "-n", namespace, "--wait=false", check=False)
+        wait_for(
+            "trusted realm deleted", lambda: api.realm(f"trusted-{namespace}") is None, timeout=CONVERGE_S
+        )

@@ -95,7 +95,7 @@ def test_green_uses_green_names() -> None:
 
 
 def test_public_service_name_is_stable_and_selects_by_track() -> None:
-    a, b = children.public_service(OWNER, "a"), children.public_service(OWNER, "b")
+    a, b = children.public_service(OWNER, "a", spec()), children.public_service(OWNER, "b", spec())
     assert a["metadata"]["name"] == b["metadata"]["name"] == "kc-service"
     assert a["spec"]["selector"][names.LABEL_TRACK] == "a"
     assert b["spec"]["selector"][names.LABEL_TRACK] == "b"

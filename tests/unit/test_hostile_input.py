@@ -254,7 +254,7 @@ def keycloak_children(spec: KeycloakSpec, owner: children.Owner = OWNER) -> list
         ),
         children.discovery_service(owner, "a", cache.name),
         children.discovery_service(owner, "b", cache.name, green=True),
-        children.public_service(owner, "a"),
+        children.public_service(owner, "a", spec),
         children.admin_secret(owner, "generated"),
         children.controller_revision(owner, version, spec, 1),
     ]

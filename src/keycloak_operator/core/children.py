@@ -13,8 +13,10 @@ from keycloak_operator.core import keycloak_config, names, versions
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 HTTP_PORT = 8080
+HTTPS_PORT = 8443
 MANAGEMENT_PORT = 9000
 JGROUPS_PORT = 7800
+TLS_VOLUME = "tls"
 
 
 @dataclass(frozen=True)
@@ -72,12 +74,20 @@ def pod_labels(inputs: WorkloadInputs) -> dict[str, str]:
     return labels
 
 
-def _probe(path: str, *, period: int, failures: int) -> dict[str, Any]:
+def _probe(path: str, *, period: int, failures: int, tls: bool) -> dict[str, Any]:
+    # With TLS on, Keycloak's management interface serves HTTPS with the same certificate.
     return {
-        "httpGet": {"path": path, "port": MANAGEMENT_PORT, "scheme": "HTTP"},
+        "httpGet": {"path": path, "port": MANAGEMENT_PORT, "scheme": "HTTPS" if tls else "HTTP"},
         "periodSeconds": period,
         "failureThreshold": failures,
     }
+
+
+def serving_ports(spec: KeycloakSpec) -> list[tuple[str, int]]:
+    """(name, port) of what Keycloak serves to clients: HTTP, HTTPS, or both."""
+    if spec.tls is None:
+        return [("http", HTTP_PORT)]
+    return [("https", HTTPS_PORT), *([("http", HTTP_PORT)] if spec.tls.http_enabled else [])]
 
 
 def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
@@ -87,6 +97,7 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         names.discovery_dns(names.discovery_service(owner.name, green=green), owner.namespace)
         for green in (False, True)
     ]
+    tls = spec.tls is not None
     container: dict[str, Any] = {
         "name": "keycloak",
         "image": spec.image,
@@ -98,14 +109,20 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
             discovery_dns=discovery,
         ),
         "ports": [
-            {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
+            *({"name": n, "containerPort": p, "protocol": "TCP"} for n, p in serving_ports(spec)),
             {"name": "management", "containerPort": MANAGEMENT_PORT, "protocol": "TCP"},
             {"name": "jgroups", "containerPort": JGROUPS_PORT, "protocol": "TCP"},
         ],
-        "startupProbe": _probe("/health/started", period=5, failures=60),
-        "readinessProbe": _probe("/health/ready", period=10, failures=3),
-        "livenessProbe": _probe("/health/live", period=10, failures=3),
+        "startupProbe": _probe("/health/started", period=5, failures=60, tls=tls),
+        "readinessProbe": _probe("/health/ready", period=10, failures=3, tls=tls),
+        "livenessProbe": _probe("/health/live", period=10, failures=3, tls=tls),
     }
+    pod_spec: dict[str, Any] = {"containers": [container], "enableServiceLinks": False}
+    if spec.tls is not None:
+        container["volumeMounts"] = [
+            {"name": TLS_VOLUME, "mountPath": keycloak_config.TLS_MOUNT_PATH, "readOnly": True}
+        ]
+        pod_spec["volumes"] = [{"name": TLS_VOLUME, "secret": {"secretName": spec.tls.secret}}]
     if spec.resources is not None:
         container["resources"] = spec.resources.wire()
     strategy: dict[str, Any] = (
@@ -127,10 +144,7 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
             "progressDeadlineSeconds": inputs.progress_deadline_seconds,
             "selector": {"matchLabels": names.server_selector(owner.name, inputs.track)},
             "strategy": strategy,
-            "template": {
-                "metadata": {"labels": pod_labels(inputs)},
-                "spec": {"containers": [container], "enableServiceLinks": False},
-            },
+            "template": {"metadata": {"labels": pod_labels(inputs)}, "spec": pod_spec},
         },
     }
 
@@ -158,7 +172,7 @@ def discovery_service(
     }
 
 
-def public_service(owner: Owner, track: str) -> dict[str, Any]:
+def public_service(owner: Owner, track: str, spec: KeycloakSpec) -> dict[str, Any]:
     """The Service clients use; cutover changes only its selector's track."""
     return {
         "apiVersion": "v1",
@@ -171,7 +185,9 @@ def public_service(owner: Owner, track: str) -> dict[str, Any]:
         "spec": {
             "type": "ClusterIP",
             "selector": names.server_selector(owner.name, track),
-            "ports": [{"name": "http", "port": HTTP_PORT, "targetPort": HTTP_PORT, "protocol": "TCP"}],
+            "ports": [
+                {"name": n, "port": p, "targetPort": p, "protocol": "TCP"} for n, p in serving_ports(spec)
+            ],
         },
     }
 

@@ -28,12 +28,16 @@ RESERVED_ENV_PREFIXES = (
     "KC_SPI_CACHE_EMBEDDED",
     "KC_SPI_CONNECTIONS_INFINISPAN",
     "KC_HEALTH",
+    "KC_HTTPS_CERTIFICATE",
     "JAVA_OPTS_APPEND",
     "JAVA_TOOL_OPTIONS",
     "JDK_JAVA_OPTIONS",
     "_JAVA_OPTIONS",
 )
 RESERVED_ENV_NAMES = ("JAVA_OPTS",)  # replaces kc.sh's JVM options whole; JAVA_OPTS_KC_HEAP stays free
+
+
+TLS_MOUNT_PATH = "/opt/keycloak/conf/tls"  # the TLS Secret, mounted read-only
 
 
 def _plain(name: str, value: str) -> dict[str, Any]:
@@ -62,7 +66,18 @@ def database_coordinates(spec: KeycloakSpec) -> tuple[str, int, str, str]:
 
 def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
     """Secrets the pods need; the operator checks they exist before rolling pods that would not start."""
-    return [database_coordinates(spec)[3], admin_secret]
+    return [database_coordinates(spec)[3], admin_secret, *([spec.tls.secret] if spec.tls else [])]
+
+
+def _serving(spec: KeycloakSpec) -> list[dict[str, Any]]:
+    if spec.tls is None:
+        return [_plain("KC_HTTP_ENABLED", "true")]
+    return [
+        _plain("KC_HTTP_ENABLED", "true" if spec.tls.http_enabled else "false"),
+        _plain("KC_HTTPS_PORT", "8443"),
+        _plain("KC_HTTPS_CERTIFICATE_FILE", f"{TLS_MOUNT_PATH}/tls.crt"),
+        _plain("KC_HTTPS_CERTIFICATE_KEY_FILE", f"{TLS_MOUNT_PATH}/tls.key"),
+    ]
 
 
 def is_reserved_env(name: str) -> bool:
@@ -89,7 +104,7 @@ def environment(
         _from_secret("KC_BOOTSTRAP_ADMIN_PASSWORD", admin_secret, "password"),
         _plain("KC_HEALTH_ENABLED", "true"),
         _plain("KC_METRICS_ENABLED", "true"),
-        _plain("KC_HTTP_ENABLED", "true"),
+        *_serving(spec),
         _plain("KC_HOSTNAME_STRICT", "false"),
         _plain("KC_PROXY_HEADERS", "xforwarded"),
         _plain("KC_CACHE", "ispn"),

@@ -197,12 +197,18 @@ def is_dns_subdomain(value: str) -> bool:
 
 
 def keycloak_url(
-    keycloak: str, namespace: str, port: int, cluster_domain: str = DEFAULT_CLUSTER_DOMAIN
+    keycloak: str,
+    namespace: str,
+    port: int,
+    cluster_domain: str = DEFAULT_CLUSTER_DOMAIN,
+    scheme: str = "http",
 ) -> str:
     """In-cluster base URL of a Keycloak this operator runs (its public Service), fully qualified with a
     trailing dot: a shorter name goes through the resolver's search list first (ndots:5), where
-    `<kc>-service.<ns>.svc.svc.cluster.local` is a name that a pod in a namespace called `svc` can hold."""
-    return f"http://{public_service(keycloak)}.{namespace}.svc.{cluster_domain}.:{port}"
+    `<kc>-service.<ns>.svc.svc.cluster.local` is a name that a pod in a namespace called `svc` can hold.
+    (TLS checks the name without the dot: shell/http_limits.py.) The http form is also the key of the
+    server's replication rounds, whatever scheme is used to reach it."""
+    return f"{scheme}://{public_service(keycloak)}.{namespace}.svc.{cluster_domain}.:{port}"
 
 
 def is_keycloak_url(url: str, cluster_domain: str = DEFAULT_CLUSTER_DOMAIN) -> bool:

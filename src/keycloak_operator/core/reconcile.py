@@ -184,7 +184,7 @@ def decide(
     wanted = [(children.discovery_service(owner, track, cache.name), observed.discovery_service)]
     if not in_flight:  # while an upgrade runs, the machine alone moves traffic
         public_track = bg.serving_track(blue_green, track)
-        wanted.append((children.public_service(owner, public_track), observed.public_service))
+        wanted.append((children.public_service(owner, public_track, spec), observed.public_service))
     writes = [obj for obj, actual in wanted if drift.needs_apply(obj, actual)]
     if rejected_child(previous, generation) is not None:
         writes = []

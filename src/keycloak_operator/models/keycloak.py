@@ -191,6 +191,21 @@ RESOURCE_KEYS_RULE = {
 }
 
 
+class TlsSpec(CrdModel):
+    """HTTPS served by Keycloak itself, from a Secret."""
+
+    secret: str = pt.object_name(
+        "A `kubernetes.io/tls` Secret in the Keycloak's namespace (`tls.crt`, `tls.key`, and `ca.crt` when a "
+        "private CA signed it). Keycloak serves HTTPS on 8443 with it, and the operator's own admin login "
+        "goes over HTTPS with the certificate checked: against `ca.crt` when present, else the system's CAs. "
+        "The certificate must name `<name>-service.<namespace>.svc.<cluster domain>`."
+    )
+    http_enabled: bool = Field(
+        default=False,
+        description="Keep plain HTTP on 8080 as well (off: with TLS on, HTTP is off unless this is set).",
+    )
+
+
 class KeycloakSpec(CrdModel):
     image: str = Field(
         min_length=1,
@@ -210,6 +225,9 @@ class KeycloakSpec(CrdModel):
         default=None,
         description="Existing Secret with the bootstrap admin `username` and `password`. "
         "When unset the operator generates `<name>-initial-admin`.",
+    )
+    tls: TlsSpec | None = Field(
+        default=None, description="Serve HTTPS from a Secret; HTTP goes off unless tls.httpEnabled."
     )
     env: list[EnvVar] = Field(
         default_factory=list, max_length=pt.LIST_MAX, description="Extra environment variables for Keycloak."

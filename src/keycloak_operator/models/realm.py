@@ -39,6 +39,11 @@ class ExternalServer(CrdModel):
     admin_secret: SecretKeyRef = Field(
         description="Secret in the realm's namespace with `username` and `password` of a master-realm admin."
     )
+    ca_secret: SecretKeyRef | None = Field(
+        default=None,
+        description="An https server signed by a private CA: a Secret in the realm's namespace whose "
+        "`ca.crt` the server's certificate is checked against (default: the system's CAs).",
+    )
 
 
 class ServerRef(CrdModel):

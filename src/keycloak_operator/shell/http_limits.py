@@ -48,6 +48,11 @@ class CappedTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         request.headers["Accept-Encoding"] = IDENTITY
+        host = request.url.host
+        if request.url.scheme == "https" and host.endswith("."):
+            # A fully qualified name (trailing dot, so no resolver search list) is checked against the
+            # certificate without the dot: certificates never carry it, and Python's check would fail.
+            request.extensions = {**request.extensions, "sni_hostname": host.rstrip(".")}
         response = await self._inner.handle_async_request(request)
         url = f"{request.method} {request.url.copy_with(query=None)}"
         encoding = response.headers.get("content-encoding", IDENTITY).strip().lower()

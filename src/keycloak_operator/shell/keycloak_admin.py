@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -48,14 +49,22 @@ def _q(part: str) -> str:
     return quote(part, safe="")
 
 
-def _bounded_client() -> httpx.AsyncClient:
+def _bounded_client(verify: ssl.SSLContext | bool) -> httpx.AsyncClient:
     return httpx.AsyncClient(
-        transport=CappedTransport(MAX_RESPONSE_BYTES), headers={"Accept-Encoding": IDENTITY}
+        transport=CappedTransport(MAX_RESPONSE_BYTES, verify=verify), headers={"Accept-Encoding": IDENTITY}
     )
 
 
 class KeycloakAdmin:
-    def __init__(self, url: str, username: str, password: str, on_write: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        url: str,
+        username: str,
+        password: str,
+        on_write: Callable[[], None] | None = None,
+        ca_pem: str | None = None,
+    ):
+        """`ca_pem`: check an https server's certificate against this CA instead of the system's."""
         self.url = url
         self._conn = KeycloakOpenIDConnection(
             server_url=url.rstrip("/") + "/",
@@ -68,8 +77,9 @@ class KeycloakAdmin:
         )
         # python-keycloak makes two httpx clients (admin calls; the token endpoint, in its KeycloakOpenID) and
         # takes no transport: both are replaced, before either has opened a connection.
-        self._conn.async_s = _bounded_client()
-        self._conn.keycloak_openid.connection.async_s = _bounded_client()
+        verify: ssl.SSLContext | bool = ssl.create_default_context(cadata=ca_pem) if ca_pem else True
+        self._conn.async_s = _bounded_client(verify)
+        self._conn.keycloak_openid.connection.async_s = _bounded_client(verify)
         self._on_write = on_write
 
     async def _deadline(self, what: str, call: Awaitable[T]) -> T:

@@ -12,6 +12,7 @@ import asyncio
 import base64
 import functools
 import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -68,6 +69,16 @@ KUBE_CONCURRENCY = 8  # Kubernetes writes in flight per round (finalizers, statu
 Obj = dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Login:
+    """What one admin login needs: where, who, and the CA to check the server's certificate against."""
+
+    url: str
+    username: str
+    password: str
+    ca_pem: str | None = None
+
+
 @dataclass
 class Round:
     """What one round learnt and did, for the status and event pass at its end."""
@@ -90,7 +101,7 @@ class Replicator:
         kube: Kube,
         namespaces: Sequence[str] | None,
         limiter: WriteLimiter,
-        admin_factory: Callable[[str, str, str], KeycloakAdmin] | None = None,
+        admin_factory: Callable[[Login], KeycloakAdmin] | None = None,
         *,
         policy: ServerPolicy = DEFAULT_POLICY,
         revocation_grace: timedelta = timedelta(0),
@@ -105,8 +116,10 @@ class Replicator:
         self._not_before: dict[str, float] = {}  # server URL -> monotonic time its next round may start
         # The last credentials that logged in, per Secret and server: a namespace being deleted takes its
         # admin Secret with it, and its realm resources still have to be deleted from Keycloak.
-        self._remembered: dict[tuple[Credentials, str], tuple[str, str]] = {}
-        self._admin_factory = admin_factory or (lambda url, u, p: KeycloakAdmin(url, u, p, self._count))
+        self._remembered: dict[tuple[Credentials, str], Login] = {}
+        self._admin_factory = admin_factory or (
+            lambda login: KeycloakAdmin(login.url, login.username, login.password, self._count, login.ca_pem)
+        )
 
     def _count(self) -> None:
         self.admin_writes += 1
@@ -211,14 +224,13 @@ class Replicator:
     # --- credentials ----------------------------------------------------------------------------------------
 
     async def _admin(self, url: str, cred: Credentials, only_deletes: bool) -> KeycloakAdmin | AdminError:
-        found = await self._read_credentials(cred)
+        found = await self._read_login(cred, cred.endpoint or url)
         if isinstance(found, AdminError):
             remembered = self._remembered.get((cred, url))
             if found.status != 404 or not only_deletes or remembered is None:
                 return found
             found = remembered  # the Secret went first (its namespace is being deleted): finish the deletes
-        username, password = found
-        admin = self._admin_factory(url, username, password)
+        admin = self._admin_factory(found)
         try:
             await admin.login()
         except AdminError as e:
@@ -227,19 +239,47 @@ class Replicator:
         self._remembered[(cred, url)] = found
         return admin
 
-    async def _read_credentials(self, cred: Credentials) -> tuple[str, str] | AdminError:
-        where = f"admin Secret {cred.namespace}/{cred.secret}"
+    async def _read_login(self, cred: Credentials, endpoint: str) -> Login | AdminError:
+        found = await self._read_secret(cred.namespace, cred.secret, ("username", "password"))
+        if isinstance(found, AdminError):
+            return found
+        username, password = found
+        ca_pem = None
+        if cred.ca_secret:
+            # A Keycloak's TLS Secret holds ca.crt only when a private CA signed it; an external server's
+            # CA Secret must hold it.
+            required = () if cred.server_owned else ("ca.crt",)
+            ca = await self._read_secret(cred.namespace, cred.ca_secret, required, optional=("ca.crt",))
+            if isinstance(ca, AdminError):
+                return ca
+            ca_pem = ca[-1] or None
+            if ca_pem is not None:
+                try:
+                    ssl.create_default_context(cadata=ca_pem)
+                except (ssl.SSLError, ValueError):
+                    return AdminError(
+                        0, f"Secret {cred.namespace}/{cred.ca_secret}: ca.crt is not a PEM certificate"
+                    )
+        return Login(endpoint, username, password, ca_pem)
+
+    async def _read_secret(
+        self, namespace: str, name: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
+    ) -> list[str] | AdminError:
+        """The named keys of a Secret, decoded: required ones, then optional ones ('' when absent)."""
+        where = f"Secret {namespace}/{name}"
         try:
-            secret = await self.kube.get(SECRETS, cred.namespace, cred.secret)
+            secret = await self.kube.get(SECRETS, namespace, name)
         except ApiError as e:
             return AdminError(e.status, f"{where}: {e.status}")
         if secret is None:
             return AdminError(404, f"{where} not found")
         data = secret.get("data") or {}
         try:
-            return base64.b64decode(data["username"]).decode(), base64.b64decode(data["password"]).decode()
+            values = [base64.b64decode(data[k]).decode() for k in required]
+            values += [base64.b64decode(data.get(k) or "").decode() for k in optional if k not in required]
         except (KeyError, ValueError):
-            return AdminError(0, f"{where} needs `username` and `password`")
+            return AdminError(0, f"{where} needs {' and '.join(f'`{k}`' for k in required)}")
+        return values
 
     @staticmethod
     def _with_login_problem(
@@ -565,7 +605,13 @@ class Replicator:
                     "resourceVersion": meta["resourceVersion"],
                 }
             }
-            updated = await self.kube.merge_patch(res, meta["namespace"], meta["name"], patch)
+            try:
+                updated = await self.kube.merge_patch(res, meta["namespace"], meta["name"], patch)
+            except ApiError as e:  # changed or gone meanwhile, or its namespace going: this one only
+                log.info(
+                    "%s %s/%s: finalizer not added yet: %s", obj["kind"], meta["namespace"], meta["name"], e
+                )
+                return
             meta.update(updated["metadata"])
 
         await _bounded(one(obj) for group in groups for obj in group)

@@ -73,7 +73,7 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
             cluster = _cache_cluster_of(owner, spec, image)
             await kube.apply(children.discovery_service(owner, track, cluster, green=True))
         case bg.SwitchTraffic(track=track):
-            await kube.apply(children.public_service(owner, track))
+            await kube.apply(children.public_service(owner, track, spec))
         case bg.DeleteGreen():
             await kube.delete(DEPLOYMENTS, ns, names.deployment(name, green=True))
         case bg.DeleteBlue(uid=uid):

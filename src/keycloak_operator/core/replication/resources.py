@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from keycloak_operator.core import names
-from keycloak_operator.core.children import HTTP_PORT
+from keycloak_operator.core.children import HTTP_PORT, HTTPS_PORT
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.representations import client_content, realm_content, realm_name
 from keycloak_operator.core.replication.servers import (
@@ -43,6 +43,10 @@ class Credentials:
     namespace: str
     secret: str
     server_owned: bool = False
+    # Where this login goes (empty: the round's URL) and, for TLS, a Secret of the same namespace whose
+    # `ca.crt` the server's certificate is checked against (None: the system's CAs).
+    endpoint: str = ""
+    ca_secret: str | None = None
 
     def may_act_for(self, namespace: str) -> bool:
         return self.server_owned or self.namespace == namespace
@@ -151,7 +155,8 @@ def realm_target(
             )
         else:
             server = Server(url)
-            credentials = Credentials(key.namespace, spec.server.external.admin_secret.name)
+            ca = spec.server.external.ca_secret.name if spec.server.external.ca_secret else None
+            credentials = Credentials(key.namespace, spec.server.external.admin_secret.name, ca_secret=ca)
     elif spec.server.keycloak is not None:
         ref = spec.server.keycloak
         kc_namespace = ref.namespace or key.namespace
@@ -180,7 +185,19 @@ def realm_target(
                 url = names.keycloak_url(ref.name, kc_namespace, HTTP_PORT, policy.cluster_domain)
                 server = Server(url)
                 secret = kc_spec.admin_secret.name if kc_spec.admin_secret else names.admin_secret(ref.name)
-                credentials = Credentials(kc_namespace, secret, server_owned=True)
+                tls = kc_spec.tls
+                endpoint = (
+                    names.keycloak_url(ref.name, kc_namespace, HTTPS_PORT, policy.cluster_domain, "https")
+                    if tls
+                    else ""
+                )
+                credentials = Credentials(
+                    kc_namespace,
+                    secret,
+                    server_owned=True,
+                    endpoint=endpoint,
+                    ca_secret=tls.secret if tls else None,
+                )
     else:
         problem = Verdict(
             "Error", "InvalidSpec", "exactly one of spec.server.keycloak or spec.server.external"
