@@ -35,7 +35,7 @@ REALM_RES = f"{names.REALM_PLURAL}.{names.GROUP}"
 CLIENT_RES = f"{names.CLIENT_PLURAL}.{names.GROUP}"
 KC_RES = f"{names.KEYCLOAK_PLURAL}.{names.GROUP}"
 DEADLINE_S = 4  # the operator's total deadline per Keycloak request, here
-GRACE_S = 6  # revocation grace, here: disabled after 6 s, deleted after 12 s
+GRACE_S = 15  # revocation grace, here: disabled after 15 s, deleted after 30 s (rounds come every 3 s)
 CONVERGE_S = 60  # a realm and a client on a healthy server are Ready well within this (a few seconds here)
 LIMITS = {
     "KCOP_KEYCLOAK_REQUEST_DEADLINE_SECONDS": str(DEADLINE_S),
@@ -462,7 +462,7 @@ def test_a_namespace_removed_from_client_namespaces_is_disabled_then_deleted(
         lambda: (api.client(realm_name, "guest") or {}).get("enabled") is False,
         timeout=GRACE_S + CONVERGE_S,
     )
-    assert events(kubectl, team, name="guest", reason="Revoked")
+    assert wait_for("a Revoked event", lambda: events(kubectl, team, name="guest", reason="Revoked"))
     wait_for(
         "guest deleted from Keycloak",
         lambda: api.client(realm_name, "guest") is None,

@@ -173,9 +173,11 @@ def test_a_realm_declared_for_another_url_is_never_deleted_here() -> None:
 
 def test_objects_of_any_shape_from_a_server_are_skipped_not_fatal() -> None:
     r = realm("team-a", "r")
+    twice = stored(realm("team-a", "twice"), "twice")
     junk: list[Any] = [42, "x", None, {"realm": 7}, {"id": "no-realm"}, {"realm": "r2", "attributes": "nope"}]
-    scope = plan_realms([r], [], junk)
-    assert [c.key for c in scope.plan.creates] == [r.key] and not scope.plan.deletes
+    scope = plan_realms([r], [], [*junk, {**twice, "realm": "twice"}, {**twice, "realm": "twice"}])
+    assert [c.key for c in scope.plan.creates] == [r.key]
+    assert [d.key for d in scope.plan.deletes] == [ObjectKey(REALM, "team-a", "twice")]  # listed twice: once
 
 
 # --- revocation ---------------------------------------------------------------------------------------------
@@ -275,3 +277,36 @@ def test_an_external_url_in_the_form_of_our_own_keycloaks_is_forbidden() -> None
     t = realm_target(obj, {})
     assert t.resource.problem is not None and t.resource.problem.reason == "ExternalServerNotAllowed"
     assert t.server is None and t.credentials is None
+
+
+def test_a_client_the_model_now_refuses_stays_in_its_realm_and_is_never_an_orphan() -> None:
+    """An operator upgrade that tightens the model must not delete the live clients it now refuses."""
+    from keycloak_operator.core.replication.resources import client_resource
+
+    home = k8s_realm(
+        "home", "r", {"server": {"external": {"url": "https://sso", "adminSecret": {"name": "a"}}}}
+    )
+    targets = {ObjectKey(REALM, "home", "r"): realm_target(home, {})}
+    obj = {
+        "kind": CLIENT,
+        "metadata": {"namespace": "home", "name": "web"},
+        "spec": {"realm": {"name": "r"}, "clientId": "web app", "redirectUris": ["https://bücher.example/*"]},
+    }
+    c = client_resource(obj, targets)
+    assert c.problem is not None and c.problem.reason == "InvalidSpec"
+    assert c.parent == ObjectKey(REALM, "home", "r")
+    live = Resource(c.key, "web app", {"clientId": "web app"}, T0)
+    scope = plan_clients([c], [stored(live, "u1")])
+    assert scope.plan.is_empty() and scope.verdicts[c.key].reason == "InvalidSpec"
+
+
+@pytest.mark.parametrize(
+    "stamp", ["2026-01-01T00:00:00", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "nonsense"]
+)
+def test_any_forbidden_since_in_status_gives_a_usable_clock(stamp: str) -> None:
+    from keycloak_operator.core.replication.resources import forbidden_since
+
+    since = forbidden_since({"status": {"phase": "Forbidden", "forbiddenSince": stamp}})
+    revocation = Revocation(datetime.now(UTC), GRACE)
+    assert revocation.stage(since) in ("keep", "disable", "delete")
+    revocation.message(since)  # no overflow, no naive/aware mix

@@ -129,8 +129,8 @@ class ReplicatedStatus(CrdModel):
     phase: Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"] = "Pending"
     keycloak_id: str = Field(default="", description="The object's id inside Keycloak.")
     content_hash: str = Field(default="", description="Hash of the content last written.")
-    forbidden_since: str = Field(
-        default="",
+    forbidden_since: str | None = Field(
+        default=None,
         description="Since when this resource has been Forbidden (its namespace no longer allowed): its "
         "object in Keycloak is disabled, then deleted, after the operator's grace period.",
     )

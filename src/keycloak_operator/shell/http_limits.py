@@ -2,7 +2,7 @@
 trusted to answer sensibly.
 
 httpx reads a response whole and decompresses it on the fly, so a few hundred kilobytes of gzip can become
-gigabytes in the operator's memory (256 Mi in the chart: it restarts in a loop, and Keycloak upgrades halt
+gigabytes in the operator's memory (512 Mi in the chart: it restarts in a loop, and Keycloak upgrades halt
 with it). This transport asks for no compression, refuses a compressed answer, and stops reading past a cap.
 Time is bounded by the caller (a total deadline per request): httpx's timeouts are per read, so a server
 sending one byte every 29 s never trips a 30 s read timeout.

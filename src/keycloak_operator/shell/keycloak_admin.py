@@ -28,8 +28,11 @@ from keycloak_operator.shell.http_limits import IDENTITY, CappedTransport
 
 # Whole request, first byte to last: a trickling server is cut off here, whatever its pace.
 REQUEST_DEADLINE_S = float(os.environ.get("KCOP_KEYCLOAK_REQUEST_DEADLINE_SECONDS", "20"))
-# Largest answer read (the realm list of a big server is a few MB; the operator's memory limit is 256 Mi).
-MAX_RESPONSE_BYTES = int(os.environ.get("KCOP_KEYCLOAK_MAX_RESPONSE_BYTES", str(8 * 1024 * 1024)))
+# Largest answer read. JSON can grow twentyfold in memory once parsed ("[{},{},...]"), and four rounds of
+# external servers run at once: 2 MiB from a server a tenant names (a list of a few hundred full realms)
+# stays well inside the chart's memory limit even then; the Keycloaks the operator runs get more room.
+MAX_RESPONSE_BYTES = int(os.environ.get("KCOP_KEYCLOAK_MAX_RESPONSE_BYTES", str(2 * 1024 * 1024)))
+MAX_OWN_RESPONSE_BYTES = int(os.environ.get("KCOP_OWN_KEYCLOAK_MAX_RESPONSE_BYTES", str(8 * 1024 * 1024)))
 
 T = TypeVar("T")
 
@@ -49,9 +52,9 @@ def _q(part: str) -> str:
     return quote(part, safe="")
 
 
-def _bounded_client(verify: ssl.SSLContext | bool) -> httpx.AsyncClient:
+def _bounded_client(verify: ssl.SSLContext | bool, limit: int) -> httpx.AsyncClient:
     return httpx.AsyncClient(
-        transport=CappedTransport(MAX_RESPONSE_BYTES, verify=verify), headers={"Accept-Encoding": IDENTITY}
+        transport=CappedTransport(limit, verify=verify), headers={"Accept-Encoding": IDENTITY}
     )
 
 
@@ -63,6 +66,7 @@ class KeycloakAdmin:
         password: str,
         on_write: Callable[[], None] | None = None,
         ca_pem: str | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ):
         """`ca_pem`: check an https server's certificate against this CA instead of the system's."""
         self.url = url
@@ -78,21 +82,34 @@ class KeycloakAdmin:
         # python-keycloak makes two httpx clients (admin calls; the token endpoint, in its KeycloakOpenID) and
         # takes no transport: both are replaced, before either has opened a connection.
         verify: ssl.SSLContext | bool = ssl.create_default_context(cadata=ca_pem) if ca_pem else True
-        self._conn.async_s = _bounded_client(verify)
-        self._conn.keycloak_openid.connection.async_s = _bounded_client(verify)
+        self._conn.async_s = _bounded_client(verify, max_response_bytes)
+        self._conn.keycloak_openid.connection.async_s = _bounded_client(verify, max_response_bytes)
         self._on_write = on_write
+        # A server that let one request run out its deadline is not asked again by this client: a round
+        # costs a trickling server one deadline, not one per call.
+        self.timed_out = False
 
-    async def _deadline(self, what: str, call: Awaitable[T]) -> T:
+    async def _guarded(self, what: str, call: Awaitable[T]) -> T:
+        """Every way a request can go wrong, an AdminError: a deadline, a refused or broken answer, and
+        whatever a hostile answer makes the client library raise (a token reply of the wrong shape, say)."""
+        if self.timed_out:
+            call.close()  # type: ignore[attr-defined]  # a coroutine never awaited
+            raise AdminError(0, f"{what}: not sent, the server ran out a deadline earlier in this round")
         try:
             async with asyncio.timeout(REQUEST_DEADLINE_S):
                 return await call
         except TimeoutError:
+            self.timed_out = True
             raise AdminError(0, f"{what}: no complete answer within {REQUEST_DEADLINE_S:.0f} s") from None
+        except (AdminError, KeycloakError):
+            raise
+        except Exception as e:  # a server's answer must never end the round for the others
+            raise AdminError(0, f"{what}: unusable answer ({type(e).__name__})") from None
 
     async def login(self) -> None:
         """Fails early, with a clear error, on a wrong password or an unreachable server."""
         try:
-            await self._deadline(f"{self.url}: admin login", self._conn.a_get_token())
+            await self._guarded(f"{self.url}: admin login", self._conn.a_get_token())
         except KeycloakError as e:
             code = int(e.response_code or 0)
             cause = f": {e.__cause__}" if code == 0 and e.__cause__ else ""
@@ -117,7 +134,7 @@ class KeycloakAdmin:
         if method != "GET" and self._on_write is not None:
             self._on_write()
         try:
-            response = await self._deadline(f"{method} {path}", call(*args, **params))
+            response = await self._guarded(f"{method} {path}", call(*args, **params))
         except KeycloakError as e:
             cause = f" ({e.__cause__})" if e.__cause__ else ""
             raise AdminError(0, f"{method} {path}: {e}{cause}") from e
@@ -130,7 +147,7 @@ class KeycloakAdmin:
             return None
         try:
             return response.json()
-        except ValueError:
+        except (ValueError, RecursionError):
             raise AdminError(response.status_code, f"{method} {path}: the answer is not JSON") from None
 
     @staticmethod
@@ -139,8 +156,17 @@ class KeycloakAdmin:
 
     # --- realms ---------------------------------------------------------------------------------------------
 
+    async def _list(self, path: str, **params: Any) -> list[Any]:
+        """A list endpoint's answer, which must be a JSON array (its entries are checked by the planner)."""
+        answer = await self._send("GET", path, **params)
+        if answer is None:
+            return []
+        if not isinstance(answer, list):
+            raise AdminError(0, f"GET {path}: expected a list, got {type(answer).__name__}")
+        return answer
+
     async def realms(self) -> list[dict[str, Any]]:
-        return list(await self._send("GET", "admin/realms") or [])
+        return await self._list("admin/realms")
 
     async def create_realm(self, body: dict[str, Any]) -> str:
         await self._send("POST", "admin/realms", body)
@@ -155,9 +181,7 @@ class KeycloakAdmin:
     # --- realm roles ----------------------------------------------------------------------------------------
 
     async def roles(self, realm: str) -> list[dict[str, Any]]:
-        return list(
-            await self._send("GET", f"admin/realms/{_q(realm)}/roles", briefRepresentation="false") or []
-        )
+        return await self._list(f"admin/realms/{_q(realm)}/roles", briefRepresentation="false")
 
     async def create_role(self, realm: str, body: dict[str, Any]) -> None:
         await self._send("POST", f"admin/realms/{_q(realm)}/roles", body)
@@ -171,7 +195,7 @@ class KeycloakAdmin:
     # --- clients --------------------------------------------------------------------------------------------
 
     async def clients(self, realm: str) -> list[dict[str, Any]]:
-        return list(await self._send("GET", f"admin/realms/{_q(realm)}/clients") or [])
+        return await self._list(f"admin/realms/{_q(realm)}/clients")
 
     async def create_client(self, realm: str, body: dict[str, Any]) -> str:
         """The new client's id. Keycloak answers 201 with a Location header and no body."""
@@ -179,7 +203,7 @@ class KeycloakAdmin:
             self._on_write()
         path = f"admin/realms/{_q(realm)}/clients"
         try:
-            response = await self._deadline(f"POST {path}", self._conn.a_raw_post(path, json.dumps(body)))
+            response = await self._guarded(f"POST {path}", self._conn.a_raw_post(path, json.dumps(body)))
         except KeycloakError as e:
             cause = f" ({e.__cause__})" if e.__cause__ else ""
             raise AdminError(0, f"POST {path}: {e}{cause}") from e
@@ -197,4 +221,7 @@ class KeycloakAdmin:
 
     async def client_secret(self, realm: str, client_id: str) -> str:
         answer = await self._send("GET", f"admin/realms/{_q(realm)}/clients/{_q(client_id)}/client-secret")
-        return str((answer or {}).get("value") or "")
+        value = answer.get("value") if isinstance(answer, dict) else None
+        if not isinstance(value, str) or not value:
+            raise AdminError(0, f"client {client_id}: the server returned no secret")
+        return value

@@ -31,10 +31,11 @@ from keycloak_operator.core.replication.resources import (
     acting_credentials,
     client_resource,
     client_secret_name,
+    forbidden_since,
     realm_target,
 )
 from keycloak_operator.core.replication.roles import plan_roles
-from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
+from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy, backoff_key
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import (
     Disable,
@@ -49,7 +50,12 @@ from keycloak_operator.core.replication.sync import (
     settle,
 )
 from keycloak_operator.shell import events, metrics
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.keycloak_admin import (
+    MAX_OWN_RESPONSE_BYTES,
+    MAX_RESPONSE_BYTES,
+    AdminError,
+    KeycloakAdmin,
+)
 from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube
 from keycloak_operator.shell.kube import Resource as ApiResource
 from keycloak_operator.shell.ratelimit import WriteLimiter
@@ -77,6 +83,7 @@ class Login:
     username: str
     password: str
     ca_pem: str | None = None
+    own: bool = False  # a Keycloak this operator runs (a larger answer cap)
 
 
 @dataclass
@@ -112,14 +119,16 @@ class Replicator:
         self.policy = policy
         self.revocation_grace = revocation_grace
         self.admin_writes = 0
-        self._unreachable: dict[str, int] = {}  # server URL -> rounds in a row that could not reach it
-        self._not_before: dict[str, float] = {}  # server URL -> monotonic time its next round may start
+        self._unreachable: dict[str, int] = {}  # server host:port -> rounds in a row that could not reach it
+        self._not_before: dict[str, float] = {}  # server host:port -> monotonic time a next round may start
         # The last credentials that logged in, per Secret and server: a namespace being deleted takes its
         # admin Secret with it, and its realm resources still have to be deleted from Keycloak.
         self._remembered: dict[tuple[Credentials, str], Login] = {}
-        self._admin_factory = admin_factory or (
-            lambda login: KeycloakAdmin(login.url, login.username, login.password, self._count, login.ca_pem)
-        )
+        self._admin_factory = admin_factory or self._new_admin
+
+    def _new_admin(self, login: Login) -> KeycloakAdmin:
+        cap = MAX_OWN_RESPONSE_BYTES if login.own else MAX_RESPONSE_BYTES
+        return KeycloakAdmin(login.url, login.username, login.password, self._count, login.ca_pem, cap)
 
     def _count(self) -> None:
         self.admin_writes += 1
@@ -134,7 +143,7 @@ class Replicator:
 
     async def sync(self, url: str) -> float | None:
         """One round for the server at `url`; the delay before the next one if something failed."""
-        if time.monotonic() < self._not_before.get(url, 0.0):
+        if time.monotonic() < self._not_before.get(backoff_key(url), 0.0):
             return None  # unreachable lately: the failed round asked for its retry; resyncs do not hurry it
         realm_objs = [
             {**o, "apiVersion": names.API_VERSION, "kind": names.REALM_KIND} for o in await self._list(REALMS)
@@ -175,17 +184,16 @@ class Replicator:
                     only_deletes = all(u.resource.deleting for u in users)
                     admins[t.credentials] = await self._admin(url, t.credentials, only_deletes)
             realms = [self._with_login_problem(t, admins) for t in mine.values()]
-            reader = next((a for a in admins.values() if isinstance(a, KeycloakAdmin)), None)
-            if reader is None:
+            if not any(isinstance(a, KeycloakAdmin) for a in admins.values()):
                 for r in realms:
                     rnd.verdicts[r.key] = r.problem or Verdict("Pending", "NoCredentials")
                 rnd.failed = bool(realms)
                 reached = not realms
             else:
-                elsewhere = frozenset(targets) - frozenset(mine)
-                reached = await self._realms_and_clients(
-                    rnd, mine, realms, in_scope_clients, admins, reader, elsewhere
-                )
+                reached = await self._realms_and_clients(rnd, mine, realms, in_scope_clients, admins, targets)
+            reached = reached and not any(
+                isinstance(a, KeycloakAdmin) and a.timed_out for a in admins.values()
+            )
         finally:
             for a in admins.values():
                 if isinstance(a, KeycloakAdmin):
@@ -209,16 +217,21 @@ class Replicator:
         return self._retry_after(url, rnd.failed, reached)
 
     def _retry_after(self, url: str, failed: bool, reached: bool) -> float | None:
-        """RETRY_S after a round with failures; for a server that could not be reached at all, twice as
-        long after each such round in a row, up to MAX_RETRY_S."""
-        if reached:
-            self._unreachable.pop(url, None)
-            self._not_before.pop(url, None)
-            return RETRY_S if failed else None
-        streak = self._unreachable.get(url, 0) + 1
-        self._unreachable[url] = streak
+        """RETRY_S after a round with failures. An external server that could not be reached at all (no
+        login, no realm list, or a request that ran out its deadline) waits twice as long after each such
+        round in a row, up to MAX_RETRY_S, and so does every URL on its host and port: a tenant cannot
+        multiply its slow server by spelling paths. The Keycloaks this operator runs are retried at
+        RETRY_S: a restart or a rollout of theirs is not a reason to wait minutes."""
+        host = backoff_key(url)
+        own = names.is_keycloak_url(url, self.policy.cluster_domain)
+        if reached or own:
+            self._unreachable.pop(host, None)
+            self._not_before.pop(host, None)
+            return RETRY_S if failed or not reached else None
+        streak = self._unreachable.get(host, 0) + 1
+        self._unreachable[host] = streak
         delay = min(RETRY_S * 2 ** (streak - 1), MAX_RETRY_S)
-        self._not_before[url] = time.monotonic() + delay - 1.0  # the retry itself must not be skipped
+        self._not_before[host] = time.monotonic() + delay - 1.0  # the retry itself must not be skipped
         return delay
 
     # --- credentials ----------------------------------------------------------------------------------------
@@ -260,7 +273,7 @@ class Replicator:
                     return AdminError(
                         0, f"Secret {cred.namespace}/{cred.ca_secret}: ca.crt is not a PEM certificate"
                     )
-        return Login(endpoint, username, password, ca_pem)
+        return Login(endpoint, username, password, ca_pem, own=cred.server_owned)
 
     async def _read_secret(
         self, namespace: str, name: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
@@ -305,12 +318,12 @@ class Replicator:
         realms: list[Resource],
         clients: list[Resource],
         admins: dict[Credentials, KeycloakAdmin | AdminError],
-        reader: KeycloakAdmin,
-        elsewhere: frozenset[ObjectKey],
+        every_target: dict[ObjectKey, RealmTarget],
     ) -> bool:
-        """The realm scope, then each realm's roles, clients and Secrets; False when the server could not
-        even list its realms. A failure inside one realm is reported on that realm and its clients, and the
-        others go on."""
+        """Each login's realms, planned against the realm list that login sees (one tenant's restricted
+        login must not hide or strip another tenant's realms); then each realm's roles, clients and
+        Secrets. False when no login could list the realms. A failure inside one realm is reported on that
+        realm and its clients, and the others go on."""
         logged_in = [c for c, a in admins.items() if isinstance(a, KeycloakAdmin)]
 
         def admin_for(key: ObjectKey) -> KeycloakAdmin:
@@ -322,25 +335,40 @@ class Replicator:
 
         watched = set(self.namespaces) if self.namespaces is not None else None
         revocation = Revocation(datetime.now(UTC), self.revocation_grace)
-        try:
-            observed = await reader.realms()
-        except AdminError as e:
-            for r in realms:
-                rnd.verdicts[r.key] = r.problem or Verdict("Error", "ServerUnavailable", str(e))
-            rnd.failed = True
-            return False
-        scope = plan_realms(
-            realms, clients, observed, watched, declared_elsewhere=elsewhere, revocation=revocation
-        )
-        _drop_orphans_without_login(scope, targets, logged_in)
-        by_key = {r.key: r for r in realms}
+        listed = False
+        for cred in sorted(logged_in, key=lambda c: (c.namespace, c.secret, c.ca_secret or "")):
+            admin = admins[cred]
+            assert isinstance(admin, KeycloakAdmin)
+            group = [r for r in realms if targets[r.key].credentials == cred]
+            try:
+                observed = await admin.realms()
+            except AdminError as e:
+                for r in group:
+                    rnd.verdicts[r.key] = r.problem or Verdict("Error", "ServerUnavailable", str(e))
+                rnd.failed = True
+                continue
+            listed = True
+            elsewhere = frozenset(every_target) - {r.key for r in group}
+            try:
+                scope = plan_realms(
+                    group, clients, observed, watched, declared_elsewhere=elsewhere, revocation=revocation
+                )
+            except ValueError as e:  # what this server listed cannot be planned: its realms wait
+                for r in group:
+                    rnd.verdicts[r.key] = r.problem or Verdict("Error", "ServerUnavailable", str(e))
+                rnd.failed = True
+                continue
+            _keep_orphans_of(scope, cred, targets, logged_in)
 
-        async def realm_write(op: Any) -> None:
-            await self._realm_write(admin_for(op.key), op, scope)
+            async def realm_write(op: Any, scope: ScopePlan = scope) -> None:
+                await self._realm_write(admin_for(op.key), op, scope)
 
-        failed = await self._execute(scope, realm_write, rnd)
-        settle(scope, failed)
-        self._collect(rnd, scope, by_key)
+            failed = await self._execute(scope, realm_write, rnd)
+            settle(scope, failed)
+            self._collect(rnd, scope, {r.key: r for r in group})
+        for r in realms:  # a failed login: already its problem, nothing planned for it
+            if r.problem is not None:
+                rnd.verdicts.setdefault(r.key, r.problem)
 
         for realm in realms:
             mine = [c for c in clients if c.parent == realm.key]
@@ -351,7 +379,7 @@ class Replicator:
             except Exception as e:  # a bug, or an answer of a shape nobody expected: this realm only
                 log.exception("realm %s/%s: round step failed", realm.key.namespace, realm.key.name)
                 self._realm_failed(rnd, realm, mine, f"internal error: {type(e).__name__}")
-        return True
+        return listed
 
     async def _realm_contents(
         self,
@@ -427,7 +455,8 @@ class Replicator:
     def _collect(rnd: Round, scope: ScopePlan, resources: dict[ObjectKey, Resource]) -> None:
         """Fold a settled scope into the round, and say what was written, on each resource."""
         rnd.verdicts.update(scope.verdicts)
-        rnd.remote_ids.update(scope.remote_ids)
+        # Only ids of this scope's own resources: a server can hold markers naming anything at all.
+        rnd.remote_ids.update({k: v for k, v in scope.remote_ids.items() if k in resources})
         for key, r in resources.items():
             if scope.verdicts.get(key, Verdict("Pending", "")).phase == "Ready":
                 rnd.hashes[key] = content_hash(r.content)
@@ -528,7 +557,10 @@ class Replicator:
                 await admin.update_client(realm, op.remote_id, {**current, "attributes": attributes})
             return
         if isinstance(op, Disable):
-            await admin.update_client(realm, op.remote_id, {**op.current, "enabled": False})
+            # As read, less what a PUT could damage: the secret (masked for some logins) and the read-only
+            # access map.
+            body = {k: v for k, v in op.current.items() if k not in ("secret", "access")}
+            await admin.update_client(realm, op.remote_id, {**body, "enabled": False})
             return
         body = marked(op.content, op.key)
         if isinstance(op, Create):
@@ -640,6 +672,10 @@ class Replicator:
             return  # not in this round's server
         metrics.resource_result(key.kind, verdict.phase != "Error")
         previous = obj.get("status") or {}
+        if verdict.phase == "Forbidden":  # the schedule, whatever path of the round decided Forbidden
+            since = forbidden_since(obj)
+            schedule = Revocation(datetime.now(UTC), self.revocation_grace).message(since)
+            verdict = replace(verdict, message=verdict.message + schedule)
         status = render(
             previous,
             verdict,
@@ -647,6 +683,7 @@ class Replicator:
             keycloak_id=rnd.remote_ids.get(key, ""),
             content_hash=rnd.hashes.get(key, ""),
             now=now,
+            revocation=self.revocation_grace > timedelta(0),
         )
         patch = merge_patch.merge_patch(previous, status)
         if not patch:
@@ -687,15 +724,18 @@ def _namespace_of(op: Delete | Create | Update | Release | Disable) -> str:
     return op.key.namespace
 
 
-def _drop_orphans_without_login(
-    scope: ScopePlan, targets: dict[ObjectKey, RealmTarget], logged_in: list[Credentials]
+def _keep_orphans_of(
+    scope: ScopePlan, cred: Credentials, targets: dict[ObjectKey, RealmTarget], logged_in: list[Credentials]
 ) -> None:
-    """An orphan no login may delete (an external server's realm of a namespace with no login in this
-    round) stays where it is: deleting it with another namespace's login would be borrowing."""
-    keep = [d for d in scope.plan.deletes if acting_credentials(d.key, targets, logged_in) is not None]
-    for d in scope.plan.deletes:
-        if d not in keep:
-            log.info("orphaned realm %s left in Keycloak: no login of its namespace in this round", d.key)
+    """Each orphan is deleted by exactly one login: the one `acting_credentials` names (the server's own
+    admin, or a login of the orphan's namespace). One no login may delete (an external server's realm of a
+    namespace with no login in this round) stays where it is: deleting it with another namespace's login
+    would be borrowing."""
+    keep = [
+        d
+        for d in scope.plan.deletes
+        if d.key in targets or acting_credentials(d.key, targets, logged_in) == cred
+    ]
     scope.plan = replace(scope.plan, deletes=keep)
 
 

@@ -79,23 +79,37 @@ def _created(obj: Obj) -> datetime:
     return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
 
 
+_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+_LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+
+
 def _timestamp(value: Any) -> datetime | None:
+    """A status timestamp, which anyone able to write status could have set to anything: read as UTC when
+    it names no zone, and kept within sane years so that date arithmetic on it cannot overflow."""
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
     except ValueError:
         return None
+    if when is None:
+        return None
+    when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    return min(max(when, _EARLIEST), _LATEST)
+
+
+def forbidden_since(obj: Obj) -> datetime | None:
+    """When the resource's status turned Forbidden (the revocation clock), if it is Forbidden."""
+    status = obj.get("status") or {}
+    return _timestamp(status.get("forbiddenSince")) if status.get("phase") == "Forbidden" else None
 
 
 def _flags(obj: Obj) -> dict[str, Any]:
     meta = obj["metadata"]
     annotations = meta.get("annotations") or {}
-    status = obj.get("status") or {}
-    forbidden_since = _timestamp(status.get("forbiddenSince")) if status.get("phase") == "Forbidden" else None
     return {
         "created": _created(obj),
         "deleting": bool(meta.get("deletionTimestamp")),
         "preserve": str(annotations.get(names.ANNOTATION_PRESERVE, "")).lower() == "true",
-        "forbidden_since": forbidden_since,
+        "forbidden_since": forbidden_since(obj),
     }
 
 
@@ -226,7 +240,9 @@ def client_resource(obj: Obj, realms: Mapping[ObjectKey, RealmTarget]) -> Resour
     try:
         spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
     except ValidationError as e:
-        return Resource(key, key.name, {}, problem=_invalid(e), **flags)
+        # Still in its realm's scope (held there, its object kept): an operator upgrade that tightens the
+        # model must never make a live client look like an orphan.
+        return Resource(key, key.name, {}, problem=_invalid(e), parent=_raw_parent(obj, key), **flags)
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
     problem: Verdict | None = None
     realm = realms.get(parent)
@@ -242,6 +258,16 @@ def client_resource(obj: Obj, realms: Mapping[ObjectKey, RealmTarget]) -> Resour
             f"{key.namespace} (spec.clientNamespaces); nothing was written",
         )
     return Resource(key, spec.client_id, client_content(spec), problem=problem, parent=parent, **flags)
+
+
+def _raw_parent(obj: Obj, key: ObjectKey) -> ObjectKey | None:
+    realm = (obj.get("spec") or {}).get("realm")
+    if not isinstance(realm, Mapping) or not isinstance(realm.get("name"), str):
+        return None
+    namespace = realm.get("namespace")
+    return ObjectKey(
+        names.REALM_KIND, namespace if isinstance(namespace, str) else key.namespace, realm["name"]
+    )
 
 
 def client_secret_name(obj: Obj) -> str | None:

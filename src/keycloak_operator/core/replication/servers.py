@@ -76,3 +76,9 @@ def host_allowed(url: str, policy: ServerPolicy) -> bool:
         elif host == entry:
             return True
     return False
+
+
+def backoff_key(url: str) -> str:
+    """What a slow server's retry delay applies to: its host and port, whatever the path."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"

@@ -23,14 +23,17 @@ def render(
     keycloak_id: str,
     content_hash: str,
     now: str,
+    revocation: bool = True,
 ) -> dict[str, Any]:
+    """`revocation`: whether forbidden resources are revoked at all; when not, no clock is kept (turning it
+    on later starts the clock then, rather than revoking at once by an old one)."""
     before = ReplicatedStatus.model_validate(previous or {})
     ready = verdict.phase == "Ready"
     wanted = conditions.Wanted(
         conditions.READY, "True" if ready else "False", verdict.reason, verdict.message
     )
     merged: list[Condition] = conditions.merge(before.conditions, [wanted], now=now, generation=generation)
-    forbidden = verdict.phase == "Forbidden"
+    forbidden = verdict.phase == "Forbidden" and revocation
     still_forbidden = forbidden and before.phase == "Forbidden" and before.forbidden_since
     after = ReplicatedStatus(
         observed_generation=generation,
@@ -38,7 +41,7 @@ def render(
         keycloak_id=keycloak_id or before.keycloak_id,
         content_hash=content_hash if ready else before.content_hash,
         # The revocation clock starts when the resource first turns Forbidden and survives restarts here.
-        forbidden_since=(before.forbidden_since if still_forbidden else now) if forbidden else "",
+        forbidden_since=(before.forbidden_since if still_forbidden else now) if forbidden else None,
         conditions=merged,
     )
     return after.wire()

@@ -146,8 +146,8 @@ def plan_scope(
         if not isinstance(obj, Mapping):
             continue
         remote_id, natural = obj.get(remote_id_of), obj.get(natural_key_of)
-        if not isinstance(remote_id, str) or not isinstance(natural, str):
-            continue
+        if not isinstance(remote_id, str) or not isinstance(natural, str) or remote_id in by_remote:
+            continue  # no id, or the same id listed twice (the first stands)
         marker = read_marker(obj.get("attributes"))
         holders[(natural,)] = marker.key if marker else None
         ours = namespaces is None or (marker is not None and marker.key.namespace in namespaces)
