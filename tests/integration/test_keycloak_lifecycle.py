@@ -141,6 +141,9 @@ def test_kubectl_scale_works(kubectl: Kubectl, operator: OperatorProcess, namesp
 def test_delete_cascades(kubectl: Kubectl, operator: OperatorProcess, namespace: str):
     create(kubectl, namespace, "delta", replicas=1)
     wait_for("Ready", lambda: ready(kubectl, namespace, "delta", 1), timeout=90)
+    # The pods the cascade must remove, named now: "pods gone" below must not pass on a list that was empty.
+    pods = [p["metadata"]["name"] for p in kubectl.list("pods", namespace, f"{names.LABEL_INSTANCE}=delta")]
+    assert pods, "a Ready Keycloak with no pod"
     kubectl.run("delete", KC, "delta", "-n", namespace, "--wait=true", "--timeout=60s")
 
     def gone() -> bool:
@@ -155,11 +158,14 @@ def test_delete_cascades(kubectl: Kubectl, operator: OperatorProcess, namespace:
         )
 
     wait_for("children garbage-collected", gone, timeout=60)
-    pods = kubectl.list("pods", namespace, f"{names.LABEL_INSTANCE}=delta")
     wait_for(
-        "pods gone", lambda: not kubectl.list("pods", namespace, f"{names.LABEL_INSTANCE}=delta"), timeout=60
+        f"pods {pods} and every other pod of delta gone",
+        lambda: (
+            all(kubectl.get("pod", pod, namespace) is None for pod in pods)
+            and not kubectl.list("pods", namespace, f"{names.LABEL_INSTANCE}=delta")
+        ),
+        timeout=60,
     )
-    assert pods is not None
 
 
 @pytest.mark.parametrize(
@@ -206,8 +212,12 @@ def test_operator_judged_problem_is_degraded_with_event(
     c = wait_for("Degraded condition", degraded, timeout=60)
     assert c["reason"] == "SecretNotFound"
     assert "no-such-secret" in c["message"]
-    warnings = events(kubectl, namespace, name="eps", type_="Warning")
-    assert any(e["reason"] == "SecretNotFound" for e in warnings)
+    # The Event is posted after the status write that shows Degraded, in the same pass: it may come later.
+    wait_for(
+        "a SecretNotFound Warning event",
+        lambda: events(kubectl, namespace, name="eps", type_="Warning", reason="SecretNotFound"),
+        timeout=30,
+    )
     assert kubectl.get("deployment", names.deployment("eps"), namespace) is None
 
     # Fixing the problem heals it.

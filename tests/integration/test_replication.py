@@ -9,8 +9,10 @@ metrics.
 from __future__ import annotations
 
 import base64
+import re
 import time
-from collections.abc import Iterator
+import urllib.request
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -103,6 +105,61 @@ def setup(kubectl: Kubectl, operator: OperatorProcess, keycloak: KeycloakProcess
 
 def realm_name(namespace: str) -> str:
     return f"r-{namespace}"
+
+
+_REQUESTS = re.compile(r"^http_server_requests_seconds_count\{(?P<labels>.*)\}\s+(?P<value>\S+)$", re.M)
+
+
+def rounds_seen(kc: KeycloakProcess) -> int:
+    """Replication rounds of this server so far that got as far as reading it, from Keycloak's own HTTP
+    metrics: a round lists the server's realms (GET /admin/realms) once, after logging in, and these tests
+    never list them themselves. The operator runs one round per server at a time, so the round that made
+    the n-th of these requests had finished before the (n+1)-th was made."""
+    with urllib.request.urlopen(f"{kc.management_url}/metrics", timeout=30) as r:
+        text = r.read().decode()
+    total = 0.0
+    for m in _REQUESTS.finditer(text):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m["labels"]))
+        if labels.get("method") == "GET" and labels.get("uri") == "/admin/realms":
+            total += float(m["value"])
+    return int(total)
+
+
+def replication_settled(kubectl: Kubectl, kc: KeycloakProcess, ns: str) -> Callable[[], bool]:
+    """A probe for wait_for: true once every round of this server that began before the realm, clients and
+    client Secrets of `ns` were last seen to change has finished, and left them as they were; and no realm
+    of another namespace (an earlier test's, being deleted) is left on the server to be written for.
+
+    The round count is read before and after the objects, to pin the order. Once two more rounds are counted
+    than right after the read that last saw the objects change, every round begun before that read has
+    finished: rounds of one server run one at a time, so such a round is the first of the two or came before
+    it, and the second began after it ended. Objects read after that count and found unchanged were written
+    by none of them; a round still running then began on the settled objects."""
+    last: dict[str, Any] = {}
+
+    def probe() -> bool:
+        rounds_before = rounds_seen(kc)
+        others = sorted(
+            f"{r['metadata']['namespace']}/{r['metadata']['name']}"
+            for r in kubectl.list(REALM_RES, None)
+            if r["metadata"]["namespace"] != ns
+            and ((r["spec"].get("server") or {}).get("external") or {}).get("url") == kc.url
+        )
+        objects = sorted(
+            (o["kind"], o["metadata"]["name"], o["metadata"]["resourceVersion"])
+            for o in [
+                *kubectl.list(REALM_RES, ns),
+                *kubectl.list(CLIENT_RES, ns),
+                *kubectl.list("secret", ns, f"{names.LABEL_COMPONENT}=client-secret"),
+            ]
+        )
+        rounds_after = rounds_seen(kc)
+        if others or objects != last.get("objects"):
+            last.update(objects=objects, rounds=rounds_after)
+            return False
+        return rounds_before >= last["rounds"] + 2
+
+    return probe
 
 
 def test_realm_and_confidential_client_are_created_updated_and_deleted(
@@ -351,7 +408,13 @@ def test_quiet_resync_makes_zero_admin_writes_and_leaks_no_credentials(
     wait_for(
         "secrets", lambda: len(kubectl.list("secret", ns, f"{names.LABEL_COMPONENT}=client-secret")) == 5
     )
-    time.sleep(6)  # let the rounds the status writes themselves triggered finish
+    # The status writes trigger rounds of their own: the baseline must not be taken while a round that began
+    # before the objects settled may still write.
+    wait_for(
+        "the replication rounds begun before the objects settled to finish",
+        replication_settled(kubectl, keycloak, ns),
+        timeout=90,
+    )
     before = api.admin_writes()
     assert before - start >= 6, "the counter must see the realm and client creates, or zero proves nothing"
     time.sleep(16)  # three resyncs at 5 s

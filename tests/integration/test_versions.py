@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -18,6 +20,42 @@ pytestmark = pytest.mark.integration
 
 KC = f"keycloaks.{names.GROUP}"
 IMAGE = "quay.io/keycloak/keycloak"
+
+
+Counts = dict[str, tuple[Callable[[], list[Any]], int]]  # what -> (read it, how many there must be)
+
+
+def settle_at_exactly(operator: OperatorProcess, counts: Counts, timeout: float = 60) -> None:
+    """Each count reaches its number within `timeout`, then stays exactly there for two resync intervals.
+
+    Events and ControllerRevisions follow the status write that announces them, so they may lag behind it:
+    one read could come too early. A resync tick falls in the first interval and queues a full pass of
+    every Keycloak; the second leaves that pass time to finish, so a pass that would repeat an Event, a
+    ReplicaSet or a revision has run by the end. Fails at the first read that is off the number."""
+
+    def at_least(read: Callable[[], list[Any]], expected: int) -> Callable[[], list[Any] | None]:
+        def probe() -> list[Any] | None:
+            items = read()
+            return items if len(items) >= expected else None
+
+        return probe
+
+    def exact(what: str, items: list[Any], expected: int) -> None:
+        seen = [(i["metadata"]["name"], i.get("message", "")) for i in items]
+        assert len(items) == expected, f"{len(items)} {what}, expected {expected}: {seen}"
+
+    for what, (read, expected) in counts.items():
+        exact(what, wait_for(f"{expected} {what}", at_least(read, expected), timeout), expected)
+
+    window = 2 * operator.resync_seconds
+    end = time.monotonic() + window
+
+    def still_exact_at_the_end() -> bool:
+        for what, (read, expected) in counts.items():
+            exact(what, read(), expected)
+        return time.monotonic() >= end
+
+    wait_for(f"the counts to stay put for {window:.0f}s", still_exact_at_the_end, timeout=window + 60)
 
 
 def slots(kubectl: Kubectl, ns: str, name: str) -> dict:
@@ -50,7 +88,11 @@ def test_image_change_walks_next_current_last(kubectl: Kubectl, operator: Operat
     assert seen_next.startswith("26.0.1#")
     done = wait_for("26.0.1 current", lambda: running(kubectl, namespace, "walk", "26.0.1"), timeout=90)
     assert done["versions"] == {"nextVersion": "", "currentVersion": seen_next, "lastVersion": v1}
-    assert len(events(kubectl, namespace, name="walk", reason="VersionRolledOut")) == 2
+
+    def rolled_out() -> list[dict]:
+        return events(kubectl, namespace, name="walk", reason="VersionRolledOut")
+
+    settle_at_exactly(operator, {"VersionRolledOut events (26.0.0, then 26.0.1)": (rolled_out, 2)})
     describe = kubectl.run("describe", KC, "walk", "-n", namespace).stdout
     assert "Current Version" in describe and "Last Version" in describe and "Next Version" in describe
 
@@ -84,16 +126,21 @@ def test_sigkill_mid_rollout_resumes_and_completes_once(
             kubectl.get("deployment", names.deployment("crash"), namespace)["metadata"]["uid"]
             == deployment_uid
         )
-        replicasets = kubectl.list("replicasets", namespace, f"{names.LABEL_INSTANCE}=crash")
-        assert len(replicasets) == 2  # the old template and the new one: no rollout was started twice
-        rolled = [
-            e
-            for e in events(kubectl, namespace, name="crash", reason="VersionRolledOut")
-            if "26.0.3#" in e["message"]
-        ]
-        assert len(rolled) == 1
-        revisions = kubectl.list("controllerrevisions", namespace, f"{names.LABEL_INSTANCE}=crash")
-        assert len(revisions) == 2
+
+        def rolled_to_new() -> list[dict]:
+            found = events(kubectl, namespace, name="crash", reason="VersionRolledOut")
+            return [e for e in found if "26.0.3#" in e["message"]]
+
+        selector = f"{names.LABEL_INSTANCE}=crash"
+        settle_at_exactly(
+            operator,
+            {
+                # The old template and the new one: no rollout was started twice.
+                "ReplicaSets": (lambda: kubectl.list("replicasets", namespace, selector), 2),
+                "VersionRolledOut events for 26.0.3": (rolled_to_new, 1),
+                "ControllerRevisions": (lambda: kubectl.list("controllerrevisions", namespace, selector), 2),
+            },
+        )
     finally:
         stages.remove(cluster.kubeconfig, new)
         if not operator.alive():
