@@ -107,6 +107,34 @@ def isolated(operator_proc: OperatorProcess) -> OperatorProcess:
     return operator_proc
 
 
+@pytest.fixture
+def tidy(kubectl: Kubectl, operator_proc: OperatorProcess) -> Iterator[list[str]]:
+    """Namespaces whose realms and clients must be gone before the operator (and this module's Keycloak)
+    stops: a realm left holding its finalizer would keep its namespace Terminating for every later test.
+    Whatever the operator has not deleted in time has its finalizer taken off, and the teardown fails."""
+    namespaces: list[str] = []
+    yield namespaces
+
+    def left() -> list[tuple[str, str, str]]:
+        return [
+            (res, ns, o["metadata"]["name"])
+            for ns in namespaces
+            for res in (CLIENT_RES, REALM_RES)
+            for o in kubectl.list(res, ns)
+        ]
+
+    for ns in namespaces:
+        for res in (CLIENT_RES, REALM_RES):
+            kubectl.run("delete", res, "--all", "-n", ns, "--wait=false", check=False)
+    try:
+        wait_for(
+            "the test's realms and clients deleted by the operator", lambda: not left(), timeout=CONVERGE_S
+        )
+    finally:
+        for res, ns, name in left():
+            release(kubectl, res, ns, name)
+
+
 def secret(namespace: str, name: str, username: str, password: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -328,12 +356,14 @@ def test_hostile_servers_and_orphans_never_stop_another_tenant(
     api: KeycloakApi,
     isolated: OperatorProcess,
     namespace_factory: Any,
+    tidy: list[str],
 ) -> None:
     attacker, victim, absent = (
         namespace_factory("attacker"),
         namespace_factory("victim"),
         namespace_factory("absent"),
     )
+    tidy.extend([attacker, victim, absent])
     servers = {mode: HostileServer(mode).start() for mode in ("record", "trickle", "bomb", "endless")}
     hostile = {mode: f"h-{mode}" for mode in servers}
     try:
@@ -410,7 +440,9 @@ def test_the_allow_list_forbids_other_hosts_without_reading_their_secret(
     api: KeycloakApi,
     operator_proc: OperatorProcess,
     namespace: str,
+    tidy: list[str],
 ) -> None:
+    tidy.append(namespace)
     operator_proc.start("--all-namespaces", "--external-server-host=127.0.0.1")
     recorder = HostileServer("record").start()
     try:
@@ -439,8 +471,10 @@ def test_a_namespace_removed_from_client_namespaces_is_disabled_then_deleted(
     api: KeycloakApi,
     isolated: OperatorProcess,
     namespace_factory: Any,
+    tidy: list[str],
 ) -> None:
     home, team = namespace_factory("home"), namespace_factory("team")
+    tidy.extend([home, team])
     realm_name = f"shared-{home}"
     kubectl.apply(secret(home, "admin", keycloak.admin_username, keycloak.admin_password))
     kubectl.apply(realm(home, "shared", keycloak.url, realmName=realm_name, clientNamespaces=[team]))
@@ -552,9 +586,11 @@ def test_an_https_server_is_trusted_only_through_the_ca_its_realm_names(
     tls: Tls,
     isolated: OperatorProcess,
     namespace: str,
+    tidy: list[str],
 ) -> None:
     """The admin login goes over HTTPS with the certificate checked: against the CA Secret the realm names,
     else the system's CAs, which do not know this server's private CA."""
+    tidy.append(namespace)
     kubectl.apply(secret(namespace, "admin", keycloak.admin_username, keycloak.admin_password))
     kubectl.apply(
         {
