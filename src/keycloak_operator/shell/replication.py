@@ -12,7 +12,6 @@ import asyncio
 import base64
 import functools
 import logging
-import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -50,12 +49,8 @@ from keycloak_operator.core.replication.sync import (
     settle,
 )
 from keycloak_operator.shell import events, metrics
-from keycloak_operator.shell.keycloak_admin import (
-    MAX_OWN_RESPONSE_BYTES,
-    MAX_RESPONSE_BYTES,
-    AdminError,
-    KeycloakAdmin,
-)
+from keycloak_operator.shell.admin_logins import Login, Logins
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube
 from keycloak_operator.shell.kube import Resource as ApiResource
 from keycloak_operator.shell.ratelimit import WriteLimiter
@@ -73,17 +68,6 @@ ROLE_KIND = "RealmRole"  # the metrics' kind for realm roles, which have no reso
 KUBE_CONCURRENCY = 8  # Kubernetes writes in flight per round (finalizers, statuses, events)
 
 Obj = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Login:
-    """What one admin login needs: where, who, and the CA to check the server's certificate against."""
-
-    url: str
-    username: str
-    password: str
-    ca_pem: str | None = None
-    own: bool = False  # a Keycloak this operator runs (a larger answer cap)
 
 
 @dataclass
@@ -121,14 +105,7 @@ class Replicator:
         self.admin_writes = 0
         self._unreachable: dict[str, int] = {}  # server host:port -> rounds in a row that could not reach it
         self._not_before: dict[str, float] = {}  # server host:port -> monotonic time a next round may start
-        # The last credentials that logged in, per Secret and server: a namespace being deleted takes its
-        # admin Secret with it, and its realm resources still have to be deleted from Keycloak.
-        self._remembered: dict[tuple[Credentials, str], Login] = {}
-        self._admin_factory = admin_factory or self._new_admin
-
-    def _new_admin(self, login: Login) -> KeycloakAdmin:
-        cap = MAX_OWN_RESPONSE_BYTES if login.own else MAX_RESPONSE_BYTES
-        return KeycloakAdmin(login.url, login.username, login.password, self._count, login.ca_pem, cap)
+        self.logins = Logins(kube, self._count, admin_factory)
 
     def _count(self) -> None:
         self.admin_writes += 1
@@ -182,7 +159,7 @@ class Replicator:
                 if t.credentials is not None and t.credentials not in admins:
                     users = [u for u in mine.values() if u.credentials == t.credentials]
                     only_deletes = all(u.resource.deleting for u in users)
-                    admins[t.credentials] = await self._admin(url, t.credentials, only_deletes)
+                    admins[t.credentials] = await self.logins.admin(url, t.credentials, only_deletes)
             realms = [self._with_login_problem(t, admins) for t in mine.values()]
             if not any(isinstance(a, KeycloakAdmin) for a in admins.values()):
                 for r in realms:
@@ -234,65 +211,7 @@ class Replicator:
         self._not_before[host] = time.monotonic() + delay - 1.0  # the retry itself must not be skipped
         return delay
 
-    # --- credentials ----------------------------------------------------------------------------------------
-
-    async def _admin(self, url: str, cred: Credentials, only_deletes: bool) -> KeycloakAdmin | AdminError:
-        found = await self._read_login(cred, cred.endpoint or url)
-        if isinstance(found, AdminError):
-            remembered = self._remembered.get((cred, url))
-            if found.status != 404 or not only_deletes or remembered is None:
-                return found
-            found = remembered  # the Secret went first (its namespace is being deleted): finish the deletes
-        admin = self._admin_factory(found)
-        try:
-            await admin.login()
-        except AdminError as e:
-            await admin.close()
-            return e
-        self._remembered[(cred, url)] = found
-        return admin
-
-    async def _read_login(self, cred: Credentials, endpoint: str) -> Login | AdminError:
-        found = await self._read_secret(cred.namespace, cred.secret, ("username", "password"))
-        if isinstance(found, AdminError):
-            return found
-        username, password = found
-        ca_pem = None
-        if cred.ca_secret:
-            # A Keycloak's TLS Secret holds ca.crt only when a private CA signed it; an external server's
-            # CA Secret must hold it.
-            required = () if cred.server_owned else ("ca.crt",)
-            ca = await self._read_secret(cred.namespace, cred.ca_secret, required, optional=("ca.crt",))
-            if isinstance(ca, AdminError):
-                return ca
-            ca_pem = ca[-1] or None
-            if ca_pem is not None:
-                try:
-                    ssl.create_default_context(cadata=ca_pem)
-                except (ssl.SSLError, ValueError):
-                    return AdminError(
-                        0, f"Secret {cred.namespace}/{cred.ca_secret}: ca.crt is not a PEM certificate"
-                    )
-        return Login(endpoint, username, password, ca_pem, own=cred.server_owned)
-
-    async def _read_secret(
-        self, namespace: str, name: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
-    ) -> list[str] | AdminError:
-        """The named keys of a Secret, decoded: required ones, then optional ones ('' when absent)."""
-        where = f"Secret {namespace}/{name}"
-        try:
-            secret = await self.kube.get(SECRETS, namespace, name)
-        except ApiError as e:
-            return AdminError(e.status, f"{where}: {e.status}")
-        if secret is None:
-            return AdminError(404, f"{where} not found")
-        data = secret.get("data") or {}
-        try:
-            values = [base64.b64decode(data[k]).decode() for k in required]
-            values += [base64.b64decode(data.get(k) or "").decode() for k in optional if k not in required]
-        except (KeyError, ValueError):
-            return AdminError(0, f"{where} needs {' and '.join(f'`{k}`' for k in required)}")
-        return values
+    # --- logins ------------------------------------------------------------------------------------------
 
     @staticmethod
     def _with_login_problem(

@@ -1,0 +1,107 @@
+"""Admin logins to Keycloak servers: which Secret holds them, the CA a server is checked against, and the last
+login that worked (so a namespace being deleted, which takes its admin Secret with it, can still have its
+realms deleted from Keycloak). Every Secret is read by name, in the namespace the credentials belong to.
+"""
+
+from __future__ import annotations
+
+import base64
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from keycloak_operator.core.replication.resources import Credentials
+from keycloak_operator.shell.keycloak_admin import (
+    MAX_OWN_RESPONSE_BYTES,
+    MAX_RESPONSE_BYTES,
+    AdminError,
+    KeycloakAdmin,
+)
+from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
+
+
+@dataclass(frozen=True)
+class Login:
+    """What one admin login needs: where, who, and the CA to check the server's certificate against."""
+
+    url: str
+    username: str
+    password: str
+    ca_pem: str | None = None
+    own: bool = False  # a Keycloak this operator runs (a larger answer cap)
+
+
+class Logins:
+    def __init__(
+        self,
+        kube: Kube,
+        on_write: Callable[[], None],
+        admin_factory: Callable[[Login], KeycloakAdmin] | None = None,
+    ) -> None:
+        self.kube = kube
+        self._on_write = on_write
+        # The last credentials that logged in, per Secret and server.
+        self._remembered: dict[tuple[Credentials, str], Login] = {}
+        self._admin_factory = admin_factory or self._new_admin
+
+    def _new_admin(self, login: Login) -> KeycloakAdmin:
+        cap = MAX_OWN_RESPONSE_BYTES if login.own else MAX_RESPONSE_BYTES
+        return KeycloakAdmin(login.url, login.username, login.password, self._on_write, login.ca_pem, cap)
+
+    async def admin(self, url: str, cred: Credentials, only_deletes: bool) -> KeycloakAdmin | AdminError:
+        found = await self._read_login(cred, cred.endpoint or url)
+        if isinstance(found, AdminError):
+            remembered = self._remembered.get((cred, url))
+            if found.status != 404 or not only_deletes or remembered is None:
+                return found
+            found = remembered  # the Secret went first (its namespace is being deleted): finish the deletes
+        admin = self._admin_factory(found)
+        try:
+            await admin.login()
+        except AdminError as e:
+            await admin.close()
+            return e
+        self._remembered[(cred, url)] = found
+        return admin
+
+    async def _read_login(self, cred: Credentials, endpoint: str) -> Login | AdminError:
+        found = await self._read_secret(cred.namespace, cred.secret, ("username", "password"))
+        if isinstance(found, AdminError):
+            return found
+        username, password = found
+        ca_pem = None
+        if cred.ca_secret:
+            # A Keycloak's TLS Secret holds ca.crt only when a private CA signed it; an external server's
+            # CA Secret must hold it.
+            required = () if cred.server_owned else ("ca.crt",)
+            ca = await self._read_secret(cred.namespace, cred.ca_secret, required, optional=("ca.crt",))
+            if isinstance(ca, AdminError):
+                return ca
+            ca_pem = ca[-1] or None
+            if ca_pem is not None:
+                try:
+                    ssl.create_default_context(cadata=ca_pem)
+                except (ssl.SSLError, ValueError):
+                    return AdminError(
+                        0, f"Secret {cred.namespace}/{cred.ca_secret}: ca.crt is not a PEM certificate"
+                    )
+        return Login(endpoint, username, password, ca_pem, own=cred.server_owned)
+
+    async def _read_secret(
+        self, namespace: str, name: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
+    ) -> list[str] | AdminError:
+        """The named keys of a Secret, decoded: required ones, then optional ones ('' when absent)."""
+        where = f"Secret {namespace}/{name}"
+        try:
+            secret = await self.kube.get(SECRETS, namespace, name)
+        except ApiError as e:
+            return AdminError(e.status, f"{where}: {e.status}")
+        if secret is None:
+            return AdminError(404, f"{where} not found")
+        data = secret.get("data") or {}
+        try:
+            values = [base64.b64decode(data[k]).decode() for k in required]
+            values += [base64.b64decode(data.get(k) or "").decode() for k in optional if k not in required]
+        except (KeyError, ValueError):
+            return AdminError(0, f"{where} needs {' and '.join(f'`{k}`' for k in required)}")
+        return values
