@@ -17,6 +17,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -159,7 +160,10 @@ class KeycloakProcess:
         work_dir: Path | None = None,
         startup_timeout: float = 180.0,
         quick_jvm: bool = True,
+        management_ca: Path | None = None,
     ) -> None:
+        """`management_ca`: the management interface serves HTTPS (it inherits the server's TLS), with a
+        certificate this CA signed; readiness is then checked over HTTPS against it."""
         self.version = version
         self.distribution = distribution
         self.mode: Mode = mode
@@ -176,6 +180,7 @@ class KeycloakProcess:
         self.http_port = free_port()
         self.management_port = free_port()
         self.startup_seconds: float | None = None
+        self.management_ca = management_ca
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -184,7 +189,8 @@ class KeycloakProcess:
 
     @property
     def management_url(self) -> str:
-        return f"http://127.0.0.1:{self.management_port}"
+        scheme = "https" if self.management_ca else "http"
+        return f"{scheme}://127.0.0.1:{self.management_port}"
 
     @property
     def pid(self) -> int | None:
@@ -201,8 +207,11 @@ class KeycloakProcess:
             "--health-enabled=true",
         ]
         if self.mode == "start":
-            # Production mode refuses plain HTTP and a dynamic hostname unless told; tests need both.
-            args += ["--http-enabled=true", "--hostname-strict=false"]
+            # Production mode refuses plain HTTP and a dynamic hostname unless told; tests need both (unless
+            # a test sets KC_HTTP_ENABLED itself, as the operator's rendered TLS settings do).
+            args += ["--hostname-strict=false"]
+            if "KC_HTTP_ENABLED" not in self.extra_env:
+                args += ["--http-enabled=true"]
         return args + self.extra_args
 
     def environment(self) -> dict[str, str]:
@@ -267,7 +276,7 @@ class KeycloakProcess:
             code = self._proc.poll()
             if code is not None:
                 raise KeycloakError(f"Keycloak exited with {code} while starting:\n{self.log_tail()}")
-            if _is_up(url):
+            if _is_up(url, self.management_ca):
                 return
             if time.monotonic() > deadline:
                 raise KeycloakError(
@@ -324,9 +333,10 @@ class KeycloakProcess:
         self.cleanup()
 
 
-def _is_up(url: str) -> bool:
+def _is_up(url: str, ca: Path | None = None) -> bool:
+    context = ssl.create_default_context(cafile=str(ca)) if ca else None
     try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
+        with urllib.request.urlopen(url, timeout=2, context=context) as resp:
             return resp.status == 200 and json.loads(resp.read()).get("status") == "UP"
     except (urllib.error.URLError, OSError, ValueError):
         return False
