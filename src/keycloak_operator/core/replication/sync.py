@@ -221,14 +221,10 @@ def _hold_or_revoke(
     """A resource with a problem is held (nothing written, its object kept), except a Forbidden one past its
     grace period: its object is disabled, then left out of the hold so that the diff deletes it."""
     assert r.problem is not None
-    forbidden = r.problem.phase == "Forbidden"
-    stage = revocation.stage(r.forbidden_since) if forbidden else "keep"
-    verdict = r.problem
-    if forbidden:
-        verdict = Verdict(
-            verdict.phase, verdict.reason, verdict.message + revocation.message(r.forbidden_since)
-        )
-    result.verdicts.setdefault(r.key, verdict)
+    # The schedule is added to the message where the status is written (one place, whatever path of the
+    # round ended Forbidden), so the plan keeps the problem as it is.
+    stage = revocation.stage(r.forbidden_since) if r.problem.phase == "Forbidden" else "keep"
+    result.verdicts.setdefault(r.key, r.problem)
     remote = found.get(r.key)
     if stage == "delete" and remote is not None:
         return  # not desired and not held: the diff deletes it
