@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from keycloak_operator.models import patterns
+
 GROUP = "kcop.dev"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -188,8 +190,8 @@ def client_secret_labels(client: str) -> dict[str, str]:
 
 
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
-_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS_SUBDOMAIN = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*$")
+_DNS_LABEL = patterns.LABEL  # one spelling of Kubernetes' name rules: models/patterns.py
+_DNS_SUBDOMAIN = re.compile(patterns.DNS1123_SUBDOMAIN)
 
 
 def is_dns_subdomain(value: str) -> bool:

@@ -14,9 +14,9 @@ from pydantic import Field
 
 # apimachinery: IsDNS1123Subdomain (most object names: Secrets, PVCs, realms, clients), IsDNS1123Label
 # (namespaces), IsDNS1035Label (Service names, which some of our names become).
-_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-DNS1123_SUBDOMAIN = rf"^{_LABEL}(\.{_LABEL})*$"
-DNS1123_LABEL = rf"^{_LABEL}$"
+LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"  # unanchored, to compose (core/names.py builds URLs from it)
+DNS1123_SUBDOMAIN = rf"^{LABEL}(\.{LABEL})*$"
+DNS1123_LABEL = rf"^{LABEL}$"
 DNS1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 SUBDOMAIN_MAX = 253
 LABEL_MAX = 63
@@ -40,7 +40,7 @@ HTTP_URL = r"^https?://[A-Za-z0-9.\-\[\]:]+(/[\x21\x22\x24-\x3e\x41-\x7e]*)?$"
 # (`example.com/gpu`), as the API server accepts them in a pod.
 RESOURCE_KEY = (
     r"^(cpu|memory|ephemeral-storage|hugepages-[0-9]+(Ki|Mi|Gi)|"
-    rf"{_LABEL}(\.{_LABEL})*/[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?)$"
+    rf"{LABEL}(\.{LABEL})*/[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?)$"
 )
 URL_MAX = 2048
 
