@@ -6,13 +6,17 @@ containerStatuses is replaced as a whole. `PodIPWith` hands out an IP from kwok'
 
 from __future__ import annotations
 
+# Written into the status of every pod a test stage starts, so that a canary pod shows which stage kwok used.
+MARKER = "started by a kcop test stage"
+
 _NODE_AND_POD_IP = """
+message: MARKER_TEXT
 hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
 podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) \
 ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
 phase: Running
 startTime: {{ $now | Quote }}
-"""
+""".replace("MARKER_TEXT", f'"{MARKER}"')
 
 _NOT_READY_CONDITIONS = """
 conditions:

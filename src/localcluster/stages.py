@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import time
 from pathlib import Path
 from typing import Any
 
 from localcluster import kubectl, versions
-from localcluster.stage_templates import BECOME_READY, CRASH_LOOP, STARTED_NOT_READY
+from localcluster.stage_templates import BECOME_READY, CRASH_LOOP, MARKER, STARTED_NOT_READY
 
 LABEL_TEST_STAGE = "localcluster.kcop.dev/test-stage"
 LABEL_IMAGE = "localcluster.kcop.dev/image-sha"
@@ -29,9 +30,12 @@ DEFAULT_STAGE_FILES = (
     "pod-complete.yaml",
     "pod-delete.yaml",
 )
-# kwok learns about Stage changes through a watch; pods created right after an apply could still meet
-# the old set, so the helpers wait this long before returning.
-SETTLE_SECONDS = 1.0
+# kwok learns about Stage changes through a watch, so pods created right after an apply could still meet the
+# old set. The helpers return only once a canary pod running the image shows the new set in force; a fixed
+# pause was not enough on a loaded machine (a broken image's pods came up Ready by the default stages).
+CANARY_NAMESPACE = "default"
+CANARY_DEADLINE_SECONDS = 60.0
+CANARY_POLL_SECONDS = 0.2
 
 
 def install_defaults(kubeconfig: Path) -> None:
@@ -92,7 +96,7 @@ def _apply(kubeconfig: Path, image: str, stages: list[dict[str, Any]]) -> list[s
     remove(kubeconfig, image, settle=False)
     manifest = {"apiVersion": "v1", "kind": "List", "items": stages}
     kubectl.run(kubeconfig, "apply", "-f", "-", input=json.dumps(manifest))
-    time.sleep(SETTLE_SECONDS)
+    _await_stages(kubeconfig, image, test_stage=True)
     return [s["metadata"]["name"] for s in stages]
 
 
@@ -124,12 +128,71 @@ def apply_never_ready(kubeconfig: Path, image: str) -> list[str]:
 
 
 def remove(kubeconfig: Path, image: str, *, settle: bool = True) -> None:
-    """Drops the test stages of `image`: its new pods follow the default stages again."""
+    """Drops the test stages of `image`: its new pods follow the default stages again (once this returns,
+    unless `settle` is False)."""
     kubectl.run(kubeconfig, "delete", "stages.kwok.x-k8s.io", "-l", f"{LABEL_IMAGE}={_image_key(image)}")
     if settle:
-        time.sleep(SETTLE_SECONDS)
+        _await_stages(kubeconfig, image, test_stage=False)
 
 
 def remove_all(kubeconfig: Path) -> None:
+    listed = kubectl.run(
+        kubeconfig, "get", "stages.kwok.x-k8s.io", "-l", f"{LABEL_TEST_STAGE}=true", "-o", "json"
+    )
+    images = {
+        i["metadata"].get("annotations", {}).get(ANNOTATION_IMAGE) for i in json.loads(listed.stdout)["items"]
+    }
     kubectl.run(kubeconfig, "delete", "stages.kwok.x-k8s.io", "-l", f"{LABEL_TEST_STAGE}=true")
-    time.sleep(SETTLE_SECONDS)
+    for image in sorted(i for i in images if i):
+        _await_stages(kubeconfig, image, test_stage=False)
+
+
+def canary_verdict(pod: dict[str, Any]) -> bool | None:
+    """Which stage started this pod: True a test stage, False kwok's default, None not started yet."""
+    status = pod.get("status") or {}
+    if not status.get("podIP"):
+        return None
+    return status.get("message") == MARKER
+
+
+def _await_stages(kubeconfig: Path, image: str, *, test_stage: bool) -> None:
+    """Starts canary pods running `image` until one is started by the wanted kind of stage.
+
+    A canary started by the stale set is discarded and a new one made: a pod keeps the stage it was started
+    by. Fails after CANARY_DEADLINE_SECONDS, naming the image."""
+    deadline = time.monotonic() + CANARY_DEADLINE_SECONDS
+    while time.monotonic() < deadline:
+        name = f"kcop-stage-canary-{secrets.token_hex(4)}"
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": CANARY_NAMESPACE, "labels": {LABEL_TEST_STAGE: "canary"}},
+            "spec": {"containers": [{"name": "canary", "image": image}], "terminationGracePeriodSeconds": 0},
+        }
+        kubectl.run(kubeconfig, "create", "-f", "-", input=json.dumps(pod))
+        try:
+            verdict = None
+            while verdict is None and time.monotonic() < deadline:
+                got = kubectl.run(kubeconfig, "get", "pod", name, "-n", CANARY_NAMESPACE, "-o", "json")
+                verdict = canary_verdict(json.loads(got.stdout))
+                if verdict is None:
+                    time.sleep(CANARY_POLL_SECONDS)
+            if verdict == test_stage:
+                return
+        finally:
+            kubectl.run(
+                kubeconfig,
+                "delete",
+                "pod",
+                name,
+                "-n",
+                CANARY_NAMESPACE,
+                "--grace-period=0",
+                "--force",
+                "--wait=false",
+                check=False,
+            )
+    wanted = "its test stages" if test_stage else "kwok's default stages"
+    raise TimeoutError(
+        f"kwok did not start a pod running {image} with {wanted} within {CANARY_DEADLINE_SECONDS:.0f}s"
+    )
