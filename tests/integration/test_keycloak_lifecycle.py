@@ -125,6 +125,52 @@ def test_every_spec_change_reaches_the_deployment(
     wait_for("Ready with 2", lambda: ready(kubectl, namespace, "beta", 2), timeout=90)
 
 
+def test_scheduling_places_the_pods_and_the_budget_follows_the_replicas(
+    kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    """The pods land where spec.scheduling says (kwok's nodes carry one zone each); the PodDisruptionBudget
+    exists while replicas > 1; taking a placement field out of the spec takes it out of the pods."""
+    zone = "zone-1"
+    placement = {
+        "nodeSelector": {"topology.kubernetes.io/zone": zone},
+        "tolerations": [{"key": "kcop.dev/maintenance", "operator": "Exists", "effect": "NoSchedule"}],
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname"}],
+    }
+    create(kubectl, namespace, "placed", replicas=2, scheduling=placement)
+    wait_for("Ready", lambda: ready(kubectl, namespace, "placed", 2), timeout=90)
+
+    def pods_in_zone() -> list | None:
+        pods = kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=placed")
+        nodes = {p["spec"].get("nodeName") for p in pods}
+        return pods if len(pods) == 2 and nodes == {"kwok-node-1"} else None
+
+    wait_for(f"both pods on the node of {zone}", pods_in_zone, timeout=60)
+    pdb_name = names.pod_disruption_budget("placed")
+    pdb = wait_for("the PodDisruptionBudget", lambda: kubectl.get("pdb", pdb_name, namespace), timeout=60)
+    assert pdb["spec"]["maxUnavailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == names.server_pods("placed")
+    wait_for(
+        "the budget to count both pods",
+        lambda: (kubectl.get("pdb", pdb_name, namespace) or {}).get("status", {}).get("currentHealthy") == 2,
+        timeout=60,
+    )
+
+    kubectl.apply(manifests.keycloak("placed", namespace, replicas=1))
+
+    def unplaced() -> dict | None:
+        dep = kubectl.get("deployment", names.deployment("placed"), namespace)
+        pod_spec = dep["spec"]["template"]["spec"]
+        gone = not {"nodeSelector", "tolerations", "topologySpreadConstraints"} & set(pod_spec)
+        return dep if gone and dep["spec"]["replicas"] == 1 else None
+
+    wait_for("placement out of the pod template", unplaced, timeout=60)
+    wait_for(
+        "the budget deleted at one replica",
+        lambda: kubectl.get("pdb", pdb_name, namespace) is None,
+        timeout=60,
+    )
+
+
 def test_kubectl_scale_works(kubectl: Kubectl, operator: OperatorProcess, namespace: str):
     create(kubectl, namespace, "gamma", replicas=1)
     wait_for("Ready", lambda: ready(kubectl, namespace, "gamma", 1), timeout=90)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import keycloak_config, names, versions
+from keycloak_operator.core import keycloak_config, names, scheduling, versions
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 HTTP_PORT = 8080
@@ -117,7 +117,11 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         "readinessProbe": _probe("/health/ready", period=10, failures=3, tls=tls),
         "livenessProbe": _probe("/health/live", period=10, failures=3, tls=tls),
     }
-    pod_spec: dict[str, Any] = {"containers": [container], "enableServiceLinks": False}
+    pod_spec: dict[str, Any] = {
+        "containers": [container],
+        "enableServiceLinks": False,
+        **scheduling.pod_placement(spec, owner.name, inputs.track),
+    }
     if spec.tls is not None:
         container["volumeMounts"] = [
             {"name": TLS_VOLUME, "mountPath": keycloak_config.TLS_MOUNT_PATH, "readOnly": True}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from keycloak_operator.core import scheduling
+
 # Paths (tuples of keys; list indexes are skipped) whose value must match exactly.
 ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(
     {
@@ -20,6 +22,12 @@ ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(
         ("spec", "template", "metadata", "labels"),
     }
 )
+
+# Optional keys the operator sets under a path, and so must remove when it no longer wants them: there, a
+# key present but not wanted is a difference (the API server defaults none of them).
+OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
+    ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS,
+}
 
 # Fields written only at creation or never compared (write-only data, owned identity).
 _IGNORED_TOP = frozenset({"stringData"})
@@ -36,6 +44,8 @@ def _covers(want: Any, have: Any, path: tuple[str, ...]) -> bool:
         if not isinstance(have, dict):
             return False
         if path in ATOMIC_PATHS and set(want) != set(have):
+            return False
+        if any(k in have and k not in want for k in OWNED_OPTIONAL_KEYS.get(path, ())):
             return False
         return all(k in have and _covers(v, have[k], (*path, k)) for k, v in want.items())
     if isinstance(want, list):

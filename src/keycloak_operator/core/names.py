@@ -99,6 +99,10 @@ def public_service(keycloak: str) -> str:
     return f"{keycloak}-service"
 
 
+def pod_disruption_budget(keycloak: str) -> str:
+    return f"{keycloak}-keycloak"
+
+
 def admin_secret(keycloak: str) -> str:
     return f"{keycloak}-initial-admin"
 
@@ -138,6 +142,11 @@ def component_labels(keycloak: str, component: str) -> dict[str, str]:
 def server_selector(keycloak: str, track: str) -> dict[str, str]:
     """Selects the server pods of one track: the Deployment's selector and the public Service's."""
     return {LABEL_INSTANCE: label_value(keycloak), LABEL_COMPONENT: COMPONENT_SERVER, LABEL_TRACK: track}
+
+
+def server_pods(keycloak: str) -> dict[str, str]:
+    """Selects every server pod of one Keycloak, whatever its track or colour."""
+    return {LABEL_INSTANCE: label_value(keycloak), LABEL_COMPONENT: COMPONENT_SERVER}
 
 
 def discovery_selector(keycloak: str, track: str, cache_cluster: str | None) -> dict[str, str]:

@@ -18,6 +18,7 @@ from keycloak_operator.core import (
     keycloak_config,
     names,
     rollout,
+    scheduling,
     status,
     versions,
 )
@@ -45,6 +46,7 @@ class Observed:
     existing_secrets: frozenset[str]
     version: str = ""
     green: dict[str, Any] | None = None  # `{name}-green-keycloak`, read only when blue-green is in use
+    pod_disruption_budget: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ class Decision:
     status: dict[str, Any] | None = None  # the full new status, or None when unchanged
     events: list[Event] = field(default_factory=list)
     revision: dict[str, Any] | None = None  # a ControllerRevision to record (the spec that just rolled out)
+    delete: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # children no longer wanted (their stored form)
 
 
 def owner_of(keycloak: dict[str, Any]) -> children.Owner:
@@ -186,6 +191,11 @@ def decide(
         public_track = bg.serving_track(blue_green, track)
         wanted.append((children.public_service(owner, public_track, spec), observed.public_service))
     writes = [obj for obj, actual in wanted if drift.needs_apply(obj, actual)]
+    budget = scheduling.pod_disruption_budget(spec, owner.name, owner.namespace, owner.reference())
+    if budget is not None and drift.needs_apply(budget, observed.pod_disruption_budget):
+        writes.append(budget)
+    stale_budget = observed.pod_disruption_budget if budget is None else None
+    removals = [stale_budget] if stale_budget is not None and _owned(stale_budget, owner) else []
     if rejected_child(previous, generation) is not None:
         writes = []
     may_render = canonical is not None or not (in_flight or kept)
@@ -249,7 +259,14 @@ def decide(
         status=new_status if changed else None,
         events=events,
         revision=revision,
+        delete=removals,
     )
+
+
+def _owned(child: dict[str, Any] | None, owner: children.Owner) -> bool:
+    """Made by this Keycloak (its controller reference): only such a child is ever deleted."""
+    refs = (child or {}).get("metadata", {}).get("ownerReferences", []) or []
+    return any(r.get("uid") == owner.uid and r.get("controller") for r in refs)
 
 
 def _canonical_track(

@@ -42,7 +42,15 @@ HASH_EXCLUDED_FIELDS: dict[str, str] = {
     "database.managed.volumeSnapshotClassName": _BACKUP,
     "realmNamespaces": "who may declare realms is the operator's authorisation, not what runs; a rollback "
     "must never give back a namespace the right that was since revoked",
+    "podDisruptionBudget": "how many pods a node drain may evict is a separate object, outside the pods; a "
+    "rollback must not loosen or tighten it",
 }
+
+
+def is_excluded(path: str) -> bool:
+    """Whether the field at `path` (dotted wire path) is left out of the hash, itself or with a parent."""
+    parts = path.split(".")
+    return any(".".join(parts[:n]) in HASH_EXCLUDED_FIELDS for n in range(1, len(parts) + 1))
 
 
 # --- the spec hash ----------------------------------------------------------------------------------------

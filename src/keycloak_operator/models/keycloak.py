@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|E|Ei|P|Pi)?$"
@@ -233,6 +234,16 @@ class KeycloakSpec(CrdModel):
         default_factory=list, max_length=pt.LIST_MAX, description="Extra environment variables for Keycloak."
     )
     resources: ResourceRequirements | None = Field(default=None, description="Container resources.")
+    scheduling: SchedulingSpec | None = Field(
+        default=None,
+        description="Where the pods run (nodeSelector, tolerations, affinity, topologySpreadConstraints, "
+        "priorityClassName), green's included.",
+    )
+    pod_disruption_budget: PodDisruptionBudgetSpec | None = Field(
+        default=None,
+        description="The PodDisruptionBudget of the server pods. Unset: maxUnavailable 1 whenever "
+        "replicas > 1.",
+    )
     realm_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own."
     )

@@ -43,6 +43,11 @@ RESOURCE_KEY = (
     rf"{LABEL}(\.{LABEL})*/[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?)$"
 )
 URL_MAX = 2048
+# A label key (`example.com/zone`, `zone`) and a label value, as node selectors and tolerations use them.
+QUALIFIED_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_KEY = rf"^({LABEL}(\.{LABEL})*/)?{QUALIFIED_NAME}$"
+LABEL_KEY_MAX = SUBDOMAIN_MAX + 1 + LABEL_MAX
+LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
 
 # Bounded lists: a namespace list or a redirect list is a handful, never thousands.
 LIST_MAX = 256

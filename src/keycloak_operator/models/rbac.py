@@ -57,6 +57,12 @@ PERMISSIONS: tuple[Permission, ...] = (
         "the public and discovery Services; blue-green deletes green's discovery Service",
     ),
     Permission(
+        "policy",
+        "poddisruptionbudgets",
+        ("get", "create", "patch", "delete"),
+        "the server pods' PodDisruptionBudget (server-side apply); deleted when replicas drop to 1",
+    ),
+    Permission(
         "",
         "secrets",
         ("get", "create", "patch"),

@@ -76,6 +76,7 @@ def segment(value: str) -> str:
 DEPLOYMENTS = Resource("apps", "v1", "deployments")
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions")
 SERVICES = Resource("", "v1", "services")
+POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets")
 SECRETS = Resource("", "v1", "secrets")
 EVENTS = Resource("", "v1", "events")
 KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
@@ -86,6 +87,7 @@ _BY_KIND = {
     ("apps/v1", "Deployment"): DEPLOYMENTS,
     ("apps/v1", "ControllerRevision"): CONTROLLER_REVISIONS,
     ("v1", "Service"): SERVICES,
+    ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGETS,
     ("v1", "Secret"): SECRETS,
     ("v1", "Event"): EVENTS,
     (names.API_VERSION, names.KEYCLOAK_KIND): KEYCLOAKS,

@@ -27,7 +27,16 @@ from keycloak_operator.core.bluegreen.milestones import transition
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell import events, failpoints, metrics, upgrade
-from keycloak_operator.shell.kube import DEPLOYMENTS, KEYCLOAKS, SECRETS, SERVICES, ApiError, Kube
+from keycloak_operator.shell.kube import (
+    DEPLOYMENTS,
+    KEYCLOAKS,
+    POD_DISRUPTION_BUDGETS,
+    SECRETS,
+    SERVICES,
+    ApiError,
+    Kube,
+    resource_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +57,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         discovery_service=await kube.get(SERVICES, ns, names.discovery_service(name)),
         existing_secrets=frozenset(existing),
         version=versions.version_of(spec).format(),
+        pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
     )
 
 
@@ -102,6 +112,10 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
             await _report_degraded(kube, keycloak, reconcile.CHILD_REJECTED, f"{obj['kind']} {e}")
             return None
         log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
+    for obj in decision.delete:
+        meta = obj["metadata"]
+        if await kube.delete(resource_of(obj), namespace, meta["name"], uid=meta.get("uid")):
+            log.info("deleted %s %s/%s", obj["kind"], namespace, meta["name"])
     if step is not None:
         for action in step.actions:
             await upgrade.perform(kube, keycloak, spec, action)
