@@ -15,7 +15,6 @@ from pydantic import BaseModel
 from keycloak_operator.core import keycloak_config, names
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
-from keycloak_operator.models import scheduling
 from keycloak_operator.models.patterns import DNS1035_LABEL
 from keycloak_operator.models.peering_crd import peering_crds
 
@@ -97,8 +96,6 @@ def keycloak_crd() -> dict[str, Any]:
     for kind in ("requests", "limits"):
         resources["properties"][kind].setdefault("x-kubernetes-validations", []).append(kc.RESOURCE_KEYS_RULE)
     resources.setdefault("x-kubernetes-validations", []).append(kc.FIXED_RESOURCES_RULE)
-    node_selector = spec_schema["properties"]["scheduling"]["properties"]["nodeSelector"]
-    node_selector.setdefault("x-kubernetes-validations", []).append(scheduling.NODE_SELECTOR_RULE)
     status_schema = structural_schema(kc.KeycloakStatus)
     schema = {
         "type": "object",
