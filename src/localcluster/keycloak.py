@@ -208,8 +208,10 @@ class KeycloakProcess:
         ]
         if self.mode == "start":
             # Production mode refuses plain HTTP and a dynamic hostname unless told; tests need both (unless
-            # a test sets KC_HTTP_ENABLED itself, as the operator's rendered TLS settings do).
-            args += ["--hostname-strict=false"]
+            # a test sets them itself, as the operator's rendered TLS and hostname settings do: a command-line
+            # option would win over the variable under test).
+            if "KC_HOSTNAME_STRICT" not in self.extra_env:
+                args += ["--hostname-strict=false"]
             if "KC_HTTP_ENABLED" not in self.extra_env:
                 args += ["--http-enabled=true"]
         return args + self.extra_args

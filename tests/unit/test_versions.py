@@ -269,7 +269,14 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
     if t is int:
         return [current + 1, current - 1] if isinstance(current, int) else [1, 0, 2]
     if t is str:
-        return [*([f"1{current}", f"{current}1"] if isinstance(current, str) else []), "x", "a1", "1s"]
+        urls_and_addresses = ["https://a.example", "10.0.0.0/8"]
+        return [
+            *([f"1{current}", f"{current}1"] if isinstance(current, str) else []),
+            "x",
+            "a1",
+            "1s",
+            *urls_and_addresses,
+        ]
     if origin is list:
         item = _example(args[0]) if _is_model(args[0]) else _candidates(args[0], None)[0]
         return [[*(current if isinstance(current, list) else []), item]]
@@ -314,6 +321,7 @@ def _example(model: type[BaseModel]) -> dict[str, Any]:
 
 
 FULL = _example(KeycloakSpec)  # all three database tiers too: the model leaves "exactly one" to the CRD
+FULL["hostname"]["hostname"] = "https://sso.example"  # backchannelDynamic (set) needs a full URL
 
 
 def _get(data: Any, keys: tuple[str | int, ...]) -> Any:

@@ -15,6 +15,7 @@ READY = "Ready"
 PROGRESSING = "Progressing"
 DEGRADED = "Degraded"
 CACHE_ISOLATED = "CacheIsolated"
+HOSTNAME_FIXED = "HostnameFixed"
 
 Status = Literal["True", "False", "Unknown"]
 

@@ -29,12 +29,15 @@ RESERVED_ENV_PREFIXES = (
     "KC_SPI_CONNECTIONS_INFINISPAN",
     "KC_HEALTH",
     "KC_HTTPS_CERTIFICATE",
+    "KC_HOSTNAME",
     "JAVA_OPTS_APPEND",
     "JAVA_TOOL_OPTIONS",
     "JDK_JAVA_OPTIONS",
     "_JAVA_OPTIONS",
 )
-RESERVED_ENV_NAMES = ("JAVA_OPTS",)  # replaces kc.sh's JVM options whole; JAVA_OPTS_KC_HEAP stays free
+# JAVA_OPTS replaces kc.sh's JVM options whole (JAVA_OPTS_KC_HEAP stays free); the proxy options are
+# spec.proxy's (KC_PROXY is the deprecated form of the same).
+RESERVED_ENV_NAMES = ("JAVA_OPTS", "KC_PROXY", "KC_PROXY_HEADERS", "KC_PROXY_TRUSTED_ADDRESSES")
 
 
 TLS_MOUNT_PATH = "/opt/keycloak/conf/tls"  # the TLS Secret, mounted read-only
@@ -80,6 +83,26 @@ def _serving(spec: KeycloakSpec) -> list[dict[str, Any]]:
     ]
 
 
+def _addressing(spec: KeycloakSpec) -> list[dict[str, Any]]:
+    """Hostname v2 and proxy options. Without a hostname, strict mode must be off or Keycloak refuses to
+    start; the HostnameFixed condition says what that means. Without spec.proxy no header is believed."""
+    env: list[dict[str, Any]] = []
+    if spec.hostname is None:
+        env.append(_plain("KC_HOSTNAME_STRICT", "false"))
+    else:
+        env.append(_plain("KC_HOSTNAME", spec.hostname.hostname))
+        if spec.hostname.admin:
+            env.append(_plain("KC_HOSTNAME_ADMIN", spec.hostname.admin))
+        env.append(_plain("KC_HOSTNAME_STRICT", "true" if spec.hostname.strict else "false"))
+        if spec.hostname.backchannel_dynamic:
+            env.append(_plain("KC_HOSTNAME_BACKCHANNEL_DYNAMIC", "true"))
+    if spec.proxy is not None:
+        env.append(_plain("KC_PROXY_HEADERS", spec.proxy.headers))
+        if spec.proxy.trusted_addresses:
+            env.append(_plain("KC_PROXY_TRUSTED_ADDRESSES", ",".join(spec.proxy.trusted_addresses)))
+    return env
+
+
 def is_reserved_env(name: str) -> bool:
     upper = name.upper()
     return upper in RESERVED_ENV_NAMES or upper.startswith(RESERVED_ENV_PREFIXES)
@@ -105,8 +128,7 @@ def environment(
         _plain("KC_HEALTH_ENABLED", "true"),
         _plain("KC_METRICS_ENABLED", "true"),
         *_serving(spec),
-        _plain("KC_HOSTNAME_STRICT", "false"),
-        _plain("KC_PROXY_HEADERS", "xforwarded"),
+        *_addressing(spec),
         _plain("KC_CACHE", "ispn"),
         # DNS discovery through the discovery Service, so membership follows its selector (seed 000). 26.7
         # deprecates this stack in favour of jdbc-ping; ADR 0004 records why we keep it for now.

@@ -77,6 +77,7 @@ def compute(i: StatusInputs) -> KeycloakStatus:
         progressing,
         problems[0] if problems else conditions.Wanted(conditions.DEGRADED, "False", "AsExpected", ""),
         _cache_condition(i.cache),
+        _hostname_condition(i.spec),
     ]
     return i.previous.model_copy(
         update={
@@ -111,3 +112,15 @@ def _cache_condition(cache: CacheClusterResolution) -> conditions.Wanted:
     return conditions.Wanted(
         conditions.CACHE_ISOLATED, "False", reason, cache.reason or "cache isolation is off"
     )
+
+
+def _hostname_condition(spec: KeycloakSpec) -> conditions.Wanted:
+    if spec.hostname is None:
+        return conditions.Wanted(
+            conditions.HOSTNAME_FIXED,
+            "False",
+            "NoHostname",
+            "spec.hostname is unset: token issuers and the links Keycloak sends (password reset, redirects) "
+            "follow each request's Host header; set spec.hostname.hostname in production",
+        )
+    return conditions.Wanted(conditions.HOSTNAME_FIXED, "True", "Configured", spec.hostname.hostname)

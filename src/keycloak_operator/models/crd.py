@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel
 
 from keycloak_operator.core import keycloak_config, names
+from keycloak_operator.models import hostname
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
 from keycloak_operator.models.patterns import DNS1035_LABEL
@@ -96,6 +97,9 @@ def keycloak_crd() -> dict[str, Any]:
     for kind in ("requests", "limits"):
         resources["properties"][kind].setdefault("x-kubernetes-validations", []).append(kc.RESOURCE_KEYS_RULE)
     resources.setdefault("x-kubernetes-validations", []).append(kc.FIXED_RESOURCES_RULE)
+    spec_schema["properties"]["hostname"].setdefault("x-kubernetes-validations", []).append(
+        hostname.BACKCHANNEL_RULE
+    )
     status_schema = structural_schema(kc.KeycloakStatus)
     schema = {
         "type": "object",

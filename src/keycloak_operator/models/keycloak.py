@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
@@ -226,6 +227,14 @@ class KeycloakSpec(CrdModel):
         default=None,
         description="Existing Secret with the bootstrap admin `username` and `password`. "
         "When unset the operator generates `<name>-initial-admin`.",
+    )
+    hostname: HostnameSpec | None = Field(
+        default=None,
+        description="The public address (issuer of tokens, base of links). Unset: Keycloak follows each "
+        "request's Host header, reported by the HostnameFixed condition.",
+    )
+    proxy: ProxySpec | None = Field(
+        default=None, description="Forwarding headers to believe from a reverse proxy. Unset: none."
     )
     tls: TlsSpec | None = Field(
         default=None, description="Serve HTTPS from a Secret; HTTP goes off unless tls.httpEnabled."
