@@ -79,7 +79,8 @@ def _reserved_env_rule() -> dict[str, str]:
     )
     return {
         "rule": f"!({' || '.join(checks)})",
-        "message": "this variable is set by the operator (database, admin, cache isolation, JVM options); "
+        "message": "this variable is set by the operator (database, admin, cache isolation, hostname and proxy, "
+        "TLS, JVM options; use the spec's fields); "
         f"reserved: {', '.join(listed)}",
         "fieldPath": ".name",
     }
