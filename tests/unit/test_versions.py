@@ -278,8 +278,10 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
             *urls_and_addresses,
         ]
     if origin is list:
-        item = _example(args[0]) if _is_model(args[0]) else _candidates(args[0], None)[0]
-        return [[*(current if isinstance(current, list) else []), item]]
+        now = current if isinstance(current, list) else []
+        if _is_model(args[0]):
+            return [[*now, _valid_example(args[0])]]
+        return [[*now, item] for item in _candidates(args[0], None)[:3]]
     if t is Any:  # a free-form part of a Kubernetes type (an affinity term): any JSON value
         return [{"weight": len(str(current))}]
     if origin is dict:
@@ -320,8 +322,20 @@ def _example(model: type[BaseModel]) -> dict[str, Any]:
     return out
 
 
+def _valid_example(model: type[BaseModel]) -> dict[str, Any]:
+    """`_example`, less optional fields a cross-field rule forbids together (value or secret), in order."""
+    out = _example(model)
+    for name, info in model.model_fields.items():
+        if _accepts(TypeAdapter(model), out):
+            break
+        if not info.is_required():
+            out.pop(info.alias or name, None)
+    return out
+
+
 FULL = _example(KeycloakSpec)  # all three database tiers too: the model leaves "exactly one" to the CRD
 FULL["hostname"]["hostname"] = "https://sso.example"  # backchannelDynamic (set) needs a full URL
+FULL["features"]["disabled"] = ["zz"]  # not also enabled
 
 
 def _get(data: Any, keys: tuple[str | int, ...]) -> Any:
@@ -350,12 +364,31 @@ def _with(keys: tuple[str | int, ...], value: Any, base: dict[str, Any] = FULL) 
 
 def _changed_specs(field: SpecField, base: dict[str, Any] = FULL) -> list[KeycloakSpec]:
     out = []
-    for value in _valid_values(field.info, _lookup(base, field.keys)):
-        try:
-            out.append(KeycloakSpec.model_validate(_with(field.keys, value, base)))
-        except ValidationError:
-            continue
+    for start in _bases_for(field, base):
+        for value in _valid_values(field.info, _lookup(start, field.keys)):
+            try:
+                out.append(KeycloakSpec.model_validate(_with(field.keys, value, start)))
+            except ValidationError:
+                continue
+        if out:
+            break
     assert out, f"no valid changed value for {field.path}"
+    return out
+
+
+def _bases_for(field: SpecField, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """`base`, then `base` with one sibling dropped from the list item the field is in: a field that excludes
+    another (an option's secret and its value) can only change where the other is absent."""
+    out = [base]
+    index = next((i for i, k in enumerate(field.keys) if isinstance(k, int)), None)
+    if index is None or index + 1 >= len(field.keys):
+        return out
+    item = _lookup(base, field.keys[: index + 1])
+    for sibling in item if isinstance(item, dict) else {}:
+        if sibling != field.keys[index + 1]:
+            trimmed = copy.deepcopy(base)
+            _get(trimmed, field.keys[: index + 1]).pop(sibling)
+            out.append(trimmed)
     return out
 
 

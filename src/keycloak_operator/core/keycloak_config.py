@@ -11,6 +11,7 @@ from typing import Any
 
 from keycloak_operator.core import names
 from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.options import variable
 
 # The cache cluster name: Keycloak 26.7 reads only the SPI option (verified on the real 26.7.3 server,
 # ADR 0004); 26.8 makes it the first-class `cache-embedded-cluster-name`. Both are rendered: each version
@@ -30,6 +31,7 @@ RESERVED_ENV_PREFIXES = (
     "KC_HEALTH",
     "KC_HTTPS_CERTIFICATE",
     "KC_HOSTNAME",
+    "KC_FEATURES",
     "JAVA_OPTS_APPEND",
     "JAVA_TOOL_OPTIONS",
     "JDK_JAVA_OPTIONS",
@@ -69,7 +71,9 @@ def database_coordinates(spec: KeycloakSpec) -> tuple[str, int, str, str]:
 
 def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
     """Secrets the pods need; the operator checks they exist before rolling pods that would not start."""
-    return [database_coordinates(spec)[3], admin_secret, *([spec.tls.secret] if spec.tls else [])]
+    options = [o.secret.name for o in spec.additional_options or [] if o.secret is not None]
+    tls = [spec.tls.secret] if spec.tls else []
+    return list(dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *options]))
 
 
 def _serving(spec: KeycloakSpec) -> list[dict[str, Any]]:
@@ -109,7 +113,28 @@ def is_reserved_env(name: str) -> bool:
 
 
 def reserved_env_conflicts(spec: KeycloakSpec) -> list[str]:
-    return [e.name for e in spec.env if is_reserved_env(e.name)]
+    """spec.env names and spec.additionalOptions names (as their variables) that the operator owns."""
+    env = [f"env {e.name}" for e in spec.env if is_reserved_env(e.name)]
+    options = [
+        f"additionalOptions {o.name}"
+        for o in spec.additional_options or []
+        if is_reserved_env(variable(o.name))
+    ]
+    return env + options
+
+
+def _options(spec: KeycloakSpec) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = []
+    if spec.features is not None and spec.features.enabled:
+        env.append(_plain("KC_FEATURES", ",".join(spec.features.enabled)))
+    if spec.features is not None and spec.features.disabled:
+        env.append(_plain("KC_FEATURES_DISABLED", ",".join(spec.features.disabled)))
+    for option in spec.additional_options or []:
+        if option.secret is not None:
+            env.append(_from_secret(variable(option.name), option.secret.name, option.secret.key))
+        else:
+            env.append(_plain(variable(option.name), option.value or ""))
+    return env
 
 
 def environment(
@@ -139,5 +164,6 @@ def environment(
     ]
     if cache_cluster:
         env.extend(_plain(variable, cache_cluster) for variable in CLUSTER_NAME_ENVS)
+    env.extend(_options(spec))
     env.extend(_plain(e.name, e.value) for e in spec.env)
     return env

@@ -119,7 +119,8 @@ def _problems(
                 conditions.DEGRADED,
                 "True",
                 "ReservedEnv",
-                f"spec.env sets {', '.join(reserved)}, which the operator manages; remove them",
+                f"spec sets {', '.join(reserved)}, which the operator manages; remove them (the spec has a "
+                "field for each)",
             )
         )
     return problems

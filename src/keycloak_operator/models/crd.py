@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel
 
 from keycloak_operator.core import keycloak_config, names
-from keycloak_operator.models import hostname
+from keycloak_operator.models import hostname, options
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
 from keycloak_operator.models.patterns import DNS1035_LABEL
@@ -79,9 +79,22 @@ def _reserved_env_rule() -> dict[str, str]:
     )
     return {
         "rule": f"!({' || '.join(checks)})",
-        "message": "this variable is set by the operator (database, admin, cache isolation, hostname and proxy, "
-        "TLS, JVM options; use the spec's fields); "
+        "message": "this variable is set by the operator (database, admin, cache isolation, hostname and "
+        "proxy, TLS, JVM options; use the spec's fields); "
         f"reserved: {', '.join(listed)}",
+        "fieldPath": ".name",
+    }
+
+
+def _reserved_option_rule() -> dict[str, str]:
+    """additionalOptions: the variable an option becomes must not be one the operator sets."""
+    name = "('KC_' + self.name.upperAscii().replace('-', '_'))"
+    checks = [f"{name}.startsWith('{p}')" for p in keycloak_config.RESERVED_ENV_PREFIXES]
+    checks += [f"{name} == '{n}'" for n in keycloak_config.RESERVED_ENV_NAMES]
+    return {
+        "rule": f"!({' || '.join(checks)})",
+        "message": "this option is set by the operator (database, admin, cache, health, hostname and proxy, "
+        "TLS, features): use the spec's field for it",
         "fieldPath": ".name",
     }
 
@@ -98,6 +111,13 @@ def keycloak_crd() -> dict[str, Any]:
     for kind in ("requests", "limits"):
         resources["properties"][kind].setdefault("x-kubernetes-validations", []).append(kc.RESOURCE_KEYS_RULE)
     resources.setdefault("x-kubernetes-validations", []).append(kc.FIXED_RESOURCES_RULE)
+    spec_schema["properties"]["features"].setdefault("x-kubernetes-validations", []).append(
+        options.FEATURES_DISJOINT_RULE
+    )
+    option_items = spec_schema["properties"]["additionalOptions"]["items"]
+    option_items.setdefault("x-kubernetes-validations", []).extend(
+        [options.ONE_SOURCE_RULE, _reserved_option_rule()]
+    )
     spec_schema["properties"]["hostname"].setdefault("x-kubernetes-validations", []).append(
         hostname.BACKCHANNEL_RULE
     )

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
+from keycloak_operator.models.options import AdditionalOption, FeaturesSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
@@ -238,6 +239,13 @@ class KeycloakSpec(CrdModel):
     )
     tls: TlsSpec | None = Field(
         default=None, description="Serve HTTPS from a Secret; HTTP goes off unless tls.httpEnabled."
+    )
+    features: FeaturesSpec | None = Field(default=None, description="Keycloak features to turn on or off.")
+    additional_options: list[AdditionalOption] | None = Field(
+        default=None,
+        max_length=64,
+        description="Any other Keycloak option (`log-level`, `db-pool-max-size`, `spi-...`), from a value or "
+        "a Secret key; the way to pass a secret setting.",
     )
     env: list[EnvVar] = Field(
         default_factory=list, max_length=pt.LIST_MAX, description="Extra environment variables for Keycloak."

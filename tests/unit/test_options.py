@@ -1,0 +1,131 @@
+"""spec.features and spec.additionalOptions: the variables they become, secrets by reference, and the
+options the operator owns refused."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from keycloak_operator.core import keycloak_config, reconcile
+from keycloak_operator.models import options
+from keycloak_operator.models import patterns as pt
+from keycloak_operator.models.keycloak import KeycloakSpec
+
+BASE: dict[str, Any] = {
+    "image": "quay.io/keycloak/keycloak:26.7.3",
+    "database": {"cnpg": {"clusterName": "db"}},
+}
+
+
+def spec(**kw: Any) -> KeycloakSpec:
+    return KeycloakSpec.model_validate({**BASE, **kw})
+
+
+def env(s: KeycloakSpec) -> dict[str, Any]:
+    rendered = keycloak_config.environment(s, admin_secret="a", cache_cluster=None, discovery_dns=["d"])
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in rendered}
+
+
+@pytest.mark.parametrize(
+    ("option", "variable"),
+    [
+        ("log-level", "KC_LOG_LEVEL"),
+        ("db-pool-max-size", "KC_DB_POOL_MAX_SIZE"),
+        (
+            "spi-events-listener--jboss-logging--success-level",
+            "KC_SPI_EVENTS_LISTENER__JBOSS_LOGGING__SUCCESS_LEVEL",
+        ),
+    ],
+)
+def test_an_option_becomes_keycloaks_variable(option: str, variable: str) -> None:
+    assert options.variable(option) == variable
+
+
+def test_features_and_options_reach_the_pods_secrets_by_reference() -> None:
+    s = spec(
+        features={
+            "enabled": ["token-exchange", "admin-fine-grained-authz:v1"],
+            "disabled": ["impersonation"],
+        },
+        additionalOptions=[
+            {"name": "log-level", "value": "INFO,org.keycloak.events:DEBUG"},
+            {"name": "spi-truststore-file--file--password", "secret": {"name": "trust", "key": "password"}},
+        ],
+    )
+    e = env(s)
+    assert e["KC_FEATURES"] == "token-exchange,admin-fine-grained-authz:v1"
+    assert e["KC_FEATURES_DISABLED"] == "impersonation"
+    assert e["KC_LOG_LEVEL"] == "INFO,org.keycloak.events:DEBUG"
+    assert e["KC_SPI_TRUSTSTORE_FILE__FILE__PASSWORD"] == {
+        "secretKeyRef": {"name": "trust", "key": "password"}
+    }
+    assert "trust" in keycloak_config.referenced_secrets(s, "admin")
+
+
+def test_nothing_is_rendered_when_unset() -> None:
+    assert not any(k.startswith("KC_FEATURES") for k in env(spec()))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "log-level"},
+        {"name": "log-level", "value": "x", "secret": {"name": "s", "key": "k"}},
+        {"name": "--log-level", "value": "x"},
+        {"name": "LOG_LEVEL", "value": "x"},
+        {"name": "log-level", "secret": {"name": "../other", "key": "k"}},
+        {"name": "log-level", "secret": {"name": "s", "key": "a/b"}},
+    ],
+)
+def test_malformed_options_are_refused(body: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError, match="additionalOptions"):
+        spec(additionalOptions=[body])
+
+
+def test_a_feature_cannot_be_on_and_off() -> None:
+    with pytest.raises(ValidationError, match="both enabled and disabled"):
+        spec(features={"enabled": ["scripts"], "disabled": ["scripts"]})
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "db-password",
+        "db-url-host",
+        "bootstrap-admin-password",
+        "hostname",
+        "proxy-headers",
+        "features",
+        "cache-stack",
+    ],
+)
+def test_options_the_operator_sets_are_reported(name: str) -> None:
+    """The CRD refuses them (a CEL copy of the same list); one stored before is Degraded, pods not rolled."""
+    s = spec(additionalOptions=[{"name": name, "value": "x"}])
+    assert keycloak_config.reserved_env_conflicts(s) == [f"additionalOptions {name}"]
+    observed = reconcile.Observed(
+        keycloak={
+            "metadata": {"name": "kc", "namespace": "ns", "uid": "u", "generation": 1},
+            "spec": s.wire(),
+        },
+        deployment=None,
+        public_service=None,
+        discovery_service=None,
+        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
+    )
+    decision = reconcile.decide(s, observed, now="2026-01-01T00:00:00Z")
+    assert not [o for o in decision.apply if o["kind"] == "Deployment"]
+    assert decision.status is not None
+    degraded = next(c for c in decision.status["conditions"] if c["type"] == "Degraded")
+    assert degraded["reason"] == "ReservedEnv" and name in degraded["message"]
+
+
+@given(st.from_regex(options.OPTION_NAME, fullmatch=True).filter(lambda n: len(n) <= options.OPTION_NAME_MAX))
+def test_every_valid_option_name_maps_to_a_portable_variable(name: str) -> None:
+    variable = options.variable(name)
+    assert re.fullmatch(pt.ENV_NAME, variable) and variable.startswith("KC_")
