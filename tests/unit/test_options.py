@@ -129,3 +129,10 @@ def test_options_the_operator_sets_are_reported(name: str) -> None:
 def test_every_valid_option_name_maps_to_a_portable_variable(name: str) -> None:
     variable = options.variable(name)
     assert re.fullmatch(pt.ENV_NAME, variable) and variable.startswith("KC_")
+
+
+def test_database_pool_options_stay_free() -> None:
+    """The tier owns the vendor, address and credentials; tuning the pool is the user's."""
+    s = spec(additionalOptions=[{"name": "db-pool-max-size", "value": "50"}])
+    assert keycloak_config.reserved_env_conflicts(s) == []
+    assert env(s)["KC_DB_POOL_MAX_SIZE"] == "50"

@@ -23,7 +23,7 @@ CLUSTER_NAME_ENVS = ("KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME", "KC_CACHE_E
 # cluster name and of the old Infinispan connection settings, and every way to hand the JVM system properties
 # (JGroups reads its discovery query and cluster settings from them).
 RESERVED_ENV_PREFIXES = (
-    "KC_DB",
+    "KC_DB_URL",
     "KC_BOOTSTRAP_ADMIN",
     "KC_CACHE",
     "KC_SPI_CACHE_EMBEDDED",
@@ -39,7 +39,17 @@ RESERVED_ENV_PREFIXES = (
 )
 # JAVA_OPTS replaces kc.sh's JVM options whole (JAVA_OPTS_KC_HEAP stays free); the proxy options are
 # spec.proxy's (KC_PROXY is the deprecated form of the same).
-RESERVED_ENV_NAMES = ("JAVA_OPTS", "KC_PROXY", "KC_PROXY_HEADERS", "KC_PROXY_TRUSTED_ADDRESSES")
+# The database's vendor, address and credentials are the tier's (KC_DB_POOL_* and the like stay free).
+RESERVED_ENV_NAMES = (
+    "JAVA_OPTS",
+    "KC_PROXY",
+    "KC_PROXY_HEADERS",
+    "KC_PROXY_TRUSTED_ADDRESSES",
+    "KC_DB",
+    "KC_DB_USERNAME",
+    "KC_DB_PASSWORD",
+    "KC_DB_DRIVER",
+)
 
 
 TLS_MOUNT_PATH = "/opt/keycloak/conf/tls"  # the TLS Secret, mounted read-only
