@@ -8,7 +8,12 @@ export UV_PROJECT_ENVIRONMENT := $(CURDIR)/.venv
 RUN := $(UV) run --frozen
 PYTEST_ARGS ?=
 
-.PHONY: setup cluster cluster-down crds lint typecheck unit integration test demo bench clean
+.PHONY: setup host-packages cluster cluster-down crds lint typecheck unit integration test demo bench clean
+
+# What the local cluster's real node and its images need from Debian: containerd and runc run the pods, the
+# CNI plugins give them their own network namespace and IP, iptables and conntrack serve kube-proxy, and
+# mmdebstrap assembles the images' root filesystems (no container engine, no registry; ADR 0013).
+HOST_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap
 
 # uv itself is installed into the cache from PyPI, pinned, so a fresh machine needs only Python and pip.
 $(UV):
@@ -18,7 +23,14 @@ $(UV):
 setup: $(UV)
 	$(UV) sync --frozen --quiet
 
-cluster: setup
+host-packages:
+	@missing=$$(for p in $(HOST_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages for the real node:" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+cluster: setup host-packages
 	$(RUN) python -m localcluster up
 
 cluster-down: setup
@@ -38,12 +50,12 @@ typecheck: setup
 unit: setup
 	$(RUN) pytest tests/unit -q $(PYTEST_ARGS)
 
-integration: setup
+integration: setup host-packages
 	$(RUN) pytest tests/integration -q -m integration $(PYTEST_ARGS)
 
 test: lint typecheck unit integration
 
-demo: setup
+demo: setup host-packages
 	$(RUN) python hack/demo.py
 
 # The scale suite (about an hour: N = 100 and 500, idle, a 30-minute soak, 50 concurrent upgrades); writes

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from localcluster import control_plane
+import localcluster
+from localcluster import control_plane, realnode
 from localcluster.build import BuildError
 
 
@@ -15,8 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "up":
         try:
-            cluster = control_plane.ensure_running()
-        except (control_plane.ComponentError, BuildError) as err:
+            cluster = localcluster.ensure_running()
+        except (control_plane.ComponentError, realnode.PreflightError, BuildError) as err:
             print(f"error: {err}", file=sys.stderr)  # already says which component and shows its log
             return 1
         print(f"server: {cluster.server}")

@@ -9,32 +9,33 @@ from localcluster import versions
 
 SCRIPT = Path(__file__).resolve().parents[2] / "hack" / "build-control-plane.sh"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok")
+NODE_SCRIPT = SCRIPT.with_name("build-node.sh")
+# pause and netcheck are the static programs of the images assembled for the real node (hack/node/*.go).
+NODE_BINARIES = ("kubelet", "kube-proxy", "coredns", "pause", "netcheck")
 
 
 class BuildError(RuntimeError):
     """The control-plane binaries could not be built."""
 
 
+def _run(script: Path, args: list[str], binaries: tuple[str, ...], bin_dir: Path) -> Path:
+    # stderr is inherited so a cold build shows progress instead of looking hung.
+    proc = subprocess.run(["bash", str(script), *args], stdout=subprocess.PIPE, text=True, check=False)
+    if proc.returncode != 0:
+        raise BuildError(f"{script.name} failed with exit code {proc.returncode}; see its output above")
+    missing = [b for b in binaries if not (bin_dir / b).is_file()]
+    if missing:
+        raise BuildError(f"{script.name} finished but {', '.join(missing)} missing in {bin_dir}")
+    return bin_dir
+
+
 def ensure_binaries() -> Path:
     """Returns the bin dir. The script is a no-op when everything is cached; a cold build takes ~15 min."""
-    target = versions.build_dir()
-    # stderr is inherited so a cold build shows progress instead of looking hung.
-    proc = subprocess.run(
-        [
-            "bash",
-            str(SCRIPT),
-            str(target),
-            versions.K8S_VERSION,
-            versions.ETCD_VERSION,
-            versions.KWOK_VERSION,
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise BuildError(f"{SCRIPT.name} failed with exit code {proc.returncode}; see its output above")
-    missing = [b for b in BINARIES if not (versions.bin_dir() / b).is_file()]
-    if missing:
-        raise BuildError(f"{SCRIPT.name} finished but {', '.join(missing)} missing in {versions.bin_dir()}")
-    return versions.bin_dir()
+    args = [str(versions.build_dir()), versions.K8S_VERSION, versions.ETCD_VERSION, versions.KWOK_VERSION]
+    return _run(SCRIPT, args, BINARIES, versions.bin_dir())
+
+
+def ensure_node_binaries() -> Path:
+    """The real node's bin dir (kubelet, kube-proxy, CoreDNS, image programs); a cold build takes ~10 min."""
+    args = [str(versions.node_build_dir()), versions.K8S_VERSION, versions.COREDNS_VERSION]
+    return _run(NODE_SCRIPT, args, NODE_BINARIES, versions.node_bin_dir())

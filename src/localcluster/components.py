@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
+from localcluster import nodes, pki
 from localcluster.layout import POD_CIDR, SERVICE_CIDR, Layout
 from localcluster.pki import Pki
 
@@ -52,6 +54,11 @@ def kube_apiserver(bin_dir: Path, pki: Pki, etcd_url: str, port: int, layout: La
         f"--tls-cert-file={pki.apiserver.cert}",
         f"--tls-private-key-file={pki.apiserver.key}",
         f"--client-ca-file={pki.ca.cert}",
+        # Presented to a real node's kubelet, which authenticates it against the same CA.
+        f"--kubelet-client-certificate={pki.kubelet_client.cert}",
+        f"--kubelet-client-key={pki.kubelet_client.key}",
+        # A real node's hostname (its node name) is not in any DNS this machine asks: dial its IP.
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
         f"--service-account-key-file={pki.service_account_pub}",
         f"--service-account-signing-key-file={pki.service_account_key}",
         f"--service-account-issuer={SA_ISSUER}",
@@ -111,7 +118,9 @@ def kwok(bin_dir: Path, admin_kubeconfig: Path, port: int) -> list[str]:
     return [
         str(bin_dir / "kwok"),
         f"--kubeconfig={admin_kubeconfig}",
-        "--manage-all-nodes=true",
+        # Only its own nodes: a real node's kubelet reports its pods itself, and kwok managing it would
+        # overwrite their status (a kwok IP and Running while the real sandbox was failing).
+        f"--manage-nodes-with-label-selector={nodes.KWOK_SELECTOR}",
         f"--cidr={POD_CIDR}",
         # Stages come from Stage objects in the cluster (seeded with kwok's defaults) so tests can add
         # their own at run time; kwok then ignores its built-in stages.
@@ -123,3 +132,13 @@ def kwok(bin_dir: Path, admin_kubeconfig: Path, port: int) -> list[str]:
         # Serves /healthz; also where kwok would answer logs/exec, which nothing here uses.
         f"--server-address=127.0.0.1:{port}",
     ]
+
+
+def recipe() -> str:
+    """A fingerprint of how the components are started: this module's own text (their flags, the audit policy)
+    and the pki module's (their certificates). A cluster started from another recipe is replaced, not reused,
+    so a harness change (a new apiserver flag, say) never meets a cluster that lacks it."""
+    digest = hashlib.sha256()
+    for module in (__file__, pki.__file__):
+        digest.update(Path(module).read_bytes())
+    return digest.hexdigest()

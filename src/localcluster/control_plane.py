@@ -80,6 +80,7 @@ def _start(bin_dir: Path, layout: Layout) -> Cluster:
         shutil.rmtree(layout.root)
     layout.logs.mkdir(parents=True)
     layout.audit_policy.write_text(components.AUDIT_POLICY)
+    layout.recipe.write_text(components.recipe())
     files = pki.create(layout.pki, FIRST_SERVICE_IP)
     etcd_port, peer_port, api_port = process.free_port(), process.free_port(), process.free_port()
     etcd_url, server = f"http://127.0.0.1:{etcd_port}", f"https://127.0.0.1:{api_port}"
@@ -158,15 +159,23 @@ def _stop_components(state: State) -> None:
         process.terminate(c.pid, Path(c.executable))
 
 
+def _stop_real_node(layout: Layout) -> None:
+    """A real node (started separately, see realnode) must go first: its containers, mounts and bridge live
+    under the state dir that is about to be removed."""
+    from localcluster import realnode  # it imports this module
+
+    realnode.stop(layout.root)
+
+
 def _reusable(state: State | None, bin_dir: Path, layout: Layout) -> Cluster | None:
     if state is None or not state.components:
         return None
     expected = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"]
     if [c.name for c in state.components] != expected:
         return None
-    policy = layout.audit_policy.read_text() if layout.audit_policy.exists() else None
-    if policy != components.AUDIT_POLICY:
-        return None  # started by an older version of this harness (no audit log)
+    recipe = layout.recipe.read_text() if layout.recipe.exists() else None
+    if recipe != components.recipe():
+        return None  # started by another version of this harness: other flags, policy or certificates
     for c in state.components:
         exe = Path(c.executable)
         # A cluster run by other binaries (an older version) is replaced rather than reused.
@@ -186,6 +195,7 @@ def ensure_running() -> Cluster:
         if cluster is not None:
             return cluster
         if state is not None:
+            _stop_real_node(layout)
             _stop_components(state)
         return _start(bin_dir, layout)
 
@@ -195,6 +205,7 @@ def stop() -> bool:
     layout = Layout(versions.cluster_dir())
     with _lock(layout):
         state = load(layout.root)
+        _stop_real_node(layout)
         if state is not None:
             _stop_components(state)
         if layout.root.exists():

@@ -41,6 +41,11 @@ class Layout:
         return self.logs / f"{name}.log"
 
     @property
+    def recipe(self) -> Path:
+        """The fingerprint of the recipe the running components were started with (components.recipe())."""
+        return self.root / "recipe.sha256"
+
+    @property
     def audit_policy(self) -> Path:
         return self.root / "audit-policy.yaml"
 

@@ -1,4 +1,4 @@
-"""Fake Nodes that kwok plays as kubelets (it manages every node: --manage-all-nodes=true)."""
+"""Fake Nodes that kwok plays as kubelets (it manages only nodes with its label, see KWOK_SELECTOR)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ import time
 from collections.abc import Callable
 
 NODE_COUNT = 3
+# kwok manages the nodes this label selects and no others, so a real node is left to its own kubelet.
+KWOK_LABEL = ("type", "kwok")
+KWOK_SELECTOR = f"{KWOK_LABEL[0]}={KWOK_LABEL[1]}"
 
 # kwok's documented fake-node markers, minus its `kwok.x-k8s.io/node=fake:NoSchedule` taint: the operator's
-# pods carry no toleration for it, and on this cluster every node is fake anyway.
+# pods carry no toleration for it; a real node, if any, is tainted instead: only pods asking land there.
 _ANNOTATIONS = {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"}
 
 
@@ -27,7 +30,7 @@ def manifest(index: int) -> dict[str, object]:
                 "kubernetes.io/arch": "amd64",
                 "kubernetes.io/role": "agent",
                 "node-role.kubernetes.io/agent": "",
-                "type": "kwok",
+                KWOK_LABEL[0]: KWOK_LABEL[1],
                 # A distinct zone per node so topology spread constraints have something to spread over.
                 "topology.kubernetes.io/zone": f"zone-{index}",
             },

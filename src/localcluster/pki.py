@@ -39,6 +39,7 @@ class Pki:
     admin: CertPair
     controller_manager: CertPair
     scheduler: CertPair
+    kubelet_client: CertPair  # the API server's identity towards kubelets (logs, exec, port-forward)
     service_account_key: Path  # private: signs tokens (apiserver) and the token controller (KCM)
     service_account_pub: Path  # public: verifies tokens
 
@@ -84,7 +85,7 @@ def _builder(
 
 class _Ca:
     def __init__(self, pair: CertPair) -> None:
-        self.key = _new_key()
+        self.key: ec.EllipticCurvePrivateKey = _new_key()
         self.name = _name("kcop-local-ca")
         cert = (
             _builder(self.name, self.name, self.key.public_key())
@@ -146,6 +147,7 @@ def at(directory: Path) -> Pki:
         admin=pair("admin"),
         controller_manager=pair("controller-manager"),
         scheduler=pair("scheduler"),
+        kubelet_client=pair("kubelet-client"),
         service_account_key=directory / "sa.key",
         service_account_pub=directory / "sa.pub",
     )
@@ -164,6 +166,8 @@ def create(directory: Path, service_ip: str) -> Pki:
     # These CNs are bound by the default RBAC policy to exactly what each component needs.
     ca.issue(paths.controller_manager, "system:kube-controller-manager")
     ca.issue(paths.scheduler, "system:kube-scheduler")
+    # system:masters so a real kubelet's webhook authorizer lets the API server proxy logs and exec to it.
+    ca.issue(paths.kubelet_client, "kube-apiserver-kubelet-client", "system:masters")
     sa_key = _new_key()
     _write_key(sa_key, paths.service_account_key)
     paths.service_account_pub.write_bytes(
@@ -172,6 +176,32 @@ def create(directory: Path, service_ip: str) -> Pki:
         )
     )
     return paths
+
+
+class _LoadedCa(_Ca):
+    """The cluster's existing CA, read back from its files to sign certificates for later components."""
+
+    def __init__(self, pair: CertPair) -> None:  # not super().__init__: that would make a new CA
+        key = serialization.load_pem_private_key(pair.key.read_bytes(), password=None)
+        if not isinstance(key, ec.EllipticCurvePrivateKey):
+            raise TypeError(f"{pair.key} is not an EC key")
+        self.key = key
+        self.name = x509.load_pem_x509_certificate(pair.cert.read_bytes()).subject
+
+
+def issue(
+    ca: CertPair,
+    pair: CertPair,
+    cn: str,
+    org: str | None = None,
+    *,
+    server: bool = False,
+    dns: tuple[str, ...] = (),
+    ips: tuple[str, ...] = (),
+) -> CertPair:
+    """A certificate signed by the cluster's CA, for a component started after the control plane."""
+    pair.cert.parent.mkdir(parents=True, exist_ok=True)
+    return _LoadedCa(ca).issue(pair, cn, org, server=server, dns=dns, ips=ips)
 
 
 def serving(directory: Path, dns: tuple[str, ...], ips: tuple[str, ...] = ()) -> tuple[CertPair, CertPair]:

@@ -9,6 +9,8 @@ K8S_VERSION = "v1.34.4"
 ETCD_VERSION = "v3.6.4"
 KWOK_VERSION = "v0.7.0"
 HELM_VERSION = "v3.22.0"
+# The real node: kubelet and kube-proxy are K8S_VERSION; CoreDNS v1.15 needs Go 1.26, which this machine has.
+COREDNS_VERSION = "v1.15.0"
 
 
 def cache_root() -> Path:
@@ -28,6 +30,15 @@ def bin_dir() -> Path:
 def kwok_manifest_dir() -> Path:
     """kwok's own Stage CRD and default stages, exported from its module by the build script."""
     return build_dir() / "kwok"
+
+
+def node_build_dir() -> Path:
+    """The real node's binaries, in a directory of their own so the control plane's cache key is unchanged."""
+    return cache_root() / f"node-k8s-{K8S_VERSION}-coredns-{COREDNS_VERSION}"
+
+
+def node_bin_dir() -> Path:
+    return node_build_dir() / "bin"
 
 
 def cluster_dir() -> Path:
