@@ -11,8 +11,20 @@ from pathlib import Path
 
 
 class OperatorProcess:
-    def __init__(self, kubeconfig: Path, log_dir: Path, *, resync_seconds: float = 5.0, extra_env=None):
+    def __init__(
+        self,
+        kubeconfig: Path,
+        log_dir: Path,
+        *,
+        resync_seconds: float = 5.0,
+        extra_env=None,
+        cluster_dns: str | None = None,
+    ):
+        """`cluster_dns`: the cluster's DNS server (kube-dns' ClusterIP). The process then resolves names as a
+        pod does, through its own /etc/resolv.conf (bind-mounted in a private mount namespace), so it reaches
+        `<svc>.<ns>.svc.cluster.local.` names of Keycloaks on the real node as it would in the cluster."""
         self.kubeconfig = kubeconfig
+        self.cluster_dns = cluster_dns
         self.log_dir = log_dir
         self.resync_seconds = resync_seconds
         self.extra_env = dict(extra_env or {})
@@ -35,7 +47,7 @@ class OperatorProcess:
         }
         log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "keycloak_operator.cli", "run", *args],
+            [*self._resolver_prefix(), sys.executable, "-m", "keycloak_operator.cli", "run", *args],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -44,6 +56,17 @@ class OperatorProcess:
         time.sleep(0.5)
         if self.proc.poll() is not None:
             raise RuntimeError(f"operator exited at once:\n{self.tail()}")
+
+    def _resolver_prefix(self) -> list[str]:
+        if self.cluster_dns is None:
+            return []
+        resolv = self.log_dir / "resolv.conf"
+        resolv.write_text(
+            f"nameserver {self.cluster_dns}\nsearch svc.cluster.local cluster.local\noptions ndots:5\n"
+        )
+        # unshare execs (no fork): the pid is the operator's, so kill() and stop() reach it as before.
+        mount = 'mount --bind "$0" /etc/resolv.conf && exec "$@"'
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c", mount, str(resolv)]
 
     def kill(self) -> None:
         """SIGKILL: the operator gets no chance to clean up, as in a node failure."""

@@ -1,0 +1,65 @@
+"""The images tests and the demo run on the real node (Keycloak, PostgreSQL): built here by the hack/ scripts
+(no engine, no registry: ADR 0013), cached by version, and imported into the node's containerd when it
+lacks them or holds another build. Pods use them with `imagePullPolicy: Never`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tarfile
+from pathlib import Path
+
+from localcluster import node_images
+from localcluster.cluster import Cluster
+from localcluster.node_config import NodeLayout
+
+HACK = Path(__file__).resolve().parents[2] / "hack"
+POSTGRES_IMAGE = "docker.io/library/postgres:15"
+BUILD_TIMEOUT = 900  # a cold Debian root filesystem and a Keycloak download on a slow mirror
+
+
+class ImageBuildError(RuntimeError):
+    """A hack/build-*-image.sh script failed; the message carries its output's tail."""
+
+
+def keycloak_image(version: str) -> str:
+    return f"quay.io/keycloak/keycloak:{version}"
+
+
+def _build(script: str, *args: str) -> Path:
+    proc = subprocess.run(
+        [str(HACK / script), *args], capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+    )
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr + proc.stdout).splitlines()[-30:])
+        raise ImageBuildError(f"hack/{script} {' '.join(args)} failed ({proc.returncode}):\n{tail}")
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+def manifest_digest(archive: Path) -> str:
+    """The digest containerd lists for the image once imported: the manifest that index.json points at."""
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("index.json")
+        if member is None:
+            raise ImageBuildError(f"{archive} has no index.json")
+        index = json.load(member)
+    return str(index["manifests"][0]["digest"])
+
+
+def ensure_on_node(cluster: Cluster, archive: Path, ref: str) -> str:
+    """Imports `archive` as `ref` unless the node already holds that very build; returns `ref`."""
+    socket = NodeLayout(cluster.state_dir / "realnode").containerd_socket
+    if node_images.present(socket).get(ref) != manifest_digest(archive):
+        node_images.import_archive(socket, archive)
+    return ref
+
+
+def keycloak(cluster: Cluster, version: str) -> str:
+    """quay.io/keycloak/keycloak:<version> on the real node."""
+    return ensure_on_node(cluster, _build("build-keycloak-image.sh", version), keycloak_image(version))
+
+
+def postgres(cluster: Cluster) -> str:
+    """A PostgreSQL 15 image from Debian's package on the real node (POSTGRES_USER/PASSWORD/DB, PGDATA)."""
+    return ensure_on_node(cluster, _build("build-postgres-image.sh"), POSTGRES_IMAGE)
