@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=3)
     args = parser.parse_args()
 
-    cluster = localcluster.ensure_running()
+    cluster = localcluster.ensure_running(real_node=False)  # kwok only
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(ROOT / "deploy" / "crds"))
     ns = f"bench-{uuid.uuid4().hex[:6]}"
     cluster.kubectl("create", "namespace", ns)

@@ -68,7 +68,7 @@ def main() -> None:
     p.add_argument("--namespace-rate", type=float, default=10.0)
     args = p.parse_args()
 
-    cluster = localcluster.ensure_running()
+    cluster = localcluster.ensure_running(real_node=False)  # kwok only
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(ROOT / "deploy" / "crds"))
     http = api_client(cluster)
     run = uuid.uuid4().hex[:6]

@@ -58,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    cluster = localcluster.ensure_running()
+    cluster = localcluster.ensure_running(real_node=False)  # kwok only
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(ROOT / "deploy" / "crds"))
     api = Api(cluster)
     results: dict[str, Any] = {

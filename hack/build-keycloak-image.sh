@@ -10,7 +10,7 @@
 # Cached under ${KCOP_CACHE_DIR:-~/.cache/keycloak-operator}/images: the root filesystem layer once for every
 # Keycloak version, the /opt/keycloak layer once per version, the archive once per reference. A second run
 # returns at once; editing the recipe below (the mmdebstrap arguments, stage_keycloak or the config) makes the
-# parts it changes again. Needs root (mmdebstrap writes files owned by many users), mmdebstrap and python3.
+# parts it changes again. Needs root (mmdebstrap writes files owned by many users), mmdebstrap and the project's Python.
 set -euo pipefail
 version=${1:?usage: build-keycloak-image.sh VERSION [REF]}
 ref=${2:-quay.io/keycloak/keycloak:$version}
@@ -76,7 +76,11 @@ EOF
 )
 
 # ---- from here on: caching and plumbing --------------------------------------------------------------------
-py() { PYTHONPATH=$here/../src python3 -m localcluster.image_build "$@"; }
+# The project's interpreter (the localcluster package needs its dependencies): KCOP_PYTHON, else the
+# checkout's virtualenv, else python3.
+python=${KCOP_PYTHON:-$here/../.venv/bin/python}
+[ -x "$python" ] || python=python3
+py() { PYTHONPATH=$here/../src "$python" -m localcluster.image_build "$@"; }
 key() { sha256sum | cut -c1-16; }
 elapsed() { echo "  $1 in $((SECONDS - $2)) s" >&2; }
 

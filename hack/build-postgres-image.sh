@@ -8,7 +8,7 @@
 # The archive's path is the last line printed. Import it with: ctr -n k8s.io images import PATH
 #
 # Cached under ${KCOP_CACHE_DIR:-~/.cache/keycloak-operator}/images, keyed by the recipe below and the
-# entrypoint; a second run returns at once. Needs root, mmdebstrap and python3.
+# entrypoint; a second run returns at once. Needs root, mmdebstrap and the project's Python.
 set -euo pipefail
 major=15 # what Debian bookworm ships
 ref=${1:-docker.io/library/postgres:$major}
@@ -65,7 +65,11 @@ EOF
 )
 
 # ---- from here on: caching and plumbing --------------------------------------------------------------------
-py() { PYTHONPATH=$here/../src python3 -m localcluster.image_build "$@"; }
+# The project's interpreter (the localcluster package needs its dependencies): KCOP_PYTHON, else the
+# checkout's virtualenv, else python3.
+python=${KCOP_PYTHON:-$here/../.venv/bin/python}
+[ -x "$python" ] || python=python3
+py() { PYTHONPATH=$here/../src "$python" -m localcluster.image_build "$@"; }
 key() { sha256sum | cut -c1-16; }
 
 layer_key=$( (printf '%s\n' "$suite" "${recipe[@]}"; declare -f finish_rootfs) | key)

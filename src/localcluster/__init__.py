@@ -7,11 +7,13 @@ from localcluster.control_plane import ComponentError, current, status, stop
 from localcluster.service_account import service_account_kubeconfig
 
 
-def ensure_running() -> Cluster:
-    """The control plane with kwok's nodes and the real node, reused when healthy, started (and built) if not.
-    Raises ComponentError, realnode.PreflightError or build.BuildError naming what failed."""
+def ensure_running(*, real_node: bool = True) -> Cluster:
+    """The control plane with kwok's nodes and (unless told not to) the real node, reused when healthy,
+    started (and built) if not. Raises ComponentError, realnode.PreflightError or build.BuildError naming
+    what failed. Without the real node, kwok-only work (the scale bench) needs neither root nor containerd."""
     cluster = control_plane.ensure_running()
-    realnode.ensure_running(cluster)
+    if real_node:
+        realnode.ensure_running(cluster)
     return cluster
 
 

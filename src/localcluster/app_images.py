@@ -6,7 +6,9 @@ lacks them or holds another build. Pods use them with `imagePullPolicy: Never`.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -28,8 +30,16 @@ def keycloak_image(version: str) -> str:
 
 
 def _build(script: str, *args: str) -> Path:
+    # The scripts run localcluster.image_build with this very interpreter, not whatever python3 is first
+    # on PATH (a fresh machine's lacks the project's dependencies).
+    env = {**os.environ, "KCOP_PYTHON": sys.executable}
     proc = subprocess.run(
-        [str(HACK / script), *args], capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+        [str(HACK / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+        check=False,
+        env=env,
     )
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr + proc.stdout).splitlines()[-30:])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from localcluster import nodes, pki
+from localcluster import layout, nodes, pki
 from localcluster.layout import POD_CIDR, SERVICE_CIDR, Layout
 from localcluster.pki import Pki
 
@@ -135,10 +135,11 @@ def kwok(bin_dir: Path, admin_kubeconfig: Path, port: int) -> list[str]:
 
 
 def recipe() -> str:
-    """A fingerprint of how the components are started: this module's own text (their flags, the audit policy)
-    and the pki module's (their certificates). A cluster started from another recipe is replaced, not reused,
-    so a harness change (a new apiserver flag, say) never meets a cluster that lacks it."""
+    """A fingerprint of how the components are started: this module's text (their flags, the audit policy)
+    and that of the modules it takes settings from (certificates, kwok's nodes, CIDRs and paths). A cluster
+    started from another recipe is replaced, not reused, so a harness change (a new apiserver flag, say)
+    never meets a cluster that lacks it."""
     digest = hashlib.sha256()
-    for module in (__file__, pki.__file__):
+    for module in (__file__, pki.__file__, nodes.__file__, layout.__file__):
         digest.update(Path(module).read_bytes())
     return digest.hexdigest()

@@ -96,6 +96,9 @@ class NodeLayout:
         return self.root / "kubeconfigs" / f"{name}.kubeconfig"
 
 
+REAL_POD_RANGE = "10.250.0.0/16"  # every real node's /24 is in here (Network.for_state_dir)
+
+
 @dataclass(frozen=True)
 class Network:
     """The real node's pod network: a Linux bridge of its own and a /24 that kwok's pod CIDR never uses.

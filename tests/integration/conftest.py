@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import localcluster
+from localcluster import realnode
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 
@@ -18,7 +19,14 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="session")
 def cluster() -> localcluster.Cluster:
     # Builds the binaries on a new machine, starts or reuses the control plane. Any failure fails the tests.
-    return localcluster.ensure_running()
+    return localcluster.ensure_running(real_node=False)
+
+
+@pytest.fixture(scope="session")
+def real_node(cluster: localcluster.Cluster) -> realnode.RealNode:
+    """The cluster's real node, for the tests that run real pods; its own fixture, so a real node that
+    cannot start fails those tests (never skips them) and leaves the kwok tests alone."""
+    return realnode.ensure_running(cluster)
 
 
 @pytest.fixture(scope="session")

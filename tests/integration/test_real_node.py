@@ -1,6 +1,6 @@
 """The real node beside kwok's: real containers with their own IPs, real probes, kube-proxy and cluster DNS.
 
-Part of every session's cluster (`localcluster.ensure_running`, `make cluster`): it needs root and the Debian
+Part of `make cluster` and of the tests' `real_node` fixture: it needs root and the Debian
 packages `make host-packages` installs, and a missing one fails these tests, never skips them."""
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ def lc(cluster: localcluster.Cluster) -> localcluster.Cluster:
 
 
 @pytest.fixture(scope="module")
-def node(lc: localcluster.Cluster) -> realnode.RealNode:
-    return realnode.ensure_running(lc)
+def node(real_node: realnode.RealNode) -> realnode.RealNode:
+    return real_node
 
 
 def _json(lc: localcluster.Cluster, *args: str) -> dict[str, Any]:

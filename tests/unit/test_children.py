@@ -117,3 +117,12 @@ def test_external_and_managed_tiers() -> None:
     env = env_of(children.deployment(inputs(spec=ext)))
     assert env["KC_DB_URL_HOST"]["value"] == "h" and env["KC_DB_URL_PORT"]["value"] == "6000"
     assert env["KC_DB_USERNAME"]["valueFrom"]["secretKeyRef"]["name"] == "c"
+
+
+def test_a_stopping_pod_keeps_serving_until_the_service_has_forgotten_it() -> None:
+    """Sign-ins during a roll: the kubelet's preStop sleep runs while the pod is Terminating (out of the
+    endpoints), and the grace period covers it plus Keycloak's own shutdown."""
+    pod = children.deployment(inputs())["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["lifecycle"]["preStop"] == {"sleep": {"seconds": children.SHUTDOWN_DELAY_SECONDS}}
+    assert pod["terminationGracePeriodSeconds"] >= children.SHUTDOWN_DELAY_SECONDS + 10 + 5

@@ -93,3 +93,21 @@ def test_status_says_when_the_issuer_follows_the_request() -> None:
     assert "spec.hostname" in unset.message
     fixed = hostname_condition(spec(hostname={"hostname": "https://sso.example.com"}))
     assert (fixed.status, fixed.reason) == ("True", "Configured")
+
+
+@pytest.mark.parametrize(
+    "hostname",
+    [
+        {"hostname": "sso.example.com", "admin": "https://admin.example.com"},
+        {"hostname": "https-sso.example.com", "backchannelDynamic": True},
+    ],
+)
+def test_what_keycloak_needs_a_full_url_for_is_refused_on_a_bare_host(hostname: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError, match="full URL"):
+        spec(hostname=hostname)
+
+
+@pytest.mark.parametrize("address", ["256.1.1.1", "10.0.0.0/33", "1.2.3", "10.0.0.0/8/8"])
+def test_trusted_addresses_are_real_addresses(address: str) -> None:
+    with pytest.raises(ValidationError, match="trustedAddresses"):
+        spec(proxy={"headers": "forwarded", "trustedAddresses": [address]})

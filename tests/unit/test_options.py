@@ -136,3 +136,43 @@ def test_database_pool_options_stay_free() -> None:
     s = spec(additionalOptions=[{"name": "db-pool-max-size", "value": "50"}])
     assert keycloak_config.reserved_env_conflicts(s) == []
     assert env(s)["KC_DB_POOL_MAX_SIZE"] == "50"
+
+
+@pytest.mark.parametrize(
+    "spec_part",
+    [
+        {"additionalOptions": [{"name": "log-level", "value": "a"}, {"name": "log-level", "value": "b"}]},
+        {
+            "additionalOptions": [{"name": "log-level", "value": "a"}],
+            "env": [{"name": "KC_LOG_LEVEL", "value": "b"}],
+        },
+        {"env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]},
+    ],
+)
+def test_one_variable_is_set_once(spec_part: dict[str, Any]) -> None:
+    """Twice would be a Deployment the API server refuses: the model (and the CRD's list keys) refuse it."""
+    with pytest.raises(ValidationError, match="again"):
+        spec(**spec_part)
+
+
+@pytest.mark.parametrize(
+    "name", ["metrics-enabled", "http-enabled", "https-port", "health-enabled", "cache-stack"]
+)
+def test_every_variable_the_operator_sets_is_reserved(name: str) -> None:
+    assert keycloak_config.reserved_env_conflicts(spec(additionalOptions=[{"name": name, "value": "x"}]))
+
+
+def test_no_rendered_variable_appears_twice() -> None:
+    s = spec(
+        tls={"secret": "t", "httpEnabled": True},
+        hostname={"hostname": "https://sso.example.com", "admin": "https://a.example.com"},
+        proxy={"headers": "forwarded", "trustedAddresses": ["10.0.0.0/8"]},
+        features={"enabled": ["scripts"], "disabled": ["impersonation"]},
+        additionalOptions=[{"name": "log-level", "value": "INFO"}],
+        env=[{"name": "TZ", "value": "UTC"}],
+    )
+    rendered = [
+        e["name"]
+        for e in keycloak_config.environment(s, admin_secret="a", cache_cluster="c", discovery_dns=["d"])
+    ]
+    assert len(rendered) == len(set(rendered)), rendered

@@ -73,19 +73,64 @@ def test_scheduling_is_part_of_the_version_and_the_budget_is_not() -> None:
     assert versions.spec_hash(spec(podDisruptionBudget={"maxUnavailable": 2})) == versions.spec_hash(spec())
 
 
-def test_removing_a_placement_field_is_drift() -> None:
+def _fields(obj: Any) -> Any:
+    """The fieldsV1 tree a manager that applied `obj` owns (lists and scalars as leaves)."""
+    if isinstance(obj, dict):
+        return {f"f:{k}": _fields(v) for k, v in obj.items()}
+    return {}
+
+
+def _omitempty(obj: Any) -> Any:
+    """What the API server stores: empty strings, lists, maps and nulls left out."""
+    if isinstance(obj, dict):
+        return {k: _omitempty(v) for k, v in obj.items() if v not in (None, "", [], {})}
+    if isinstance(obj, list):
+        return [_omitempty(v) for v in obj]
+    return obj
+
+
+def stored(applied: dict[str, Any], *, by_others: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`applied` as the API server returns it after the operator applied it (and another writer, maybe,
+    merged `by_others` into the pod spec): omitempty, server defaults, managedFields."""
+    obj = copy.deepcopy(_omitempty(applied))
+    pod = obj["spec"]["template"]["spec"]
+    pod.update({"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "restartPolicy": "Always"})
+    managed = [{"manager": names.FIELD_MANAGER, "operation": "Apply", "fieldsV1": _fields(applied)}]
+    if by_others:
+        pod.update(by_others)
+        other = {"f:spec": {"f:template": {"f:spec": _fields(by_others)}}}
+        managed.append({"manager": "kubectl-edit", "operation": "Update", "fieldsV1": other})
+    obj["metadata"]["managedFields"] = managed
+    return obj
+
+
+def render(s: KeycloakSpec) -> dict[str, Any]:
+    return reconcile.render_deployment(OWNER, s, image=BASE["image"], track="a", version="v")
+
+
+def test_a_steady_state_is_not_drift_whatever_the_server_left_out_or_added() -> None:
+    placed = render(spec(scheduling=PLACEMENT))
+    assert not drift.needs_apply(placed, stored(placed))
+    empties = {
+        "tolerations": [{"key": "k", "operator": "Equal", "value": "", "effect": "NoSchedule"}],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [], "x": None}},
+    }
+    with_empties = render(spec(scheduling=empties, env=[{"name": "EMPTY", "value": ""}]))
+    assert not drift.needs_apply(with_empties, stored(with_empties))
+
+
+def test_removing_a_placement_field_the_operator_set_is_drift() -> None:
     """Server-side apply removes a field the operator no longer sets, but only if it applies at all."""
-    placed = reconcile.render_deployment(
-        OWNER, spec(scheduling=PLACEMENT), image=BASE["image"], track="a", version="v"
-    )
-    plain = reconcile.render_deployment(OWNER, spec(), image=BASE["image"], track="a", version="v")
-    assert drift.needs_apply(plain, placed)
-    assert not drift.needs_apply(placed, copy.deepcopy(placed))
-    defaulted = copy.deepcopy(plain)
-    defaulted["spec"]["template"]["spec"].update(
-        {"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler"}
-    )
-    assert not drift.needs_apply(plain, defaulted)  # what the API server adds is not drift
+    placed, plain = render(spec(scheduling=PLACEMENT)), render(spec())
+    assert drift.needs_apply(plain, stored(placed))
+
+
+def test_a_placement_field_another_writer_added_is_theirs() -> None:
+    """A toleration a webhook or `kubectl edit` added is not ours to remove: applying would not remove it, so
+    counting it as drift would write on every pass forever."""
+    plain = render(spec())
+    theirs = {"tolerations": [{"key": "dedicated", "operator": "Exists"}], "priorityClassName": "x"}
+    assert not drift.needs_apply(plain, stored(plain, by_others=theirs))
 
 
 @pytest.mark.parametrize(

@@ -280,7 +280,10 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
     if origin is list:
         now = current if isinstance(current, list) else []
         if _is_model(args[0]):
-            return [[*now, _valid_example(args[0])]]
+            item = _valid_example(args[0])
+            if now and "name" in item:  # lists keyed by name (env, additionalOptions) hold each name once
+                item["name"] = f"{item['name']}{len(now)}"
+            return [[*now, item]]
         return [[*now, item] for item in _candidates(args[0], None)[:3]]
     if t is Any:  # a free-form part of a Kubernetes type (an affinity term): any JSON value
         return [{"weight": len(str(current))}]

@@ -17,6 +17,11 @@ HTTPS_PORT = 8443
 MANAGEMENT_PORT = 9000
 JGROUPS_PORT = 7800
 TLS_VOLUME = "tls"
+# A pod being stopped keeps serving this long after it left the Service's endpoints (it is Terminating), so
+# that kube-proxy and ingress controllers have stopped sending it new requests before Keycloak shuts down.
+SHUTDOWN_DELAY_SECONDS = 5
+# The delay, Keycloak's own shutdown (shutdown-timeout, 10 s by default) and a margin.
+TERMINATION_GRACE_SECONDS = 30
 
 
 @dataclass(frozen=True)
@@ -116,10 +121,13 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         "startupProbe": _probe("/health/started", period=5, failures=60, tls=tls),
         "readinessProbe": _probe("/health/ready", period=10, failures=3, tls=tls),
         "livenessProbe": _probe("/health/live", period=10, failures=3, tls=tls),
+        # The kubelet's own sleep: no binary needed in the image, and the same on every Keycloak version.
+        "lifecycle": {"preStop": {"sleep": {"seconds": SHUTDOWN_DELAY_SECONDS}}},
     }
     pod_spec: dict[str, Any] = {
         "containers": [container],
         "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
         **scheduling.pod_placement(spec, owner.name, inputs.track),
     }
     if spec.tls is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import scheduling
+from keycloak_operator.core import names, scheduling
 
 # Paths (tuples of keys; list indexes are skipped) whose value must match exactly.
 ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(
@@ -24,7 +24,8 @@ ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(
 )
 
 # Optional keys the operator sets under a path, and so must remove when it no longer wants them: there, a
-# key present but not wanted is a difference (the API server defaults none of them).
+# key present but not wanted is a difference, when the operator's own field manager owns it (a key another
+# writer added, `kubectl edit` or a mutating webhook, is theirs: apply would not remove it anyway).
 OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
     ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS,
 }
@@ -36,22 +37,48 @@ _IGNORED_TOP = frozenset({"stringData"})
 def needs_apply(desired: dict[str, Any], actual: dict[str, Any] | None) -> bool:
     if actual is None:
         return True
-    return not _covers({k: v for k, v in desired.items() if k not in _IGNORED_TOP}, actual, ())
+    owned = _owned_fields(actual)
+    return not _covers({k: v for k, v in desired.items() if k not in _IGNORED_TOP}, actual, (), owned)
 
 
-def _covers(want: Any, have: Any, path: tuple[str, ...]) -> bool:
+def _owned_fields(actual: dict[str, Any]) -> dict[str, Any]:
+    """The fieldsV1 tree of what the operator's own field manager applied (managedFields)."""
+    for entry in actual.get("metadata", {}).get("managedFields", []) or []:
+        if entry.get("manager") == names.FIELD_MANAGER and entry.get("operation") == "Apply":
+            return dict(entry.get("fieldsV1") or {})
+    return {}
+
+
+def _owns(owned: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = owned
+    for key in path:
+        node = node.get(f"f:{key}") if isinstance(node, dict) else None
+        if node is None:
+            return False
+    return True
+
+
+def _empty(value: Any) -> bool:
+    """What the API server stores as absent (omitempty): a wanted empty value matches a missing key."""
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _covers(want: Any, have: Any, path: tuple[str, ...], owned: dict[str, Any]) -> bool:
     if isinstance(want, dict):
         if not isinstance(have, dict):
             return False
         if path in ATOMIC_PATHS and set(want) != set(have):
             return False
-        if any(k in have and k not in want for k in OWNED_OPTIONAL_KEYS.get(path, ())):
+        stale = (k for k in OWNED_OPTIONAL_KEYS.get(path, ()) if k in have and k not in want)
+        if any(_owns(owned, (*path, k)) for k in stale):
             return False
-        return all(k in have and _covers(v, have[k], (*path, k)) for k, v in want.items())
+        return all(
+            _covers(v, have[k], (*path, k), owned) if k in have else _empty(v) for k, v in want.items()
+        )
     if isinstance(want, list):
         if not isinstance(have, list) or len(want) != len(have):
             return False
-        return all(_covers(w, h, path) for w, h in zip(want, have, strict=True))
+        return all(_covers(w, h, path, owned) for w, h in zip(want, have, strict=True))
     if isinstance(want, bool) or isinstance(have, bool):
         return want is have
     if isinstance(want, int | float) and isinstance(have, int | float):

@@ -49,6 +49,10 @@ RESERVED_ENV_NAMES = (
     "KC_DB_USERNAME",
     "KC_DB_PASSWORD",
     "KC_DB_DRIVER",
+    # Set for every pod: health and metrics for the probes, HTTP and the HTTPS port from spec.tls.
+    "KC_HTTP_ENABLED",
+    "KC_HTTPS_PORT",
+    "KC_METRICS_ENABLED",
 )
 
 

@@ -192,13 +192,16 @@ def decide(
         public_track = bg.serving_track(blue_green, track)
         wanted.append((children.public_service(owner, public_track, spec), observed.public_service))
     writes = [obj for obj, actual in wanted if drift.needs_apply(obj, actual)]
+    # A budget of the same name that this Keycloak did not make is someone else's: neither taken over nor
+    # deleted.
     budget = scheduling.pod_disruption_budget(spec, owner.name, owner.namespace, owner.reference())
-    if budget is not None and drift.needs_apply(budget, observed.pod_disruption_budget):
+    existing = observed.pod_disruption_budget
+    ours = existing is None or _owned(existing, owner)
+    if budget is not None and ours and drift.needs_apply(budget, existing):
         writes.append(budget)
-    stale_budget = observed.pod_disruption_budget if budget is None else None
-    removals = [stale_budget] if stale_budget is not None and _owned(stale_budget, owner) else []
+    removals = [existing] if budget is None and existing is not None and _owned(existing, owner) else []
     if rejected_child(previous, generation) is not None:
-        writes = []
+        writes, removals = [], []
     may_render = canonical is not None or not (in_flight or kept)
     if not problems and may_render and not (blue_green is not None and blue_green.state == bg.PROMOTING):
         # The canonical Deployment carries the version it runs: the spec's, or the last one while blue serves.

@@ -104,6 +104,11 @@ def keycloak_crd() -> dict[str, Any]:
     spec_schema["properties"]["database"].setdefault("x-kubernetes-validations", []).append(
         kc.DATABASE_EXACTLY_ONE_RULE
     )
+    # One entry per name (the API server refuses a Deployment with a variable twice).
+    for listed in ("env", "additionalOptions"):
+        spec_schema["properties"][listed].update(
+            {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
+        )
     spec_schema["properties"]["env"]["items"].setdefault("x-kubernetes-validations", []).append(
         _reserved_env_rule()
     )
@@ -118,8 +123,8 @@ def keycloak_crd() -> dict[str, Any]:
     option_items.setdefault("x-kubernetes-validations", []).extend(
         [options.ONE_SOURCE_RULE, _reserved_option_rule()]
     )
-    spec_schema["properties"]["hostname"].setdefault("x-kubernetes-validations", []).append(
-        hostname.BACKCHANNEL_RULE
+    spec_schema["properties"]["hostname"].setdefault("x-kubernetes-validations", []).extend(
+        hostname.HOSTNAME_RULES
     )
     status_schema = structural_schema(kc.KeycloakStatus)
     schema = {

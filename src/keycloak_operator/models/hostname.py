@@ -12,8 +12,12 @@ from keycloak_operator.models.base import CrdModel
 
 # A host name, or an http(s) URL with an optional path (Keycloak takes either for `hostname`).
 HOST_OR_URL = rf"^(?:{pt.HOST[1:-1]}|{pt.HTTP_URL[1:-1]})$"
-# An IPv4/IPv6 address or CIDR block, as `proxy-trusted-addresses` takes them.
-ADDRESS = r"^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?:/[0-9]{1,2})?|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*(?:/[0-9]{1,3})?)$"
+# An IPv4 address or CIDR block (octets 0-255, prefix 0-32), or an IPv6 one, as `proxy-trusted-addresses`
+# takes them: Keycloak refuses anything else at start, so the CRD refuses it first.
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?[0-9]))?"
+_IPV6 = r"[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?"
+ADDRESS = rf"^(?:{_IPV4}|{_IPV6})$"
 TRUSTED_MAX = 64
 
 Address = Annotated[str, Field(min_length=2, max_length=49, pattern=ADDRESS)]
@@ -47,16 +51,27 @@ class HostnameSpec(CrdModel):
     )
 
     @model_validator(mode="after")
-    def _dynamic_needs_a_url(self) -> HostnameSpec:
-        if self.backchannel_dynamic and not self.hostname.startswith(("http://", "https://")):
-            raise ValueError("hostname.backchannelDynamic needs hostname.hostname to be a full URL")
+    def _url_when_needed(self) -> HostnameSpec:
+        """Keycloak refuses to start with either on a bare host name; the CRD rules say the same."""
+        if not self.hostname.startswith(("http://", "https://")):
+            if self.backchannel_dynamic:
+                raise ValueError("hostname.backchannelDynamic needs hostname.hostname to be a full URL")
+            if self.admin:
+                raise ValueError("hostname.admin needs hostname.hostname to be a full URL")
         return self
 
 
-BACKCHANNEL_RULE = {
-    "rule": "!has(self.backchannelDynamic) || !self.backchannelDynamic || self.hostname.startsWith('http')",
-    "message": "backchannelDynamic needs hostname to be a full URL (https://...)",
-}
+_IS_URL = "(self.hostname.startsWith('http://') || self.hostname.startsWith('https://'))"
+HOSTNAME_RULES = [
+    {
+        "rule": f"!has(self.backchannelDynamic) || !self.backchannelDynamic || {_IS_URL}",
+        "message": "backchannelDynamic needs hostname to be a full URL (https://...)",
+    },
+    {
+        "rule": f"!has(self.admin) || {_IS_URL}",
+        "message": "admin needs hostname to be a full URL (https://...)",
+    },
+]
 
 
 class ProxySpec(CrdModel):

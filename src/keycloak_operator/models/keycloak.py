@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
-from keycloak_operator.models.options import AdditionalOption, FeaturesSpec
+from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
@@ -264,6 +264,19 @@ class KeycloakSpec(CrdModel):
     realm_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own."
     )
+
+    @model_validator(mode="after")
+    def _one_value_per_variable(self) -> KeycloakSpec:
+        """Two entries for one variable would be a Deployment the API server refuses (duplicate env names):
+        spec.env names, and the variables additionalOptions become, must all differ."""
+        seen: dict[str, str] = {}
+        entries = [(e.name, f"env {e.name}") for e in self.env]
+        entries += [(variable(o.name), f"additionalOptions {o.name}") for o in self.additional_options or []]
+        for name, where in entries:
+            if name in seen:
+                raise ValueError(f"{where} sets {name} again (already set by {seen[name]})")
+            seen[name] = where
+        return self
 
 
 class Condition(CrdModel):

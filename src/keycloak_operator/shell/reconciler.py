@@ -105,7 +105,8 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
         try:
             await kube.apply(obj)
         except ApiError as e:
-            if e.status not in (400, 422):
+            # 500 "duplicate entries" is how server-side apply refuses a list with one key twice.
+            if e.status not in (400, 422) and not (e.status == 500 and "duplicate entries" in str(e)):
                 raise
             # The API server refuses what the spec made (a value it validates and the CRD cannot): the user
             # must change the spec, so say so on the Keycloak instead of retrying the same object forever.
