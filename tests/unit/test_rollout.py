@@ -34,6 +34,23 @@ def test_isolation_off_and_new_image_recreates() -> None:
     assert not rollout.use_recreate(dep("kc:latest", None), "kc:latest", None)
 
 
+def test_isolation_off_rolls_between_patches_of_a_line_keycloak_supports_rolling_on() -> None:
+    image = "quay.io/keycloak/keycloak"
+    assert not rollout.use_recreate(dep(f"{image}:26.7.0", None), f"{image}:26.7.3", None)
+    assert not rollout.use_recreate(dep(f"{image}:26.7.3", None), f"{image}:26.7.0", None)  # back, same line
+    assert not rollout.use_recreate(dep(f"{image}:26.6.1", None), f"{image}:26.6.2", None)
+    for old, new in [
+        (f"{image}:26.5.6", f"{image}:26.5.7"),  # before rolling-updates:v2
+        (f"{image}:26.6.1", f"{image}:26.7.0"),  # a minor upgrade migrates the schema
+        (f"{image}:26.7.0", f"{image}:27.0.0"),
+        (f"{image}:26.7.0", "example.com/other/keycloak:26.7.3"),
+        (f"{image}:26.7.0", f"{image}:26.7.3-rc1"),
+        (f"{image}:26.7", f"{image}:26.7.3"),
+        (f"{image}:26.7.0", f"{image}@sha256:" + "0" * 64),
+    ]:
+        assert rollout.use_recreate(dep(old, None), new, None), (old, new)
+
+
 def test_recreate_kept_until_rollout_completes() -> None:
     running = dep("kc:27.0.0", "kc-v27", strategy="Recreate", done=False)
     assert rollout.use_recreate(running, "kc:27.0.0", "kc-v27")

@@ -37,6 +37,8 @@ class OperatorProcess:
 
     def start(self, *args: str, env: dict[str, str] | None = None) -> None:
         """`env` adds variables for this start only (a failpoint, say)."""
+        if self.alive():
+            raise RuntimeError("already running: stop() or kill() it first (a second start would leak it)")
         self.starts += 1
         env = {
             **os.environ,
