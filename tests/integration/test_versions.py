@@ -74,19 +74,28 @@ def running(kubectl: Kubectl, ns: str, name: str, tag: str) -> dict | None:
     return s if ok else None
 
 
-def test_image_change_walks_next_current_last(kubectl: Kubectl, operator: OperatorProcess, namespace: str):
+def test_image_change_walks_next_current_last(
+    cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
     kubectl.apply(manifests.db_secret(namespace))
     kubectl.apply(manifests.keycloak("walk", namespace, image=f"{IMAGE}:26.0.0", replicas=2))
     first = wait_for("26.0.0 current", lambda: running(kubectl, namespace, "walk", "26.0.0"), timeout=90)
     assert first["versions"]["lastVersion"] == ""
     v1 = first["versions"]["currentVersion"]
 
-    kubectl.apply(manifests.keycloak("walk", namespace, image=f"{IMAGE}:26.0.1", replicas=2))
-    seen_next = wait_for(
-        "26.0.1 as nextVersion", lambda: slots(kubectl, namespace, "walk").get("nextVersion"), timeout=30
-    )
-    assert seen_next.startswith("26.0.1#")
-    done = wait_for("26.0.1 current", lambda: running(kubectl, namespace, "walk", "26.0.1"), timeout=90)
+    # The new pods take 5 s to become Ready, so the rollout lasts long enough for nextVersion to be seen:
+    # with kwok's instant readiness a loaded machine could complete it between two polls (a CI failure).
+    new = f"{IMAGE}:26.0.1"
+    stages.apply_ready_delay(cluster.kubeconfig, new, 5)
+    try:
+        kubectl.apply(manifests.keycloak("walk", namespace, image=new, replicas=2))
+        seen_next = wait_for(
+            "26.0.1 as nextVersion", lambda: slots(kubectl, namespace, "walk").get("nextVersion"), timeout=30
+        )
+        assert seen_next.startswith("26.0.1#")
+        done = wait_for("26.0.1 current", lambda: running(kubectl, namespace, "walk", "26.0.1"), timeout=90)
+    finally:
+        stages.remove(cluster.kubeconfig, new)
     assert done["versions"] == {"nextVersion": "", "currentVersion": seen_next, "lastVersion": v1}
 
     def rolled_out() -> list[dict]:
