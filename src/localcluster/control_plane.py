@@ -4,11 +4,10 @@ kube-scheduler and kwok (playing the kubelets of a few fake Nodes)."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import shutil
 import ssl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from localcluster import build, components, http, kubeconfig, nodes, pki, process, stages, versions
@@ -30,17 +29,9 @@ class ComponentError(RuntimeError):
         )
 
 
-@contextlib.contextmanager
-def _lock(layout: Layout) -> Iterator[None]:
+def _lock(layout: Layout) -> contextlib.AbstractContextManager[None]:
     # Next to the state dir, not inside it, because stop() removes the state dir.
-    path = layout.root.parent / f".{layout.root.name}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return process.exclusive(layout.root.parent / f".{layout.root.name}.lock")
 
 
 class _Starter:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 TAIL_LINES = 40
@@ -99,3 +100,16 @@ def tail(log: Path, lines: int = TAIL_LINES) -> str:
     except OSError:
         return f"(no log at {log})"
     return "\n".join(text.splitlines()[-lines:])
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Holds an exclusive flock on `path` (made if missing): one start or stop of a component set at a time,
+    across processes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

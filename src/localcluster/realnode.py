@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import shutil
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,16 +88,8 @@ class RealNode:
     state: NodeState
 
 
-@contextlib.contextmanager
-def _lock(layout: NodeLayout) -> Iterator[None]:
-    path = layout.root.parent / ".realnode.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+def _lock(layout: NodeLayout) -> contextlib.AbstractContextManager[None]:
+    return process.exclusive(layout.root.parent / ".realnode.lock")
 
 
 def preflight() -> None:
