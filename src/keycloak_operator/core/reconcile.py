@@ -184,10 +184,16 @@ def decide(
     track = _canonical_track(canonical, previous, blue_green)
     cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
     problems = _problems(spec, observed, owner, admin_secret_name(owner, spec))
+    # While blue serves an image the spec no longer names (an upgrade in flight, blue kept, a failed
+    # upgrade), blue stays exactly as it was rolled out. Rendered from the new spec it would restart the
+    # pods serving every sign-in, with settings meant for green (a new cache cluster name even recreates
+    # them all at once); its discovery Service keeps selecting blue's own cache cluster.
+    blue_frozen = canonical is not None and image != spec.image
+    blue_cache = rollout.cache_cluster_of(canonical) if blue_frozen and canonical is not None else cache.name
 
     # nextVersion is recorded with this pass's status, which the shell writes before any child.
     slots = versions.begin(previous.versions, observed.version)
-    wanted = [(children.discovery_service(owner, track, cache.name), observed.discovery_service)]
+    wanted = [(children.discovery_service(owner, track, blue_cache), observed.discovery_service)]
     if not in_flight:  # while an upgrade runs, the machine alone moves traffic
         public_track = bg.serving_track(blue_green, track)
         wanted.append((children.public_service(owner, public_track, spec), observed.public_service))
@@ -202,7 +208,7 @@ def decide(
     removals = [existing] if budget is None and existing is not None and _owned(existing, owner) else []
     if rejected_child(previous, generation) is not None:
         writes, removals = [], []
-    may_render = canonical is not None or not (in_flight or kept)
+    may_render = not blue_frozen if canonical is not None else not (in_flight or kept)
     if not problems and may_render and not (blue_green is not None and blue_green.state == bg.PROMOTING):
         # The canonical Deployment carries the version it runs: the spec's, or the last one while blue serves.
         version = observed.version if image == spec.image else previous.versions.current_version
