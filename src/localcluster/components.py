@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from localcluster import layout, nodes, pki
+from localcluster import hostnet, layout, nodes, pki
 from localcluster.layout import POD_CIDR, SERVICE_CIDR, Layout
 from localcluster.pki import Pki
 
@@ -42,15 +42,19 @@ rules:
 """
 
 
-def kube_apiserver(bin_dir: Path, pki: Pki, etcd_url: str, port: int, layout: Layout) -> list[str]:
+def kube_apiserver(
+    bin_dir: Path, pki: Pki, etcd_url: str, port: int, layout: Layout, advertise: str
+) -> list[str]:
+    """`advertise`: the machine's own address (hostnet.primary_address). Pods on the real node reach the API
+    server as pods do anywhere, through the `kubernetes` Service (10.96.0.1:443), whose endpoint is this
+    address: so the server listens on every address, not loopback only. Every request still needs a client
+    certificate or a token (RBAC); anonymous requests reach only /healthz, /readyz, /livez and /version."""
     return [
         str(bin_dir / "kube-apiserver"),
         f"--etcd-servers={etcd_url}",
-        "--bind-address=127.0.0.1",
-        "--advertise-address=127.0.0.1",
+        "--bind-address=0.0.0.0",
+        f"--advertise-address={advertise}",
         f"--secure-port={port}",
-        # Loopback may not be an Endpoints address, so the `kubernetes` Service is left without endpoints.
-        "--endpoint-reconciler-type=none",
         f"--tls-cert-file={pki.apiserver.cert}",
         f"--tls-private-key-file={pki.apiserver.key}",
         f"--client-ca-file={pki.ca.cert}",
@@ -142,4 +146,6 @@ def recipe() -> str:
     digest = hashlib.sha256()
     for module in (__file__, pki.__file__, nodes.__file__, layout.__file__):
         digest.update(Path(module).read_bytes())
+    # The `kubernetes` Service's endpoint: a machine whose address changed needs a new cluster.
+    digest.update(hostnet.primary_address().encode())
     return digest.hexdigest()

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from localcluster import build, components, http, kubeconfig, nodes, pki, process, stages, versions
+from localcluster import build, components, hostnet, http, kubeconfig, nodes, pki, process, stages, versions
 from localcluster.cluster import Cluster
 from localcluster.layout import FIRST_SERVICE_IP, Layout
 from localcluster.state import Component, State, load
@@ -87,7 +87,7 @@ def _start(bin_dir: Path, layout: Layout) -> Cluster:
         admin_ctx = http.context(files.ca.cert, files.admin)
         starter.start(
             "kube-apiserver",
-            components.kube_apiserver(bin_dir, files, etcd_url, api_port, layout),
+            components.kube_apiserver(bin_dir, files, etcd_url, api_port, layout, hostnet.primary_address()),
             _ok(f"{server}/readyz", admin_ctx),
         )
         kubeconfig.write_cert(layout.kubeconfig, server, files.ca.cert, "kcop-admin", files.admin)

@@ -1,9 +1,9 @@
 """CoreDNS as the cluster's DNS: a one-replica Deployment on the real node behind the kube-dns Service.
 
-It runs on the host network because the API server listens on loopback only (see components.kube_apiserver):
-from a pod's own network namespace neither 127.0.0.1 nor the `kubernetes` Service (which has no endpoints
-here) reaches it. On the host network CoreDNS reads the API through a kubeconfig on the node, and the
-kube-dns Service's endpoint is the node's IP. It binds only the node IP, not every address of the machine.
+It runs on the host network and reads the API through a kubeconfig on the node (its own client
+certificate), so the cluster's DNS depends on neither the pod network nor the `kubernetes` Service, which
+the pods it serves use to reach the API server. The kube-dns Service's endpoint is the node's IP. It binds
+only the node IP, not every address of the machine.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from localcluster import (
     build,
     control_plane,
     coredns,
+    hostnet,
     http,
     kubeconfig,
     node_cgroups,
@@ -98,13 +98,6 @@ def preflight() -> None:
     missing = sorted({pkg for path, pkg in HOST_TOOLS.items() if not Path(path).exists()})
     if missing:
         raise PreflightError(f"missing host packages; run: apt-get install -y {' '.join(missing)}")
-
-
-def node_ip() -> str:
-    """The address of the interface the default route leaves by (a UDP connect sends nothing)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.connect(("203.0.113.1", 9))  # TEST-NET-3: off-link, so the default route decides
-        return str(s.getsockname()[0])
 
 
 class _Starter:
@@ -183,7 +176,7 @@ def _start(cluster: Cluster, bin_dir: Path, layout: NodeLayout) -> RealNode:
         shutil.rmtree(layout.root)
     for d in (layout.root, layout.cni_conf_dir, layout.cni_ipam_dir, layout.pod_logs, layout.kubelet_root):
         d.mkdir(parents=True, exist_ok=True)
-    ip, net = node_ip(), Network.for_state_dir(cluster.state_dir)
+    ip, net = hostnet.primary_address(), Network.for_state_dir(cluster.state_dir)
     _write_identity(cluster, layout, ip)
     layout.containerd_config.write_text(containerd_toml(layout, PAUSE_IMAGE))
     (layout.cni_conf_dir / "10-kcop.conflist").write_text(cni_conflist_json(layout, net))
