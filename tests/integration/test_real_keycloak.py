@@ -1,7 +1,9 @@
 """Real Keycloak pods made by the operator on the real node: a 2-replica Keycloak on a real PostgreSQL pod
 becomes Ready through its real probes, its two pods form one JGroups view (read from Keycloak's own log),
 a realm and a confidential client replicate into it, a token is issued through its public Service, and a
-patch upgrade under each strategy fails not one of the sign-ins sent throughout.
+patch upgrade under each strategy, with the operator SIGKILLed halfway, fails not one of the sign-ins sent
+throughout. Each sign-in is traced to the pod that answered it (kube-proxy's choice, read from conntrack), and
+blue's and green's JGroups views are read from their logs all along.
 
 The images are built here (hack/build-*-image.sh, ADR 0013). The operator runs as a local process that
 resolves names through the cluster's DNS, as a pod would (OperatorProcess(cluster_dns=...)).
@@ -10,12 +12,7 @@ resolves names through the cluster's DNS, as a pod would (OperatorProcess(cluste
 from __future__ import annotations
 
 import base64
-import json
-import re
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,9 +21,9 @@ import pytest
 
 import localcluster
 from keycloak_operator.core import names
-from localcluster import app_images, realnode
-from localcluster.node_config import DNS_SERVICE_IP, LABEL_KEY, LABEL_VALUE, NODE_NAME
-from tests.integration.support import sampler, signins
+from localcluster import app_images, real_keycloak, realnode, signins
+from localcluster.node_config import DNS_SERVICE_IP, NODE_NAME
+from tests.integration.support import jgroups, sampler
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 
@@ -35,14 +32,6 @@ pytestmark = pytest.mark.integration
 KEYCLOAK_VERSION = "26.7.3"
 FROM_VERSION = "26.7.0"  # one minor line with KEYCLOAK_VERSION: Keycloak supports rolling between them
 KC = f"keycloaks.{names.GROUP}"
-ON_REAL_NODE = {
-    "nodeSelector": {LABEL_KEY: LABEL_VALUE},
-    "tolerations": [{"key": LABEL_KEY, "operator": "Exists", "effect": "NoSchedule"}],
-}
-DB_USER, DB_PASSWORD, DB_NAME = "keycloak", "a-real-password-for-a-real-db", "keycloak"
-# "ISPN000094: Received new cluster view for channel ISPN: [a|1] (2) [a, b]"
-VIEW = re.compile(r"Received new cluster view for channel (\S+): \[[^\]]*\] \((\d+)\) \[([^\]]*)\]")
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # ClusterIPs route here, no proxy
 
 
 @pytest.fixture(scope="module")
@@ -65,64 +54,8 @@ def real_operator(
     proc.stop()
 
 
-def postgres(namespace: str, image: str) -> list[dict[str, Any]]:
-    labels = {"app": "postgres"}
-    env = {"POSTGRES_USER": DB_USER, "POSTGRES_PASSWORD": DB_PASSWORD, "POSTGRES_DB": DB_NAME}
-    container = {
-        "name": "postgres",
-        "image": image,
-        "imagePullPolicy": "Never",
-        "env": [{"name": k, "value": v} for k, v in env.items()] + [{"name": "PGDATA", "value": "/data/pg"}],
-        "ports": [{"containerPort": 5432}],
-        "readinessProbe": {"exec": {"command": ["pg_isready", "-h", "127.0.0.1"]}, "periodSeconds": 2},
-        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
-    }
-    pod_spec = {"containers": [container], "volumes": [{"name": "data", "emptyDir": {}}], **ON_REAL_NODE}
-    return [
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "postgres", "namespace": namespace},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": pod_spec},
-            },
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": "postgres", "namespace": namespace},
-            "spec": {"selector": labels, "ports": [{"port": 5432, "targetPort": 5432}]},
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": "postgres-credentials", "namespace": namespace},
-            "stringData": {"username": DB_USER, "password": DB_PASSWORD},
-        },
-    ]
-
-
 def keycloak(namespace: str, image: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": names.API_VERSION,
-        "kind": names.KEYCLOAK_KIND,
-        "metadata": {"name": "sso", "namespace": namespace},
-        "spec": {
-            "image": image,
-            "replicas": 2,
-            "database": {
-                "external": {
-                    "host": f"postgres.{namespace}.svc.cluster.local",
-                    "database": DB_NAME,
-                    "credentialsSecret": {"name": "postgres-credentials"},
-                }
-            },
-            "scheduling": ON_REAL_NODE,
-            **extra,
-        },
-    }
+    return real_keycloak.keycloak("sso", namespace, image, **extra)
 
 
 def what_served(watch: sampler.Sampler, at: float) -> str:
@@ -147,7 +80,7 @@ def views(kubectl: Kubectl, namespace: str) -> dict[str, tuple[str, int, set[str
     for pod in kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso"):
         name = pod["metadata"]["name"]
         logs = kubectl.run("logs", "-n", namespace, name, check=False).stdout
-        seen = VIEW.findall(logs)
+        seen = jgroups.VIEW.findall(logs)
         if seen:
             channel, size, members = seen[-1]
             out[name] = (channel, int(size), {m.strip() for m in members.split(",")})
@@ -170,7 +103,7 @@ def running(kubectl: Kubectl, namespace: str, version: str) -> dict[str, Any] | 
 def start_keycloak(
     kubectl: Kubectl, namespace: str, images: dict[str, str], image: str, **extra: Any
 ) -> dict:
-    for obj in postgres(namespace, images["postgres"]):
+    for obj in real_keycloak.postgres(namespace, images["postgres"]):
         kubectl.apply(obj)
     kubectl.apply(keycloak(namespace, image, **extra))
     version = image.rsplit(":", 1)[1]
@@ -225,43 +158,28 @@ def base_url(kubectl: Kubectl, namespace: str) -> str:
 
 
 def token_for(url: str, form: dict[str, str]) -> dict[str, Any] | None:
-    request = urllib.request.Request(url, data=urllib.parse.urlencode(form).encode())
-    try:
-        with _OPENER.open(request, timeout=10) as r:
-            return dict(json.loads(r.read()))
-    except (urllib.error.URLError, OSError):
-        return None
+    return real_keycloak.token(url, form)
 
 
 def create_user(kubectl: Kubectl, namespace: str, username: str, password: str) -> None:
-    """A user in realm `team` through the admin API, as the bootstrap admin the operator generated (users
-    are not replicated kinds yet)."""
+    """A user in realm `team` (users are not replicated kinds yet), as the generated bootstrap admin."""
     admin = kubectl.get("secret", names.admin_secret("sso"), namespace)
     assert admin is not None
     creds = {k: base64.b64decode(v).decode() for k, v in admin["data"].items()}
-    url = base_url(kubectl, namespace)
-    issued = token_for(
-        f"{url}/realms/master/protocol/openid-connect/token",
-        {"grant_type": "password", "client_id": "admin-cli", **creds},
-    )
-    assert issued is not None
-    user = {
-        "username": username,
-        "enabled": True,
-        "email": f"{username}@example.test",
-        "emailVerified": True,
-        "firstName": "Real",
-        "lastName": "User",
-        "credentials": [{"type": "password", "value": password, "temporary": False}],
-    }
-    request = urllib.request.Request(
-        f"{url}/admin/realms/team/users",
-        data=json.dumps(user).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {issued['access_token']}", "Content-Type": "application/json"},
-    )
-    with _OPENER.open(request, timeout=20) as r:
-        assert r.status == 201
+    real_keycloak.create_user(base_url(kubectl, namespace), creds, "team", username, password)
+
+
+def upgrading(kubectl: Kubectl, namespace: str, strategy: str) -> bool:
+    """The upgrade is under way: green is being made (BlueGreen), or the new version is rolling out."""
+    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
+    if strategy == "BlueGreen":
+        return (status.get("blueGreen") or {}).get("state") == "WaitingForGreen"
+    return bool((status.get("versions") or {}).get("nextVersion"))
+
+
+def images_by_ip(watch: sampler.Sampler) -> dict[str, str]:
+    """Every pod IP the sampler saw in the namespace -> the image its pod ran."""
+    return {ip: pod.image for sample in watch.samples for ip, pod in sample.pods.items()}
 
 
 @pytest.mark.parametrize("strategy", ["Recreate", "BlueGreen"])
@@ -277,9 +195,13 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
     """A 2-replica Keycloak on a real PostgreSQL pod, both on the real node, becomes Ready through its real
     probes and forms one JGroups view; a realm and a client replicate into it and tokens are issued through
     its Service. Then 26.7.0 to 26.7.3 (one minor line: Keycloak supports rolling) under the default
-    strategy (which rolls in place) and under BlueGreen, with sign-ins sent back to back from before the
-    change until after it completed: not one may fail."""
-    policy = {"upgradePolicy": {"strategy": strategy}}
+    strategy (which rolls in place) and under BlueGreen (each colour its own cache cluster name),
+    with sign-ins sent back to back from before the change until after it completed, and the operator
+    SIGKILLed and restarted in the middle of it: not one sign-in may fail, each is answered by a Keycloak
+    pod of the version then serving, and blue's and green's JGroups views never mix."""
+    policy: dict[str, Any] = {"upgradePolicy": {"strategy": strategy}}
+    if strategy == "BlueGreen":  # each colour its own cache cluster name (26.7 honours it)
+        policy["cacheIsolation"] = {"clusterName": "sso-blue"}
     status = start_keycloak(kubectl, namespace, images, images["from"], **policy)
     pods = kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso")
     assert {p["spec"]["nodeName"] for p in pods} == {NODE_NAME}
@@ -312,19 +234,30 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
     load = signins.SignIns(login, max_seconds=900).start()
     watch = sampler.for_cluster(cluster, namespace)
     watch.interval = 0.5
-    with watch:
+    with watch, jgroups.ViewWatch(kubectl, namespace, "sso") as cache_views:
         try:
             wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
             changed_at = time.monotonic()
+            if strategy == "BlueGreen":
+                policy["cacheIsolation"] = {"clusterName": "sso-green"}
             kubectl.apply(keycloak(namespace, images["keycloak"], **policy))
+            # The operator dies mid-upgrade with no chance to clean up, and a new one takes over.
+            wait_for("the upgrade under way", lambda: upgrading(kubectl, namespace, strategy), timeout=120)
+            real_operator.kill()
+            real_operator.start("--all-namespaces")
             wait_for(
-                f"{KEYCLOAK_VERSION} rolled out ({strategy})",
+                f"{KEYCLOAK_VERSION} rolled out ({strategy}) after the operator's SIGKILL",
                 lambda: running(kubectl, namespace, KEYCLOAK_VERSION),
                 timeout=600,
                 interval=1,
             )
-            after = load.count()
-            wait_for("sign-ins after the change", lambda: load.count() >= after + 20, timeout=60)
+            done_at = time.monotonic()
+            settled = done_at + 10  # kube-proxy and the endpoints have dropped the old pods by then
+            wait_for(
+                "sign-ins after the change",
+                lambda: sum(a.at > settled for a in list(load.attempts)) >= 20,
+                timeout=90,
+            )
         finally:
             attempts = load.stop()
     failed = [a for a in attempts if not a.ok]
@@ -339,3 +272,21 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
     assert {
         p["spec"]["containers"][0]["image"] for p in pods if not p["metadata"].get("deletionTimestamp")
     } == {images["keycloak"]}
+
+    # Every sign-in was answered by a Keycloak pod: the old version's before the change, the new one's
+    # once it had completed.
+    by_ip = images_by_ip(watch)
+    unanswered = [a for a in attempts if a.served_by not in by_ip]
+    assert not unanswered, f"{len(unanswered)} sign-ins not traced to a pod, first: {unanswered[:3]}"
+    before = {by_ip[a.served_by] for a in attempts if a.at < changed_at}
+    after = {by_ip[a.served_by] for a in attempts if a.at > settled}
+    assert before == {images["from"]} and after == {images["keycloak"]}, (before, after)
+    assert len({a.served_by for a in attempts if a.at > settled}) == 2  # both replicas serve
+
+    # Blue's and green's caches never met: no view mixed pods of two cache clusters (BlueGreen gives them
+    # different names; the default strategy keeps one cluster, which old and new share by design).
+    clusters = set(cache_views.cache_cluster_of.values())
+    if strategy == "BlueGreen":
+        assert clusters == {"sso-blue", "sso-green"}, clusters
+        assert cache_views.largest("sso-blue") == 2 and cache_views.largest("sso-green") == 2
+    assert not cache_views.crossings(), "\n".join(cache_views.crossings())

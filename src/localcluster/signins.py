@@ -4,23 +4,26 @@ It alternates client-credentials tokens for a confidential client and password-g
 back to back, from one thread, until stopped, until `max_requests`, or until `max_seconds`, whichever comes
 first. It only talks to loopback or the cluster's own Service and pod ranges, so a typo cannot aim it at
 anything else. A sign-in fails when the answer is not 200 with an access token, or when there is no answer.
+Each request opens its own connection, so each is balanced by kube-proxy on its own; when the URL is a
+ClusterIP, every attempt records the address of the pod that answered it (localcluster/routes.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import http.client
 import ipaddress
 import json
+import socket
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 
 from localcluster.layout import POD_CIDR, SERVICE_CIDR
 from localcluster.node_config import REAL_POD_RANGE
+from localcluster.routes import Routes
 
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # cluster addresses: never a proxy
 ALLOWED = [ipaddress.ip_network(n) for n in ("127.0.0.0/8", SERVICE_CIDR, POD_CIDR, REAL_POD_RANGE)]
 
 
@@ -34,6 +37,8 @@ class Attempt:
     grant: str
     status: int  # 0: no HTTP answer
     error: str = ""
+    local_port: int = 0  # the connection's, to find who answered it
+    served_by: str = ""  # the pod IP that answered ("" unknown; the ClusterIP: no pod, kube-proxy refused)
 
     @property
     def ok(self) -> bool:
@@ -58,20 +63,29 @@ class SignIns:
     attempts: list[Attempt] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        host = urllib.parse.urlsplit(self.login.token_url).hostname or ""
-        if not any(ipaddress.ip_address(host) in net for net in ALLOWED):
-            raise ValueError(f"{host} is not a loopback or cluster address: the load stays inside")
+        url = urllib.parse.urlsplit(self.login.token_url)
+        host = url.hostname or ""
+        if url.scheme != "http" or not any(ipaddress.ip_address(host) in net for net in ALLOWED):
+            raise ValueError(f"{url.scheme}://{host} is not http to a loopback or cluster address")
+        self._host, self._port, self._path = host, url.port or 80, url.path
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sign-ins", daemon=True)
+        self._routes = Routes(host, self._port)
 
     def start(self) -> SignIns:
+        self._routes.start()
         self._thread.start()
         return self
 
     def stop(self) -> list[Attempt]:
+        """Every attempt, each with the pod that answered it."""
         self._stop.set()
         self._thread.join(timeout=self.timeout + 5)
-        return list(self.attempts)
+        self._routes.stop()
+        return [
+            dataclasses.replace(a, served_by=self._routes.served_by(a.local_port, a.at))
+            for a in list(self.attempts)
+        ]
 
     def failures(self) -> list[Attempt]:
         return [a for a in list(self.attempts) if not a.ok]
@@ -96,16 +110,28 @@ class SignIns:
         }
         if grant == "password":
             form |= {"username": self.login.username, "password": self.login.password}
-        request = urllib.request.Request(self.login.token_url, data=urllib.parse.urlencode(form).encode())
-        started = time.monotonic()
+        body = urllib.parse.urlencode(form)
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        started, port = time.monotonic(), 0
+        connection = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
         try:
-            with _OPENER.open(request, timeout=self.timeout) as r:
-                body = json.loads(r.read())
-                error = "" if body.get("access_token") else "no access_token"
-                return Attempt(started, time.monotonic() - started, grant, int(r.status), error)
-        except urllib.error.HTTPError as e:
-            return Attempt(
-                started, time.monotonic() - started, grant, e.code, e.read()[:200].decode(errors="replace")
-            )
-        except (OSError, ValueError) as e:
-            return Attempt(started, time.monotonic() - started, grant, 0, repr(e)[:200])
+            # The local port is chosen before connecting, so even a refused connection can be traced.
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            connection.sock = sock
+            sock.settimeout(self.timeout)
+            sock.bind(("", 0))
+            port = int(sock.getsockname()[1])
+            sock.connect((self._host, self._port))
+            connection.request("POST", self._path, body, headers)
+            response = connection.getresponse()
+            text = response.read()
+            elapsed = time.monotonic() - started
+            if response.status != 200:
+                error = text[:200].decode(errors="replace") or response.reason
+                return Attempt(started, elapsed, grant, response.status, error, port)
+            error = "" if json.loads(text).get("access_token") else "no access_token"
+            return Attempt(started, elapsed, grant, response.status, error, port)
+        except (OSError, ValueError, http.client.HTTPException) as e:
+            return Attempt(started, time.monotonic() - started, grant, 0, repr(e)[:200], port)
+        finally:
+            connection.close()

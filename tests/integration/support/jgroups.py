@@ -1,0 +1,97 @@
+"""The JGroups cluster views real Keycloak pods log, collected while pods come and go.
+
+Keycloak logs every view its node joins ("ISPN000094: Received new cluster view for channel ISPN:
+[a-1|3] (2) [a-1, b-2]"), members named after the pods' hostnames. A pod's log is gone once the pod is, so
+a thread reads every live pod's log every few seconds and keeps each view it has seen, with the cache cluster
+the operator put the pod in (its label). Whether two cache clusters stayed apart is then a question about
+the views, answered from Keycloak's own words.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from keycloak_operator.core import names
+from tests.integration.support.kubectl import Kubectl
+
+VIEW = re.compile(r"Received new cluster view for channel (\S+): \[[^\]]*\] \((\d+)\) \[([^\]]*)\]")
+
+
+@dataclass(frozen=True)
+class View:
+    pod: str  # the pod that logged it
+    cache_cluster: str  # the operator's label on that pod
+    channel: str
+    members: tuple[str, ...]
+
+
+def views_in(log: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(channel, members) of every view a Keycloak log reports, in order."""
+    return [
+        (channel, tuple(m.strip() for m in members.split(",") if m.strip()))
+        for channel, _, members in VIEW.findall(log)
+    ]
+
+
+def pod_of(member: str, pods: set[str]) -> str | None:
+    """The pod a JGroups member name belongs to: Keycloak names its node `<hostname>-<number>`."""
+    owners = [p for p in pods if member == p or member.startswith(f"{p}-")]
+    return max(owners, key=len) if owners else None
+
+
+@dataclass
+class ViewWatch:
+    kubectl: Kubectl
+    namespace: str
+    instance: str  # the Keycloak's name
+    interval: float = 3.0
+    seen: set[View] = field(default_factory=set)
+    cache_cluster_of: dict[str, str] = field(default_factory=dict)  # every pod seen -> its cache cluster
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="jgroups-views", daemon=True)
+
+    def __enter__(self) -> ViewWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+        self.collect()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.collect()
+            self._stop.wait(self.interval)
+
+    def collect(self) -> None:
+        selector = f"{names.LABEL_INSTANCE}={self.instance}"
+        for pod in self.kubectl.list("pods", self.namespace, selector=selector):
+            name = pod["metadata"]["name"]
+            cluster = (pod["metadata"].get("labels") or {}).get(names.LABEL_CACHE_CLUSTER, "")
+            self.cache_cluster_of[name] = cluster
+            log = self.kubectl.run("logs", "-n", self.namespace, name, check=False).stdout
+            for channel, members in views_in(log):
+                self.seen.add(View(name, cluster, channel, members))
+
+    def crossings(self) -> list[str]:
+        """Every view in which a pod saw a member from another cache cluster (or one no pod accounts for)."""
+        pods = set(self.cache_cluster_of)
+        found = []
+        for view in sorted(self.seen, key=lambda v: (v.pod, v.members)):
+            for member in view.members:
+                owner = pod_of(member, pods)
+                if owner is None or self.cache_cluster_of[owner] != view.cache_cluster:
+                    theirs = self.cache_cluster_of.get(owner or "", "unknown")
+                    found.append(
+                        f"{view.pod} (cache cluster {view.cache_cluster}) saw {member} ({theirs}) in "
+                        f"{view.channel} view {list(view.members)}"
+                    )
+        return found
+
+    def largest(self, cache_cluster: str) -> int:
+        return max((len(v.members) for v in self.seen if v.cache_cluster == cache_cluster), default=0)
