@@ -1,6 +1,6 @@
-"""The images tests and the demo run on the real node (Keycloak, PostgreSQL): built here by the hack/ scripts
-(no engine, no registry: ADR 0013), cached by version, and imported into the node's containerd when it
-lacks them or holds another build. Pods use them with `imagePullPolicy: Never`.
+"""The images tests and the demo run on the real node (Keycloak, PostgreSQL, the operator itself): built here
+by the hack/ scripts (no engine, no registry: ADR 0013, ADR 0015), cached by version, and imported into the
+node's containerd when it lacks them or holds another build. Pods use them with `imagePullPolicy: Never`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ import sys
 import tarfile
 from pathlib import Path
 
+import yaml
+
 from localcluster import node_images
 from localcluster.cluster import Cluster
 from localcluster.node_config import NodeLayout
 
 HACK = Path(__file__).resolve().parents[2] / "hack"
+CHART = HACK.parent / "deploy" / "helm" / "keycloak-operator"
 POSTGRES_IMAGE = "docker.io/library/postgres:15"
 BUILD_TIMEOUT = 900  # a cold Debian root filesystem and a Keycloak download on a slow mirror
 
@@ -27,6 +30,15 @@ class ImageBuildError(RuntimeError):
 
 def keycloak_image(version: str) -> str:
     return f"quay.io/keycloak/keycloak:{version}"
+
+
+def operator_image_ref() -> str:
+    """The chart's default operator image: values.yaml's image.repository at its tag, else the chart's
+    appVersion. The chart installed with its defaults then runs the image built here (once it is on the node,
+    `IfNotPresent` never pulls)."""
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    return f"{values['image']['repository']}:{values['image']['tag'] or chart['appVersion']}"
 
 
 def _build(script: str, *args: str) -> Path:
@@ -73,3 +85,10 @@ def keycloak(cluster: Cluster, version: str) -> str:
 def postgres(cluster: Cluster) -> str:
     """A PostgreSQL 15 image from Debian's package on the real node (POSTGRES_USER/PASSWORD/DB, PGDATA)."""
     return ensure_on_node(cluster, _build("build-postgres-image.sh"), POSTGRES_IMAGE)
+
+
+def operator(cluster: Cluster) -> str:
+    """The operator's own image, from this checkout's source (hack/build-operator-image.sh: the Dockerfile's
+    recipe without an engine), on the real node; rebuilt when the source or uv.lock changes."""
+    ref = operator_image_ref()
+    return ensure_on_node(cluster, _build("build-operator-image.sh", ref), ref)

@@ -1,14 +1,14 @@
 """The Helm chart on the real control plane, and least privilege proven rather than asserted.
 
-helm is built from its Go module (cached, like the control plane). The chart is installed for real; its
-Deployment's pods are simulated by kwok, so the operator runs as a local process with exactly the arguments
-the chart renders, authenticated with a token of the chart's ServiceAccount: every request it makes is
-authorized by the API server against the chart's RBAC.
+helm is built from its Go module (cached, like the control plane). The chart is installed for real, with the
+operator's own image built here (hack/build-operator-image.sh, the Dockerfile's recipe without an engine): its
+Deployment's pod runs on the real node under the chart's ServiceAccount, reaching the API server through the
+`kubernetes` Service as in any cluster, so every request it makes is authorized against the chart's RBAC.
+The Keycloaks it manages here are kwok's simulated pods (the operator only talks to the API server for them).
 """
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -21,11 +21,11 @@ import yaml
 import localcluster
 from keycloak_operator.core import names
 from keycloak_operator.models import rbac
-from localcluster import stages
-from localcluster.helm import ensure_helm
+from localcluster import app_images, realnode, stages
+from localcluster.helm import ensure_helm, operator_on_real_node
+from localcluster.node_config import NODE_NAME
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.test_blue_green import (
     CNPG,
     IMAGE,
@@ -39,12 +39,6 @@ pytestmark = pytest.mark.integration
 
 CHART = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "keycloak-operator"
 KC = f"{names.KEYCLOAK_PLURAL}.{names.GROUP}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -114,13 +108,15 @@ def test_chart_lints_and_renders_least_privilege_rbac(helm: Path, cluster: local
 
 
 class Installed:
-    """A release of the chart, and the operator run with its arguments under its ServiceAccount's token."""
+    """A release of the chart, its operator running as the chart's pod on the real node."""
 
-    def __init__(self, helm: Path, cluster: localcluster.Cluster, log_dir: Path, *sets: str) -> None:
-        self.helm, self.cluster = helm, cluster
+    def __init__(
+        self, helm: Path, cluster: localcluster.Cluster, kubectl: Kubectl, image: str, *sets: str
+    ) -> None:
+        self.helm, self.cluster, self.kubectl = helm, cluster, kubectl
         self.release = f"kcop-{uuid.uuid4().hex[:6]}"
         self.namespace = f"{self.release}-system"
-        values = [f"metrics.port={free_port()}", f"healthPort={free_port()}", *sets]
+        values = ["resyncSeconds=5", *sets]
         run_helm(
             helm,
             cluster,
@@ -130,25 +126,57 @@ class Installed:
             "--namespace",
             self.namespace,
             "--create-namespace",
+            *operator_on_real_node(image),
             *[f"--set={v}" for v in values],
         )
-        manifest = run_helm(helm, cluster, "get", "manifest", self.release, "--namespace", self.namespace)
-        deployment = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "Deployment")
-        container = deployment["spec"]["template"]["spec"]["containers"][0]
-        self.args = [a for a in container["args"] if a != "run"]
-        env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
-        token = localcluster.service_account_kubeconfig(cluster, self.namespace, self.release)
-        self.operator = OperatorProcess(token, log_dir, extra_env=env)
 
-    def uninstall(self, kubectl: Kubectl) -> None:
-        self.operator.stop()
+    def pod(self) -> dict[str, Any] | None:
+        selector = f"app.kubernetes.io/instance={self.release}"
+        pods = self.kubectl.list("pods", self.namespace, selector=selector)
+        live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        return live[0] if len(live) == 1 else None
+
+    def wait_ready(self) -> dict[str, Any]:
+        def ready() -> dict[str, Any] | None:
+            pod = self.pod()
+            conditions = ((pod or {}).get("status") or {}).get("conditions") or []
+            ok = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+            return pod if ok else None
+
+        try:
+            return wait_for("the operator's pod Ready on the real node", ready, timeout=120, interval=1)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n{self.describe()}") from None
+
+    def describe(self) -> str:
+        pod = self.pod()
+        if pod is None:
+            return self.kubectl.run("get", "pods,events", "-n", self.namespace, check=False).stdout
+        return self.kubectl.run("describe", "pod", "-n", self.namespace, pod["metadata"]["name"]).stdout
+
+    def restarts(self) -> int:
+        pod = self.pod() or {}
+        return sum(c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+
+    def log_text(self) -> str:
+        pod = self.pod()
+        assert pod is not None, self.describe()
+        name = pod["metadata"]["name"]
+        return self.kubectl.run("logs", "-n", self.namespace, name, check=False).stdout
+
+    def uninstall(self) -> None:
         run_helm(self.helm, self.cluster, "uninstall", self.release, "--namespace", self.namespace)
-        kubectl.run("delete", "namespace", self.namespace, "--wait=false", check=False)
+        self.kubectl.run("delete", "namespace", self.namespace, "--wait=false", check=False)
 
     def refusals(self) -> list[str]:
         """What RBAC refused the operator. Other 403s are not about its permissions: a namespace an earlier
         test is still deleting refuses new content to anyone (and the operator lets that be)."""
-        return [line for line in self.operator.log_text().splitlines() if "is forbidden: User" in line]
+        return [line for line in self.log_text().splitlines() if "is forbidden: User" in line]
+
+
+@pytest.fixture(scope="module")
+def operator_image(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> str:
+    return app_images.operator(cluster)
 
 
 @pytest.fixture
@@ -156,19 +184,22 @@ def installed(
     helm: Path,
     cluster: localcluster.Cluster,
     kubectl: Kubectl,
+    operator_image: str,
     session_operator_stopped: None,
-    tmp_path: Path,
 ) -> Iterator[Installed]:
-    release = Installed(helm, cluster, tmp_path)
+    release = Installed(helm, cluster, kubectl, operator_image)
     yield release
-    release.uninstall(kubectl)
+    release.uninstall()
 
 
 def test_operator_with_the_charts_service_account_creates_upgrades_and_deletes(
     cluster: localcluster.Cluster, kubectl: Kubectl, installed: Installed, backup_crds: None, namespace: str
 ) -> None:
     assert kubectl.get("deployment", installed.release, installed.namespace) is not None
-    installed.operator.start(*installed.args)
+    pod = installed.wait_ready()
+    assert pod["spec"]["nodeName"] == NODE_NAME
+    assert pod["spec"]["serviceAccountName"] == installed.release
+    assert pod["status"]["containerStatuses"][0]["containerID"].startswith("containerd://")
     old, new = f"{IMAGE}:26.1.0", f"{IMAGE}:27.0.0"
     stages.apply_ready_delay(cluster.kubeconfig, new, 2)
     kubectl.apply(manifests.db_secret(namespace))
@@ -200,7 +231,7 @@ def test_operator_with_the_charts_service_account_creates_upgrades_and_deletes(
     finally:
         backups.stop.set()
         stages.remove(cluster.kubeconfig, new)
-    assert installed.operator.alive()
+    assert installed.restarts() == 0, installed.describe()
     assert not installed.refusals(), installed.refusals()
 
 
@@ -209,21 +240,21 @@ def restricted(
     helm: Path,
     cluster: localcluster.Cluster,
     kubectl: Kubectl,
+    operator_image: str,
     session_operator_stopped: None,
     namespace_factory,
-    tmp_path: Path,
 ) -> Iterator[tuple[Installed, str, str]]:
     watched, other = namespace_factory("watched"), namespace_factory("other")
-    release = Installed(helm, cluster, tmp_path, f"watchNamespaces={{{watched}}}")
+    release = Installed(helm, cluster, kubectl, operator_image, f"watchNamespaces={{{watched}}}")
     yield release, watched, other
-    release.uninstall(kubectl)
+    release.uninstall()
 
 
 def test_restricted_to_a_namespace_it_is_refused_elsewhere_and_acts_nowhere_else(
     cluster: localcluster.Cluster, kubectl: Kubectl, restricted: tuple[Installed, str, str]
 ) -> None:
     installed, watched, other = restricted
-    installed.operator.start(*installed.args)
+    installed.wait_ready()
     for ns in (watched, other):
         kubectl.apply(manifests.db_secret(ns))
         kubectl.apply(manifests.keycloak("kc", ns))
@@ -245,4 +276,5 @@ def test_restricted_to_a_namespace_it_is_refused_elsewhere_and_acts_nowhere_else
         )
     refused = as_operator.run("create", "deployment", "probe", "--image=busybox", "-n", other, check=False)
     assert refused.returncode != 0 and "forbidden" in refused.stderr.lower()
+    assert installed.restarts() == 0, installed.describe()
     assert not installed.refusals(), installed.refusals()
