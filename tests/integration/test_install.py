@@ -117,18 +117,25 @@ class Installed:
         self.release = f"kcop-{uuid.uuid4().hex[:6]}"
         self.namespace = f"{self.release}-system"
         values = ["resyncSeconds=5", *sets]
-        run_helm(
-            helm,
-            cluster,
-            "install",
-            self.release,
-            str(CHART),
-            "--namespace",
-            self.namespace,
-            "--create-namespace",
-            *operator_on_real_node(image),
-            *[f"--set={v}" for v in values],
-        )
+        try:
+            run_helm(
+                helm,
+                cluster,
+                "install",
+                self.release,
+                str(CHART),
+                "--namespace",
+                self.namespace,
+                "--create-namespace",
+                *operator_on_real_node(image),
+                *[f"--set={v}" for v in values],
+            )
+        except BaseException:  # no fixture teardown runs for a release that never came to be
+            uninstall = [str(helm), "uninstall", self.release, "--namespace", self.namespace]
+            uninstall += ["--kubeconfig", str(cluster.kubeconfig)]
+            subprocess.run(uninstall, capture_output=True, timeout=120, check=False)
+            kubectl.run("delete", "namespace", self.namespace, "--wait=false", check=False)
+            raise
 
     def pod(self) -> dict[str, Any] | None:
         selector = f"app.kubernetes.io/instance={self.release}"
