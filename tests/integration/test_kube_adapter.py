@@ -10,7 +10,7 @@ import pytest
 from kubernetes_asyncio import client, config
 
 import localcluster
-from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube
+from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube, Resource
 from tests.integration.support.audit import operator_reads
 from tests.integration.support.kubectl import Kubectl, wait_for
 
@@ -100,3 +100,11 @@ async def test_a_name_that_got_past_validation_still_addresses_nothing_else(
     reads = [r for r in operator_reads(cluster, team_b) if r.name == "victim"]
     assert reads == []
     assert [r.name for r in operator_reads(cluster, team_a)] != []  # the log does see this adapter's GETs
+
+
+async def test_a_kind_the_server_does_not_serve_reads_as_absent(kube: Kube, namespace: str) -> None:
+    """A CRD not installed: the API server answers 404 with a plain-text page, not a Status object. The
+    adapter reads that as "no such object" (failing on the body instead would stall whatever reads an
+    optional kind, a ServiceMonitor where no Prometheus Operator runs, say)."""
+    unserved = Resource("never-installed.kcop.dev", "v1", "things")
+    assert await kube.get(unserved, namespace, "anything") is None

@@ -165,7 +165,14 @@ class Kube:
             _request_timeout=REQUEST_TIMEOUT_S,
         )
         raw = await response.read()
-        body = json.loads(raw) if raw else None
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            # Not JSON: the API server's plain "404 page not found" for a kind it does not serve (a CRD
+            # not installed), or a proxy's error page. Only an error may be that.
+            if response.status < 400:
+                raise
+            body = {"message": raw[:200].decode(errors="replace").strip()}
         if response.status >= 400:
             message = body.get("message", "") if isinstance(body, dict) else ""
             details = (body.get("details") or {}) if isinstance(body, dict) else {}
