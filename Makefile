@@ -8,7 +8,7 @@ export UV_PROJECT_ENVIRONMENT := $(CURDIR)/.venv
 RUN := $(UV) run --frozen
 PYTEST_ARGS ?=
 
-.PHONY: setup host-packages cluster cluster-down crds lint typecheck unit integration test demo bench clean
+.PHONY: setup host-packages cluster cluster-down crds lint typecheck unit integration test demo bench bench-real clean
 
 # What the local cluster's real node and its images need from Debian: containerd and runc run the pods, the
 # CNI plugins give them their own network namespace and IP, iptables and conntrack serve kube-proxy, and
@@ -62,6 +62,12 @@ demo: setup host-packages
 # bench/results/report.md, results.json and PNG plots. Not part of `make test` (a smoke run of it is).
 bench: setup
 	$(RUN) python bench/bench_scale.py
+
+# Real-pod upgrades on the real node (about 12 minutes): a real 2-replica Keycloak upgraded under sign-in load
+# with each strategy, and its Ready time with and without a `kc.sh build`-optimised image; writes
+# bench/results/real_upgrade.json. Other real pods share the same two cores: best run with none.
+bench-real: setup host-packages
+	$(RUN) python bench/bench_real_upgrade.py
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache

@@ -4,7 +4,10 @@
 # Maven Central (fetch-keycloak.sh), laid out as the official image lays it out, so the operator's Deployment
 # runs it unchanged. src/localcluster/oci.py writes the layers and the archive.
 #
-# Usage: build-keycloak-image.sh VERSION [REF]        REF defaults to quay.io/keycloak/keycloak:VERSION
+# Usage: build-keycloak-image.sh VERSION [REF] [--optimized]
+#   REF defaults to quay.io/keycloak/keycloak:VERSION, with --optimized to ...:VERSION-optimized.
+#   --optimized: the same image with `kc.sh build` run in it (see optimize_keycloak below); start its pods with
+#   `start --optimized`.
 # The archive's path is the last line printed. Import it with: ctr -n k8s.io images import PATH
 #
 # Cached under ${KCOP_CACHE_DIR:-~/.cache/keycloak-operator}/images: the root filesystem layer once for every
@@ -12,8 +15,21 @@
 # returns at once; editing the recipe below (the mmdebstrap arguments, stage_keycloak or the config) makes the
 # parts it changes again. Needs root (mmdebstrap writes files owned by many users), mmdebstrap and the project's Python.
 set -euo pipefail
-version=${1:?usage: build-keycloak-image.sh VERSION [REF]}
-ref=${2:-quay.io/keycloak/keycloak:$version}
+optimized=0
+positional=()
+for arg in "$@"; do
+  case $arg in
+    --optimized) optimized=1 ;;
+    -*) echo "unknown option $arg; usage: build-keycloak-image.sh VERSION [REF] [--optimized]" >&2; exit 2 ;;
+    *) positional+=("$arg") ;;
+  esac
+done
+version=${positional[0]:?usage: build-keycloak-image.sh VERSION [REF] [--optimized]}
+if [ "$optimized" = 1 ]; then
+  ref=${positional[1]:-quay.io/keycloak/keycloak:$version-optimized}
+else
+  ref=${positional[1]:-quay.io/keycloak/keycloak:$version}
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 images=${KCOP_CACHE_DIR:-$HOME/.cache/keycloak-operator}/images
 mirror=${KCOP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -53,6 +69,36 @@ stage_keycloak() {
   chmod -R g+rwX "$stage/opt/keycloak"
 }
 
+# --optimized: what upstream's "optimized container image" guide does in a builder stage (`RUN kc.sh build`
+# with the build-time options, then `COPY --from=builder /opt/keycloak/`), with the image's own root filesystem
+# and JRE, entered with chroot. The options are the operator's: every KC_ variable with a literal value in the
+# pod of a Deployment it renders (localcluster.app_images.operator_keycloak_env: KC_DB=postgres,
+# KC_HEALTH_ENABLED, KC_METRICS_ENABLED, KC_FEATURES when set, the cache settings...). Keycloak persists the
+# build-time ones and ignores the rest, so `start --optimized` with the same pod environment neither re-augments
+# nor warns. /dev and /proc are the host's, mounted in a private mount namespace that ends with the build.
+optimize_keycloak() {
+  local root=$1
+  shift
+  # shellcheck disable=SC2016  # the inner shell expands its own arguments
+  unshare --mount --propagation private -- sh -euc '
+    root=$1; shift
+    mount --rbind /dev "$root/dev"
+    mount -t proc proc "$root/proc"
+    exec chroot --userspec=1000:0 "$root" /usr/bin/env -i HOME=/opt/keycloak \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=en_US.UTF-8 \
+      KC_RUN_IN_CONTAINER=true "$@" /opt/keycloak/bin/kc.sh build
+  ' sh "$root" "$@"
+}
+# Then the builder's /opt/keycloak is the image's, with the owners and modes stage_keycloak gives it.
+stage_optimized() {
+  local root=$1 stage=$2
+  rm -rf "$root/opt/keycloak/data/tmp"
+  mkdir -p "$stage/opt"
+  mv "$root/opt/keycloak" "$stage/opt/keycloak"
+  chown -R 1000:0 "$stage/opt/keycloak"
+  chmod -R g+rwX "$stage/opt/keycloak"
+}
+
 # The runtime config, as the official image sets it (ENV, USER, EXPOSE, ENTRYPOINT). WorkingDir is our
 # addition: the official image leaves it at /, and kc.sh finds its home from its own path either way.
 config=$(cat <<EOF
@@ -88,8 +134,23 @@ base_key=$(printf '%s\n' "$suite" "${base_recipe[@]}" | key)
 layer_key=$(declare -f stage_keycloak | key)
 base_layer=$images/base/keycloak-$suite-$base_key.tar
 kc_layer=$images/keycloak/$version/opt-keycloak-$layer_key.tar
+top_layer=$kc_layer
+if [ "$optimized" = 1 ]; then
+  # The operator's pod environment, rendered by its own code (needs the project's dependencies).
+  env_text=$(PYTHONPATH=$here/../src "$python" -c 'import sys
+from localcluster.app_images import operator_keycloak_env
+print("\n".join(operator_keycloak_env(sys.argv[1])))' "$version")
+  [ -n "$env_text" ] || { echo "the operator's rendered Deployment gave no KC_ variables" >&2; exit 1; }
+  mapfile -t build_env <<<"$env_text"
+  opt_key=$({ printf '%s\n' "$layer_key" "${build_env[@]}"; declare -f optimize_keycloak stage_optimized; } | key)
+  top_layer=$images/keycloak/$version/optimized-keycloak-$opt_key.tar
+  config=${config/Assembled by/Optimised by kc.sh build; assembled by}
+fi
 archive=$images/$(printf '%s' "$ref" | tr '/:@' '___').tar
 archive_key=$(printf '%s\n' "$base_key" "$layer_key" "$ref" "$config" | key)
+if [ "$optimized" = 1 ]; then
+  archive_key=$(printf '%s\n' "$archive_key" "$opt_key" | key)
+fi
 
 if [ -f "$archive" ] && [ "$(cat "$archive.key" 2>/dev/null)" = "$archive_key" ]; then
   echo "$archive"
@@ -101,7 +162,9 @@ mkdir -p "$images/base" "$images/keycloak/$version"
 exec 9>"$images/.lock"
 flock 9
 work=$(mktemp -d "$images/.work.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# --one-file-system: nothing is mounted under $work outside the build's own mount namespace, but if it ever
+# were, this must not descend into it.
+trap 'rm -rf --one-file-system "$work"' EXIT
 
 if [ ! -f "$base_layer" ]; then
   [ "$(id -u)" = 0 ] || { echo "the root filesystem is built with mmdebstrap as root; run as root" >&2; exit 1; }
@@ -134,9 +197,33 @@ if [ ! -f "$kc_layer" ]; then
   elapsed "/opt/keycloak layer" "$t"
 fi
 
+if [ "$optimized" = 1 ] && [ ! -f "$top_layer" ]; then
+  [ "$(id -u)" = 0 ] || { echo "--optimized unpacks the image and enters it with chroot; run as root" >&2; exit 1; }
+  t=$SECONDS
+  mkdir "$work/rootfs"
+  tar -xf "$base_layer" -C "$work/rootfs" --numeric-owner
+  tar -xf "$kc_layer" -C "$work/rootfs" --numeric-owner
+  echo "kc.sh build in the image with the operator's options: ${build_env[*]}" >&2
+  if ! optimize_keycloak "$work/rootfs" "${build_env[@]}" >"$work/build.log" 2>&1; then
+    tail -n 30 "$work/build.log" >&2
+    echo "kc.sh build failed (log above)" >&2
+    exit 1
+  fi
+  stage_optimized "$work/rootfs" "$work/stage"
+  # What Keycloak kept (its build-time options), read back from the augmentation it wrote.
+  "$python" -c 'import sys, zipfile
+props = zipfile.ZipFile(sys.argv[1]).read("META-INF/keycloak-persisted.properties").decode()
+print("  persisted:", ", ".join(p for p in props.splitlines() if p.startswith("kc.")))' \
+    "$work/stage/opt/keycloak/lib/quarkus/generated-bytecode.jar" >&2
+  py layer "$work/stage" "$top_layer"
+  find "$images/keycloak/$version" -name 'optimized-keycloak-*.tar' ! -path "$top_layer" -delete
+  rm -rf --one-file-system "$work/rootfs" "$work/stage"
+  elapsed "optimised /opt/keycloak layer" "$t"
+fi
+
 t=$SECONDS
 printf '%s\n' "$config" > "$work/config.json"
-py image "$archive" "$ref" "$work/config.json" "$base_layer" "$kc_layer" >&2
+py image "$archive" "$ref" "$work/config.json" "$base_layer" "$top_layer" >&2
 echo "$archive_key" > "$archive.key"
 elapsed "$ref" "$t"
 echo "$archive"
