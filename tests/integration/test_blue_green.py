@@ -78,8 +78,23 @@ class BackupController(threading.Thread):
 def assert_zero_downtime(sampler: Sampler, name: str) -> None:
     assert len(sampler.samples) > 10 and sampler.max_gap() < 0.5, (len(sampler.samples), sampler.last_error)
     public = names.public_service(name)
-    gaps = [s.at for s in sampler.samples if not s.ready_addresses.get(public)]
-    assert not gaps, f"{len(gaps)} of {len(sampler.samples)} samples had no ready endpoint behind {public}"
+    gaps = [s for s in sampler.samples if not s.ready_addresses.get(public)]
+    assert not gaps, (
+        f"{len(gaps)} of {len(sampler.samples)} samples had no ready endpoint behind {public}; "
+        f"the first: {describe_endpoints(gaps[0], public)}"
+    )
+
+
+def describe_endpoints(sample: Sample, service: str) -> str:
+    """What a sample saw behind a Service: each endpoint with its pod's readiness and track, so a failure
+    says whether the slices lagged the pods or the pods themselves were not Ready."""
+    listed = sorted(sample.all_addresses.get(service, frozenset()))
+    rows = []
+    for ip in listed:
+        pod = sample.pods.get(ip)
+        who = f"{pod.name} ready={pod.ready} track={pod.labels.get(names.LABEL_TRACK)}" if pod else "no pod"
+        rows.append(f"{ip} ({who}, listed ready={ip in sample.ready_addresses.get(service, frozenset())})")
+    return f"at {sample.at:.2f}: " + ("; ".join(rows) or "no endpoint listed")
 
 
 def assert_no_cache_mixing(samples: list[Sample], name: str) -> None:

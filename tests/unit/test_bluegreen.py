@@ -54,6 +54,7 @@ def world(**kw: Any) -> bg.Observed:
         "replicas": 3,
         "blue": dep(BLUE, "a"),
         "public_selector_track": "a",
+        "green_serving_endpoints": 3,  # the EndpointSlice controller caught up, unless a test says not
     }
     return bg.Observed(**{**base, **kw})
 
@@ -258,6 +259,20 @@ def test_green_not_fully_ready_does_not_cut_over(not_ready: dict[str, Any]) -> N
     assert state_of(step(status(bg.WAITING_FOR_GREEN), world(green=not_ready))) == bg.WAITING_FOR_GREEN
 
 
+@pytest.mark.parametrize("serving", [None, 0, 2])
+def test_ready_green_waits_for_its_endpoint_slices_to_list_every_pod_serving(serving: int | None) -> None:
+    s = status(bg.WAITING_FOR_GREEN)
+    result = step(s, world(green=green(), green_serving_endpoints=serving))
+    stayed(result, s, [])
+    assert result.requeue_after == 0.5  # no event comes from the slices: polled, briefly
+
+
+def test_ready_green_lagging_slices_at_the_deadline_rolls_back() -> None:
+    later = NOW + timedelta(minutes=1)
+    result = step(status(bg.WAITING_FOR_GREEN), world(green=green(), green_serving_endpoints=1), later)
+    moved_to(result, bg.ROLLING_BACK, later)
+
+
 def test_green_scaled_during_the_upgrade_is_applied_again() -> None:
     s = status(bg.WAITING_FOR_GREEN)
     stayed(step(s, world(green=green(replicas=2), replicas=3)), s, [bg.ApplyGreen(GREEN, "b")])
@@ -293,6 +308,32 @@ def test_cutover_waits_again_if_green_lost_readiness_before_the_switch() -> None
     moved_to(result, bg.WAITING_FOR_GREEN)
     assert result.actions == []
     assert result.status is not None and result.status.deadline == "2026-01-01T12:01:00Z"  # not extended
+
+
+def test_cutover_waits_again_if_green_is_no_longer_all_serving_before_the_switch() -> None:
+    result = step(status(bg.CUTTING_OVER), world(green=green(), green_serving_endpoints=2))
+    moved_to(result, bg.WAITING_FOR_GREEN)
+    assert result.actions == []
+
+
+def test_serving_pods_counts_distinct_pods_serving_and_not_terminating() -> None:
+    def endpoint(pod: str, **conditions: bool) -> dict[str, Any]:
+        return {"addresses": [f"10.0.0.{len(pod)}"], "conditions": conditions, "targetRef": {"name": pod}}
+
+    slices = [
+        {"endpoints": [endpoint("a", ready=True, serving=True), endpoint("b", ready=True, serving=False)]},
+        {"endpoints": [endpoint("a", ready=True, serving=True)]},  # the same pod in a second slice
+        {
+            "endpoints": [
+                endpoint("ccc", ready=True, serving=True, terminating=True),
+                endpoint("dd", ready=True),
+            ]
+        },
+        {"endpoints": None},
+        {},
+    ]
+    assert bg.serving_pods(slices) == 1
+    assert bg.serving_pods([]) == 0
 
 
 def test_switched_then_drains() -> None:
@@ -614,6 +655,8 @@ class Sim:
     green_images: set[str] = field(default_factory=set)
     green_uids: set[str] = field(default_factory=set)
     green_never_ready: bool = False
+    # Green pods the EndpointSlice controller lists as serving: it catches up one tick after the Deployment.
+    green_slices: int = 0
     uids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def observed(self, spec_image: str, stored: BlueGreenStatus | None, **kw: Any) -> bg.Observed:
@@ -626,6 +669,7 @@ class Sim:
             public_selector_track=self.selector,
             backup_phase=phase,
             green_discovery_exists=self.green_discovery,
+            green_serving_endpoints=self.green_slices,
             **kw,
         )
 
@@ -642,11 +686,12 @@ class Sim:
                 ):
                     keep = self.green["metadata"]["uid"] if self.green is not None else uid
                     self.green = dep(image, track, ready=False, uid=keep)
+                    self.green_slices = 0
                 self.green_discovery = True
                 self.green_images.add(image)
                 self.green_uids.add(self.green["metadata"]["uid"])
             case bg.DeleteGreen():
-                self.green = None
+                self.green, self.green_slices = None, 0
             case bg.SwitchTraffic(track=track):
                 self.selector = track
             case bg.DeleteBlue(uid=target):
@@ -663,6 +708,7 @@ class Sim:
                 self.green_discovery = False
 
     def progress(self) -> None:
+        self.green_slices = self.green["status"]["readyReplicas"] if self.green is not None else 0
         self.backups = dict.fromkeys(self.backups, "completed")
         if self.green is not None and not self.green_never_ready:
             self.green = dep(bg_image(self.green), track_of(self.green), uid=self.green["metadata"]["uid"])
@@ -670,8 +716,9 @@ class Sim:
             self.blue = dep(bg_image(self.blue), track_of(self.blue), uid=self.blue["metadata"]["uid"])
 
     def serving(self) -> bool:
-        """Some Ready pod is behind the public Service's selector."""
+        """Some pod is listed ready behind the public Service's selector: for green, by the lagging slices."""
         pods = [d for d in (self.blue, self.green) if d is not None and d["status"]["readyReplicas"] > 0]
+        pods = [d for d in pods if d is not self.green or self.green_slices > 0]
         tracks = {track_of(d) for d in pods} | ({self.orphans[1]} if self.orphans else set())
         return self.selector in tracks
 

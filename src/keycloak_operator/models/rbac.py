@@ -57,6 +57,12 @@ PERMISSIONS: tuple[Permission, ...] = (
         "the public and discovery Services; blue-green deletes green's discovery Service",
     ),
     Permission(
+        "discovery.k8s.io",
+        "endpointslices",
+        ("list",),
+        "blue-green switches traffic only once green's EndpointSlices list every green pod as serving",
+    ),
+    Permission(
         "policy",
         "poddisruptionbudgets",
         ("get", "create", "patch", "delete"),

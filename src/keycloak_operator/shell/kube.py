@@ -76,6 +76,7 @@ def segment(value: str) -> str:
 DEPLOYMENTS = Resource("apps", "v1", "deployments")
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions")
 SERVICES = Resource("", "v1", "services")
+ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets")
 SECRETS = Resource("", "v1", "secrets")
 EVENTS = Resource("", "v1", "events")

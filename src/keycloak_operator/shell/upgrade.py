@@ -11,9 +11,18 @@ from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.reconcile import owner_of, render_deployment
 from keycloak_operator.core.versions import version_of
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
-from keycloak_operator.shell.kube import CNPG_BACKUPS, DEPLOYMENTS, SERVICES, VOLUME_SNAPSHOTS, Kube
+from keycloak_operator.shell.kube import (
+    CNPG_BACKUPS,
+    DEPLOYMENTS,
+    ENDPOINT_SLICES,
+    SERVICES,
+    VOLUME_SNAPSHOTS,
+    Kube,
+)
 
 log = logging.getLogger(__name__)
+# Set by the EndpointSlice controller on every slice it manages for a Service.
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
 def wanted(spec: KeycloakSpec, stored: BlueGreenStatus | None) -> bool:
@@ -36,6 +45,11 @@ async def observe(
         res = CNPG_BACKUPS if tier == "cnpg" else VOLUME_SNAPSHOTS
         backup_phase = backups.phase(await kube.get(res, ns, stored.backup_name))
     selector = ((public or {}).get("spec") or {}).get("selector") or {}
+    green_serving = None
+    if stored is not None and stored.state in (bg.WAITING_FOR_GREEN, bg.CUTTING_OVER):
+        discovery = names.discovery_service(name, green=True)
+        slices = await kube.list(ENDPOINT_SLICES, ns, label_selector=f"{SERVICE_NAME_LABEL}={discovery}")
+        green_serving = bg.serving_pods(slices)
     policy = spec.upgrade_policy
     return bg.Observed(
         name=name,
@@ -52,6 +66,7 @@ async def observe(
         green=await kube.get(DEPLOYMENTS, ns, names.deployment(name, green=True)),
         public_selector_track=selector.get(names.LABEL_TRACK),
         backup_phase=backup_phase,
+        green_serving_endpoints=green_serving,
         green_discovery_exists=await kube.get(SERVICES, ns, names.discovery_service(name, green=True))
         is not None,
     )

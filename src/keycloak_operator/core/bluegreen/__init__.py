@@ -43,6 +43,7 @@ from keycloak_operator.core.bluegreen.serving import (
     green_rolled_out,
     in_flight,
     serving_image,
+    serving_pods,
     serving_track,
 )
 from keycloak_operator.core.bluegreen.steps import ACTION_RECHECK_S, HISTORY_LIMIT, POLL_S
@@ -87,6 +88,7 @@ __all__ = [
     "green_rolled_out",
     "in_flight",
     "serving_image",
+    "serving_pods",
     "serving_track",
     "step",
 ]

@@ -72,6 +72,10 @@ class Observed:
     public_selector_track: str | None = None
     backup_phase: BackupPhase | None = None  # None: no backup object of the recorded name exists
     green_discovery_exists: bool = False
+    # Green pods that green's discovery EndpointSlices list as serving (ready, not terminating): the
+    # EndpointSlice controller's own view of green, the one it will use to fill the public Service's slices
+    # after the switch. Read only while waiting for green or cutting over; None when not read.
+    green_serving_endpoints: int | None = None
 
     @property
     def backup_possible(self) -> bool:

@@ -37,6 +37,22 @@ def green_rolled_out(keycloak: str, deployment: dict[str, Any]) -> bool:
     )
 
 
+def serving_pods(slices: list[dict[str, Any]]) -> int:
+    """How many distinct pods these EndpointSlices list as serving and not terminating.
+
+    `serving`, not `ready`: discovery Services publish not-ready addresses, so their `ready` is always true;
+    `serving` is the pod's own readiness. An endpoint without the condition counts as not serving.
+    """
+    pods = set()
+    for s in slices:
+        for endpoint in s.get("endpoints") or []:
+            conditions = endpoint.get("conditions") or {}
+            if conditions.get("serving") is True and conditions.get("terminating") is not True:
+                ref = endpoint.get("targetRef") or {}
+                pods.add(ref.get("name") or tuple(endpoint.get("addresses") or ()))
+    return len(pods)
+
+
 def in_flight(status: BlueGreenStatus | None) -> bool:
     """An upgrade is under way: the machine, not the normal reconcile, decides about both Deployments."""
     return status is not None and status.state not in AT_REST

@@ -26,6 +26,8 @@ HISTORY_LIMIT = 20
 ACTION_RECHECK_S = 1.0
 # Waiting on something that may send no event we watch (backup objects, finalizers): the fallback timer.
 POLL_S = 5.0
+# Waiting for the EndpointSlice controller to list green as serving: usually well under a second.
+SLICE_POLL_S = 0.5
 
 Status = BlueGreenStatus
 Deployment = dict[str, Any]
@@ -72,3 +74,11 @@ def fully_ready(d: Deployment | None, w: Observed) -> bool:
 
 def green_ready(s: Status, w: Observed) -> bool:
     return w.green is not None and fully_ready(w.green, w) and image_of(w.green) == s.green_image
+
+
+def green_serving(w: Observed) -> bool:
+    """Green's Deployment status is not enough to switch traffic: the public Service's EndpointSlices are
+    filled by the EndpointSlice controller, which can lag the Deployment controller on a loaded control
+    plane; switching before it lists every green pod as serving left the public Service with no ready
+    endpoint for a moment (seen: 0.6 s). Unread (None) counts as not serving: never switch blind."""
+    return w.green_serving_endpoints is not None and w.green_serving_endpoints >= w.replicas

@@ -22,9 +22,13 @@ ProvisioningGreen  | a green of another image/track exists      | DeleteGreen   
                    | otherwise                                  | ApplyGreen           | WaitingForGreen
 WaitingForGreen    | green missing (crash, or deleted by hand)   | ApplyGreen           | WaitingForGreen
                    | green being deleted                        | -                    | WaitingForGreen
-                   | green fully Ready with green's image       | -                    | CuttingOver
+                   | green fully Ready, not yet all serving in  | - (poll 0.5 s)       | WaitingForGreen
+                   |   green's EndpointSlices                   |                      |
+                   | green fully Ready with green's image and   | -                    | CuttingOver
+                   |   every pod serving in its EndpointSlices  |                      |
                    | deadline passed                            | -                    | RollingBack
-CuttingOver        | selector on blue, green no longer Ready    | -                    | WaitingForGreen
+CuttingOver        | selector on blue, green no longer Ready or | -                    | WaitingForGreen
+                   |   no longer all serving                    |                      |
                    | selector on blue                           | SwitchTraffic(green) | CuttingOver
                    | selector on green                          | -                    | Draining, or
                    |                                            |                      | Completed (keep)
@@ -78,11 +82,13 @@ from keycloak_operator.core.bluegreen.model import (
 from keycloak_operator.core.bluegreen.serving import is_deleting, uid_of
 from keycloak_operator.core.bluegreen.steps import (
     POLL_S,
+    SLICE_POLL_S,
     Status,
     delete_green,
     fully_ready,
     go,
     green_ready,
+    green_serving,
     spec_replicas,
     stay,
 )
@@ -150,11 +156,14 @@ def _waiting_for_green(s: Status, w: Observed, now: datetime) -> Step:
         return stay(s, [ApplyGreen(s.green_image, s.green_track)])
     if is_deleting(g):
         return stay(s)
-    if green_ready(s, w):
-        return go(s, CUTTING_OVER, now, f"green Ready: {w.replicas}/{w.replicas} replicas")
+    ready = green_ready(s, w)
+    if ready and green_serving(w):
+        return go(s, CUTTING_OVER, now, f"green Ready and serving: {w.replicas}/{w.replicas} replicas")
     if clock.expired(s.deadline, now):
         timeout = format_seconds(w.green_ready_timeout_s)
         return go(s, ROLLING_BACK, now, f"green not Ready within {timeout}")
+    if ready:  # the EndpointSlice controller has not caught up; it sends no event the operator watches
+        return stay(s, wait=min(SLICE_POLL_S, clock.remaining(s.deadline, now)))
     if spec_replicas(g) != w.replicas:
         return stay(s, [ApplyGreen(s.green_image, s.green_track)])  # scaled during the upgrade
     return stay(s, wait=clock.remaining(s.deadline, now))  # green's events wake us sooner
@@ -162,7 +171,7 @@ def _waiting_for_green(s: Status, w: Observed, now: datetime) -> Step:
 
 def _cutting_over(s: Status, w: Observed, now: datetime) -> Step:
     if w.public_selector_track != s.green_track:
-        if not green_ready(s, w):  # traffic has not moved: safe to wait again (same deadline)
+        if not (green_ready(s, w) and green_serving(w)):  # traffic has not moved: wait again, same deadline
             return go(s, WAITING_FOR_GREEN, now, "green lost readiness before the switch")
         return stay(s, [SwitchTraffic(s.green_track)])
     if w.auto_teardown:
