@@ -99,7 +99,7 @@ def assert_no_public_gap(samples: list[Sample], name: str) -> None:
 def test_patch_upgrade_keeps_the_cluster_and_rolls_without_downtime(
     cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
 ):
-    old, new = f"{IMAGE}:26.0.0", f"{IMAGE}:26.0.1"
+    old, new = f"{IMAGE}:26.7.0", f"{IMAGE}:26.7.3"
     stages.apply_ready_delay(cluster.kubeconfig, new, BOOT_SECONDS)
     try:
         kubectl.apply(manifests.db_secret(namespace))
@@ -108,7 +108,7 @@ def test_patch_upgrade_keeps_the_cluster_and_rolls_without_downtime(
                 "patch", namespace, image=old, replicas=3, cacheIsolation={"autoRevision": True}
             )
         )
-        before = wait_for("running 26.0.0", lambda: settled(kubectl, namespace, "patch", old, 3), timeout=90)
+        before = wait_for("running 26.7.0", lambda: settled(kubectl, namespace, "patch", old, 3), timeout=90)
         assert before["cacheCluster"] == {
             "name": "patch-v26",
             "source": "autoRevision",
@@ -124,7 +124,7 @@ def test_patch_upgrade_keeps_the_cluster_and_rolls_without_downtime(
                 )
             )
             after = wait_for(
-                "running 26.0.1", lambda: settled(kubectl, namespace, "patch", new, 3), timeout=120
+                "running 26.7.3", lambda: settled(kubectl, namespace, "patch", new, 3), timeout=120
             )
             # Sample on until the last pods to become Ready have been Ready past the grace period: the check
             # below holds them to being listed.
@@ -139,7 +139,7 @@ def test_patch_upgrade_keeps_the_cluster_and_rolls_without_downtime(
         assert kubectl.get("service", discovery_of("patch"), namespace)["metadata"]["uid"] == discovery_uid
 
         samples = sampler.samples
-        assert len(samples) > 20 and sampler.max_gap() < 0.5, (
+        assert len(samples) > 20 and sampler.complete(), (
             len(samples),
             sampler.errors,
             sampler.last_error,
@@ -173,7 +173,7 @@ def test_major_upgrade_changes_the_cluster_and_never_mixes_majors(
         assert svc["spec"]["selector"][names.LABEL_CACHE_CLUSTER] == "major-v27"
 
         samples = sampler.samples
-        assert len(samples) > 20 and sampler.max_gap() < 0.5, (
+        assert len(samples) > 20 and sampler.complete(), (
             len(samples),
             sampler.errors,
             sampler.last_error,
