@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from keycloak_operator.core import names
 from keycloak_operator.core.cache_cluster import CacheClusterResolution, resolve_cache_cluster
-from keycloak_operator.core.images import parse_semver
+from keycloak_operator.core.images import ImageParseError, parse_image, parse_semver
 from keycloak_operator.models.keycloak import CacheIsolation
 
 IMG = "quay.io/keycloak/keycloak"
@@ -26,7 +26,33 @@ def revision(image: str, name: str = "kc") -> CacheClusterResolution:
 )
 def test_auto_revision_is_stable_across_patch_and_minor(tag: str) -> None:
     r = revision(f"{IMG}:{tag}")
-    assert r == CacheClusterResolution("kc-v26", "autoRevision", True, "", False)
+    assert (r.name, r.source) == ("kc-v26", "autoRevision")
+
+
+@pytest.mark.parametrize("tag", ["26.7.0", "26.7.3", "26.8.1", "27.0.0", "v26.7.3", "26.7.0-rc.1"])
+def test_a_name_isolates_only_on_releases_that_honour_it(tag: str) -> None:
+    assert revision(f"{IMG}:{tag}") == CacheClusterResolution(
+        "kc-v27" if tag.startswith("27") else "kc-v26", "autoRevision", True, "", False
+    )
+
+
+@pytest.mark.parametrize("tag", ["25.0.6", "26.0.0", "26.5.6", "26.6.1", "v26.1.0"])
+def test_before_26_7_the_name_is_rendered_but_isolation_is_not_claimed(tag: str) -> None:
+    """Real 25.0.6 and 26.5.6 servers given different names formed one view on channel ISPN."""
+    r = revision(f"{IMG}:{tag}")
+    assert (r.name, r.source, r.isolated, r.warning) == (
+        f"kc-v{tag.lstrip('v')[:2]}",
+        "autoRevision",
+        False,
+        True,
+    )
+    assert "ignores the cluster name (honoured from 26.7)" in r.reason
+
+
+def test_an_explicit_name_on_an_image_that_names_no_release_is_not_claimed_either() -> None:
+    r = resolve_cache_cluster("kc", iso(clusterName="team-x"), f"{IMG}:latest")
+    assert (r.name, r.isolated, r.warning) == ("team-x", False, True)
+    assert "names no release" in r.reason
 
 
 def test_auto_revision_changes_on_major() -> None:
@@ -81,8 +107,8 @@ def test_the_reason_stays_short_for_a_huge_image() -> None:
 
 
 def test_auto_suffix_uses_the_whole_tag() -> None:
-    r = resolve_cache_cluster("kc", iso(autoSuffix=True), f"{IMG}:26.0.1")
-    assert r == CacheClusterResolution("kc-26.0.1", "autoSuffix", True, "", False)
+    r = resolve_cache_cluster("kc", iso(autoSuffix=True), f"{IMG}:26.7.1")
+    assert r == CacheClusterResolution("kc-26.7.1", "autoSuffix", True, "", False)
     with_digest = resolve_cache_cluster("kc", iso(autoSuffix=True), f"{IMG}:latest@{DIGEST}")
     assert with_digest.name == "kc-latest"
 
@@ -90,7 +116,7 @@ def test_auto_suffix_uses_the_whole_tag() -> None:
 def test_auto_suffix_sanitises_a_tag_that_is_no_label() -> None:
     r = resolve_cache_cluster("kc", iso(autoSuffix=True), f"{IMG}:26.0.")
     assert r.name == f"kc-26.0-{names.short_hash('kc-26.0.')}"
-    assert r.isolated and not r.warning
+    assert not r.isolated and r.warning  # a tag that names no release: Keycloak may ignore the name
 
 
 @pytest.mark.parametrize("image", [f"{IMG}@{DIGEST}", IMG, "::bad::"])
@@ -110,15 +136,15 @@ def test_none_is_not_a_warning() -> None:
 def test_explicit_cluster_name_is_used_as_is_whatever_the_image() -> None:
     for image in (f"{IMG}:latest", f"{IMG}@{DIGEST}", "::bad::", f"{IMG}:27.0.0"):
         r = resolve_cache_cluster("kc", iso(clusterName="v26-upgrade", autoRevision=True), image)
-        assert r == CacheClusterResolution("v26-upgrade", "clusterName", True, "", False)
+        assert (r.name, r.source, r.isolated) == ("v26-upgrade", "clusterName", image.endswith("27.0.0"))
 
 
 # Every combination of the three settings, against every kind of image.
 IMAGES = {
-    "semver": f"{IMG}:26.0.1",
+    "semver": f"{IMG}:26.7.1",
     "latest": f"{IMG}:latest",
     "digest-only": f"{IMG}@{DIGEST}",
-    "tag+digest": f"{IMG}:26.0.1@{DIGEST}",
+    "tag+digest": f"{IMG}:26.7.1@{DIGEST}",
     "unparseable": "Not An Image",
 }
 
@@ -131,7 +157,7 @@ def test_priority_order(cluster_name: str | None, auto_revision: bool, auto_suff
     r = resolve_cache_cluster(
         "kc", iso(clusterName=cluster_name, autoRevision=auto_revision, autoSuffix=auto_suffix), IMAGES[kind]
     )
-    tag = {"semver": "26.0.1", "latest": "latest", "tag+digest": "26.0.1"}.get(kind)
+    tag = {"semver": "26.7.1", "latest": "latest", "tag+digest": "26.7.1"}.get(kind)
     if cluster_name:
         expected = ("team-x", "clusterName")
     elif auto_revision:  # wins over autoSuffix, and never falls back to it
@@ -141,7 +167,7 @@ def test_priority_order(cluster_name: str | None, auto_revision: bool, auto_suff
     else:
         expected = (None, "none")
     assert (r.name, r.source) == expected
-    assert r.isolated == (r.name is not None)
+    assert r.isolated == (r.name is not None and kind in ("semver", "tag+digest"))
     asked = bool(cluster_name or auto_revision or auto_suffix)
     assert r.warning == (asked and not r.isolated)
     assert bool(r.reason) == r.warning
@@ -186,7 +212,11 @@ def test_every_result_is_consistent_and_every_name_a_valid_label(
 ) -> None:
     r = resolve_cache_cluster(keycloak, isolation, image)
     assert r.name is None or names.is_label_value(r.name)
-    assert r.isolated == (r.name is not None)
+    assert not r.isolated or r.name is not None
+    if r.isolated:
+        ref = parse_image(image)
+        version = parse_semver(ref.tag) if not isinstance(ref, ImageParseError) else None
+        assert version is not None and (version.major, version.minor) >= (26, 7)
     assert bool(r.reason) == r.warning
     if isolation.cluster_name:
         assert (r.name, r.source) == (isolation.cluster_name, "clusterName")

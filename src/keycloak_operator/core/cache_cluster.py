@@ -42,9 +42,37 @@ def _isolated(name: str, source: Source) -> CacheClusterResolution:
     return CacheClusterResolution(names.label_value(name), source, True)
 
 
+# The first Keycloak line that honours a cluster name (KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME, ADR
+# 0004); earlier servers join the channel `ISPN` whatever the name (checked on 25.0.6 and 26.5.6).
+NAME_HONOURED_SINCE = (26, 7)
+
+
 def resolve_cache_cluster(
     keycloak_name: str, isolation: CacheIsolation, image: str
 ) -> CacheClusterResolution:
+    """The name to render, and whether it really isolates: only when the image is a release that honours it.
+    The name is rendered either way (labels and discovery selectors still use it)."""
+    resolved = _resolve(keycloak_name, isolation, image)
+    if not resolved.isolated:
+        return resolved
+    ref = parse_image(image)
+    version = parse_semver(ref.tag) if not isinstance(ref, ImageParseError) else None
+    since = ".".join(map(str, NAME_HONOURED_SINCE))
+    if version is None:
+        why = f"the image {image!r} names no release, and Keycloak honours a cluster name only from {since}"
+    elif (version.major, version.minor) < NAME_HONOURED_SINCE:
+        why = (
+            f"Keycloak {version.major}.{version.minor} ignores the cluster name (honoured from {since}): its "
+            "pods that find each other form one cluster whatever the name"
+        )
+    else:
+        return resolved
+    if len(why) > _WHY_MAX:
+        why = why[: _WHY_MAX - 1] + "…"
+    return CacheClusterResolution(resolved.name, resolved.source, False, f"{resolved.source}: {why}", True)
+
+
+def _resolve(keycloak_name: str, isolation: CacheIsolation, image: str) -> CacheClusterResolution:
     if isolation.cluster_name:
         # The CRD pattern already makes it a label value; label_value leaves such a value as it is.
         return _isolated(isolation.cluster_name, "clusterName")
