@@ -92,7 +92,9 @@ def main() -> None:
     ns = f"bench-{uuid.uuid4().hex[:6]}"
     cluster.kubectl("create", "namespace", ns)
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(manifests.db_secret(ns)))
-    images = [f"{IMAGE}:{26 + i}.0.0" for i in range(args.upgrades + 1)]
+    images = [
+        f"{IMAGE}:26.7.{i}" for i in range(args.upgrades + 1)
+    ]  # patch releases: blue-green on one database
     for image in images[1:]:
         stages.apply_ready_delay(cluster.kubeconfig, image, args.boot)
     operator = OperatorProcess(cluster.kubeconfig, Path(tempfile.mkdtemp()), resync_seconds=60)

@@ -282,13 +282,14 @@ def _slope(points: list[tuple[float, float]]) -> float:
 async def upgrades(cluster: localcluster.Cluster, api: Api, count: int, boot: float) -> dict[str, Any]:
     """`count` blue-green upgrades at once; per Keycloak, from watch events: cutover latency (green fully
     Ready -> public selector on green) and overhead (Completed - spec changed - boot)."""
-    old, new = f"{IMAGE}:26.0.0", f"{IMAGE}:27.0.0"
+    # Patch releases on a line Keycloak rolls: the planner lets them share the database under blue-green.
+    old, new = f"{IMAGE}:26.7.0", f"{IMAGE}:26.7.3"
     stages.apply_ready_delay(cluster.kubeconfig, new, boot)
     policy = {"strategy": "BlueGreen", "drainDelay": "0s"}
     try:
         async with Phase(cluster, api, "upgrades") as ph:
             ph.start_operator()
-            objs = [keycloak(ph.ns, i, upgradePolicy=policy) for i in range(count)]
+            objs = [keycloak(ph.ns, i, image=old, upgradePolicy=policy) for i in range(count)]
             await create_all(api, objs)
             await until_all_running(api, ph.ns, {o["metadata"]["name"]: old for o in objs}, 900)
             ns = ph.ns

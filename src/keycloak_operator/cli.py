@@ -97,6 +97,20 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from keycloak_operator.core import upgrade_plan
+    from keycloak_operator.shell import plan_command
+
+    try:
+        plan = asyncio.run(plan_command.run(args.namespace, args.name, args.image))
+    except plan_command.NotPlanned as e:
+        print(e, file=sys.stderr)
+        return 2
+    return 1 if plan.path == upgrade_plan.REFUSE else 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="keycloak-operator", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -146,6 +160,15 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("-n", "--namespace", default="default")
     st.add_argument("-w", "--watch", action="store_true", help="refresh in place until interrupted")
     st.set_defaults(func=_status)
+    pl = sub.add_parser(
+        "plan",
+        help="print the path an image change would take (roll, blue-green, recreate, refuse) and why; "
+        "changes nothing. Exit 1 when the operator would refuse it",
+    )
+    pl.add_argument("name")
+    pl.add_argument("--image", required=True, help="the image to plan for")
+    pl.add_argument("-n", "--namespace", default="default")
+    pl.set_defaults(func=_plan)
     return p
 
 

@@ -49,7 +49,7 @@ def replica(cluster, tmp_path: Path, name: str) -> OperatorProcess:  # type: ign
 def test_standby_takes_over_a_blue_green_upgrade_when_the_leader_is_killed(
     cluster, kubectl: Kubectl, backup_crds: None, namespace: str, peering: str, tmp_path: Path
 ) -> None:
-    old, new = f"{IMAGE}:26.1.0", f"{IMAGE}:27.0.0"
+    old, new = f"{IMAGE}:26.7.0", f"{IMAGE}:26.7.3"
     stages.apply_ready_delay(cluster.kubeconfig, new, 4)
     kubectl.apply(manifests.db_secret(namespace))
     kubectl.apply(manifests.db_secret(namespace, "kcdb-app"))

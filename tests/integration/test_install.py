@@ -207,7 +207,7 @@ def test_operator_with_the_charts_service_account_creates_upgrades_and_deletes(
     assert pod["spec"]["nodeName"] == NODE_NAME
     assert pod["spec"]["serviceAccountName"] == installed.release
     assert pod["status"]["containerStatuses"][0]["containerID"].startswith("containerd://")
-    old, new = f"{IMAGE}:26.1.0", f"{IMAGE}:27.0.0"
+    old, new = f"{IMAGE}:26.7.0", f"{IMAGE}:26.7.3"
     stages.apply_ready_delay(cluster.kubeconfig, new, 2)
     kubectl.apply(manifests.db_secret(namespace))
     kubectl.apply(manifests.db_secret(namespace, "kcdb-app"))

@@ -45,7 +45,7 @@ def value(metrics: dict, name: str, **labels: str) -> float:
 def test_metrics_logs_and_status_through_an_upgrade(
     cluster, kubectl: Kubectl, session_operator_stopped: None, namespace: str, tmp_path: Path
 ) -> None:
-    old, new = f"{IMAGE}:26.1.0", f"{IMAGE}:27.0.0"
+    old, new = f"{IMAGE}:26.7.0", f"{IMAGE}:26.7.3"
     stages.apply_ready_delay(cluster.kubeconfig, new, 3)
     port = free_port()
     operator = OperatorProcess(cluster.kubeconfig, tmp_path)

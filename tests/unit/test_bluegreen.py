@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import names
+from keycloak_operator.core import upgrade_plan as up
 from keycloak_operator.models.keycloak import BlueGreenHistoryEntry, BlueGreenStatus
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -55,6 +56,7 @@ def world(**kw: Any) -> bg.Observed:
         "blue": dep(BLUE, "a"),
         "public_selector_track": "a",
         "green_serving_endpoints": 3,  # the EndpointSlice controller caught up, unless a test says not
+        "upgrade_path": up.BLUE_GREEN_SHARED,  # the planner's; the machine's own tests take it as given
     }
     return bg.Observed(**{**base, **kw})
 
@@ -122,6 +124,19 @@ def test_image_change_starts_an_upgrade(stored: BlueGreenStatus | None) -> None:
     assert s.deadline == "2026-01-01T12:10:00Z"  # backupTimeout 10m
     assert s.backup_name == bg.backup_name("kc", GREEN, s.started_at)
     assert s.backup_name.startswith("kc-pre-") and len(s.backup_name) == len("kc-pre-") + 8
+
+
+@pytest.mark.parametrize("path", [up.RECREATE, up.REFUSE, up.BLUE_GREEN_COPY, None])
+def test_no_upgrade_starts_unless_the_planner_chose_a_shared_database(path: str | None) -> None:
+    """Recreate and Refuse are the reconcile's to carry out; a copy is not made by this version."""
+    assert step(None, world(upgrade_path=path)) == bg.Step(None)
+
+
+@pytest.mark.parametrize("state", [bg.BACKING_UP, bg.PROVISIONING_GREEN, bg.WAITING_FOR_GREEN])
+def test_a_third_image_that_cannot_share_the_database_cancels(state: str) -> None:
+    result = step(status(state), world(spec_image=THIRD, green=green(), upgrade_path=up.REFUSE))
+    moved_to(result, bg.CANCELLING)
+    assert result.status is not None and "cannot run beside" in result.status.message
 
 
 def test_entry_takes_tracks_from_the_running_blue() -> None:

@@ -124,3 +124,10 @@ def test_rendered_view_contains_what_an_operator_needs() -> None:
         "GreenCreated",
     ):
         assert needle in text, needle
+
+
+def test_the_planners_path_is_shown_with_its_reason() -> None:
+    plan = {"path": "Roll", "fromImage": "kc:26.7.0", "toImage": "kc:26.7.3", "reason": "a patch change"}
+    p = progress(keycloak(phase="Upgrading", upgradePlan=plan), None, None, [], NOW)
+    assert p.plan == "Roll: kc:26.7.0 -> kc:26.7.3, because a patch change"
+    assert progress(keycloak(phase="Running"), None, None, [], NOW).plan == ""

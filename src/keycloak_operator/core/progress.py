@@ -19,7 +19,7 @@ WAITING_FOR: Mapping[str, str] = {
     bg.IDLE: "nothing: no upgrade in flight",
     bg.BACKING_UP: "the database backup {backup} to complete",
     bg.PROVISIONING_GREEN: "green's Deployment and discovery Service to be created",
-    bg.WAITING_FOR_GREEN: "every green replica to be Ready",
+    bg.WAITING_FOR_GREEN: "every green replica to be Ready and listed as serving by green's EndpointSlices",
     bg.CUTTING_OVER: "the public Service to select green",
     bg.DRAINING: "the drain delay to pass, so requests in flight on blue finish",
     bg.TEARING_DOWN_BLUE: "blue's Deployment to be deleted",
@@ -64,6 +64,7 @@ class Progress:
     message: str
     tracks: tuple[Track, ...]
     events: tuple[EventLine, ...]
+    plan: str = ""  # the planner's last path and why (status.upgradePlan), empty before any image change
 
 
 def _age(stamp: str, now: datetime) -> float | None:
@@ -121,6 +122,13 @@ def progress(
         backup=upgrade.get("backupName") or "(not created yet)"
     )
     tracks = tuple(t for t in (_track("blue", blue), _track("green", green)) if t is not None)
+    planned = status.get("upgradePlan") or {}
+    plan = (
+        f"{planned.get('path')}: {planned.get('fromImage', '')} -> {planned.get('toImage', '')}, because "
+        f"{planned.get('reason', '')}"
+        if planned.get("path")
+        else ""
+    )
     return Progress(
         namespace=str(meta["namespace"]),
         name=str(meta["name"]),
@@ -136,6 +144,7 @@ def progress(
         message=str(upgrade.get("message") or ""),
         tracks=tracks,
         events=_events(events, now),
+        plan=plan,
     )
 
 

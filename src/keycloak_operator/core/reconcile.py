@@ -20,10 +20,16 @@ from keycloak_operator.core import (
     rollout,
     scheduling,
     status,
+    upgrade_plan,
     versions,
 )
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec, KeycloakStatus
+from keycloak_operator.models.keycloak import (
+    BlueGreenStatus,
+    KeycloakSpec,
+    KeycloakStatus,
+    UpgradePlanStatus,
+)
 
 EventType = Literal["Normal", "Warning"]
 
@@ -189,6 +195,16 @@ def decide(
     # pods serving every sign-in, with settings meant for green (a new cache cluster name even recreates
     # them all at once); its discovery Service keeps selecting blue's own cache cluster.
     blue_frozen = canonical is not None and image != spec.image
+    # The planner decides how the canonical Deployment moves to a new image: roll, recreate, or refuse and
+    # keep the running version. Blue-green's own path is taken by the machine, which started this very pass
+    # (and froze blue); it is planned here once more only to be recorded.
+    plan = None
+    stored_bg = previous.blue_green
+    just_started = in_flight and (stored_bg is None or stored_bg.state in bg.AT_REST)
+    if canonical is not None and not kept and (just_started or not (blue_frozen or in_flight)):
+        plan = upgrade_plan.for_spec(spec, rollout.image_of(canonical))
+        if plan.path == upgrade_plan.REFUSE:
+            problems.append(conditions.Wanted(conditions.DEGRADED, "True", "UpgradeRefused", plan.reason))
     blue_cache = rollout.cache_cluster_of(canonical) if blue_frozen and canonical is not None else cache.name
 
     # nextVersion is recorded with this pass's status, which the shell writes before any child.
@@ -218,7 +234,8 @@ def decide(
             image=image,
             track=track,
             version=version,
-            recreate=rollout.use_recreate(canonical, image, cache.name),
+            recreate=rollout.use_recreate(canonical, cache.name)
+            or (plan is not None and plan.path == upgrade_plan.RECREATE),
         )
         # The Deployment goes first: with Recreate its old pods stop before the discovery selector moves on.
         if drift.needs_apply(desired, canonical):
@@ -238,6 +255,17 @@ def decide(
     elif slots.next_version and slots.next_version != previous.versions.next_version:
         events.append(Event("Normal", "VersionStarted", f"rolling out {slots.next_version}"))
 
+    planned = previous.upgrade_plan
+    if plan is not None and plan.path != upgrade_plan.NONE:
+        planned = UpgradePlanStatus(
+            path=plan.path,
+            from_image=rollout.image_of(canonical or {}),
+            to_image=spec.image,
+            reason=plan.reason,
+        )
+        if planned != previous.upgrade_plan and plan.path != upgrade_plan.REFUSE:  # a refusal is Degraded
+            text = f"{planned.from_image} -> {planned.to_image}: {plan.path}, because {plan.reason}"
+            events.append(Event("Normal", "UpgradePlanned", text))
     if cache.warning and previous.cache_cluster.reason != cache.reason:
         events.append(Event("Warning", "CacheIsolationDisabled", cache.reason))
     for problem in problems:
@@ -260,7 +288,7 @@ def decide(
             generation=generation,
         )
     )
-    new_status = new.model_copy(update={"versions": slots}).wire()
+    new_status = new.model_copy(update={"versions": slots, "upgrade_plan": planned}).wire()
     changed = new_status != previous.wire() or not observed.keycloak.get("status")
     secret = admin_secret_name(owner, spec)
     return Decision(

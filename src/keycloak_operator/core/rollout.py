@@ -1,12 +1,8 @@
-"""Reading a Deployment's rollout state, and choosing how the next change rolls out.
+"""Reading a Deployment's rollout state, and whether a change must recreate for the cache cluster's sake.
 
-The rule (README, "Rollouts and cache clusters"): a change that keeps the cache cluster rolls pod by pod
-with no downtime; a change that moves pods to another cache cluster, or changes the image while isolation is
-off (the operator cannot tell whether two images are cache-compatible), uses Recreate, so no pod of the old
-version is running when the first new one starts. One exception Keycloak itself documents: between patch
-releases of one minor line from 26.6 on (rolling-updates:v2, on by default), old and new nodes may share a
-cluster, so such a change rolls even with isolation off (checked on the real node: 26.7.0 to 26.7.3 under
-sign-in load).
+Whether two versions may run side by side is the upgrade planner's (core/upgrade_plan.py); this module
+adds one rule of its own: pods moving to another cache cluster never overlap, and a Recreate rollout is
+never switched to rolling half way.
 """
 
 from __future__ import annotations
@@ -14,10 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from keycloak_operator.core import names
-from keycloak_operator.core.images import ImageParseError, parse_image, parse_semver
-
-# The first minor line on which Keycloak supports rolling updates between its patch releases by default.
-PATCH_ROLLING_SINCE = (26, 6)
 
 
 def _template(deployment: dict[str, Any]) -> dict[str, Any]:
@@ -82,25 +74,12 @@ def rollout_complete(deployment: dict[str, Any] | None) -> bool:
     )
 
 
-def use_recreate(observed: dict[str, Any] | None, image: str, cache_cluster: str | None) -> bool:
+def use_recreate(observed: dict[str, Any] | None, cache_cluster: str | None) -> bool:
+    """Recreate for the cache cluster's sake: pods moving to another cache cluster must not overlap. Whether
+    the versions themselves allow old and new side by side is the upgrade planner's call."""
     if observed is None:
         return False
     strategy = observed.get("spec", {}).get("strategy", {}).get("type")
     if strategy == "Recreate" and not rollout_complete(observed):
         return True  # never switch strategy in the middle of a Recreate rollout
-    if cache_cluster_of(observed) != cache_cluster:
-        return True
-    old = image_of(observed)
-    return cache_cluster is None and old != image and not patch_rolling_supported(old, image)
-
-
-def patch_rolling_supported(old_image: str, new_image: str) -> bool:
-    """Both images are releases of one Keycloak minor line on which Keycloak supports patch rolling: same
-    repository, SemVer tags (no pre-release), same major.minor, that line 26.6 or later."""
-    old, new = parse_image(old_image), parse_image(new_image)
-    if isinstance(old, ImageParseError) or isinstance(new, ImageParseError) or old.name != new.name:
-        return False
-    a, b = parse_semver(old.tag), parse_semver(new.tag)
-    if a is None or b is None or a.prerelease or b.prerelease:
-        return False
-    return (a.major, a.minor) == (b.major, b.minor) and (a.major, a.minor) >= PATCH_ROLLING_SINCE
+    return cache_cluster_of(observed) != cache_cluster

@@ -34,6 +34,7 @@ HASH_EXCLUDED_FIELDS: dict[str, str] = {
     "must not rotate lastVersion (pushing out the real last good) and a rollback must not undo a scale",
     "upgradePolicy.strategy": _ROLLOUT,
     "upgradePolicy.autoTeardown": _ROLLOUT,
+    "upgradePolicy.allowDowntime": _ROLLOUT,
     "upgradePolicy.greenReadyTimeout": _ROLLOUT,
     "upgradePolicy.backupTimeout": _ROLLOUT,
     "upgradePolicy.drainDelay": _ROLLOUT,

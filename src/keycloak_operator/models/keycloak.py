@@ -116,10 +116,20 @@ class CacheIsolation(CrdModel):
 class UpgradePolicy(CrdModel):
     strategy: Literal["Recreate", "BlueGreen"] = Field(
         default="Recreate",
-        description="Recreate: roll in place (pods stop first when the cache cluster changes). BlueGreen: "
-        "start a parallel green cluster and switch traffic when it is fully ready.",
+        description="Recreate (the default): roll pod by pod where Keycloak supports old and new side "
+        "by side (patch releases from 26.6), otherwise (a minor or major upgrade, or the cache cluster "
+        "changes) stop every old pod before the first new one starts. BlueGreen: start a parallel green "
+        "cluster and switch traffic when it is fully ready; only where the two versions can share the "
+        "database (see allowDowntime). `keycloak-operator plan` shows the path an image would take.",
     )
     auto_teardown: bool = Field(default=True, description="BlueGreen: delete blue after cutover.")
+    allow_downtime: bool = Field(
+        default=False,
+        description="BlueGreen: when an upgrade cannot be done without downtime (a minor or major upgrade, "
+        "which migrates the schema, and no database copy can be made for green), recreate instead: every "
+        "old pod stops before the first new one starts. False: such an upgrade is refused (Degraded, "
+        "UpgradeRefused) and the running version keeps serving.",
+    )
     green_ready_timeout: str = Field(
         default="15m", pattern=DURATION_PATTERN, description="BlueGreen: deadline for green to become Ready."
     )
@@ -297,8 +307,23 @@ class Versions(CrdModel):
 class CacheClusterStatus(CrdModel):
     name: str = Field(default="", description="Resolved JGroups cluster name; empty when isolation is off.")
     source: str = Field(default="", description="clusterName, autoRevision, autoSuffix or none.")
-    isolated: bool = Field(default=False, description="Whether major versions are kept apart.")
+    isolated: bool = Field(
+        default=False,
+        description="Whether Keycloak keeps this cluster apart by its name: a name is rendered and the image "
+        "is a release that honours it (26.7 and later).",
+    )
     reason: str = Field(default="", description="Why isolation is off, when it is.")
+
+
+class UpgradePlanStatus(CrdModel):
+    """The path the upgrade planner chose for the last image change, and why (docs/guide/upgrades.md)."""
+
+    path: str = Field(default="", description="Roll, BlueGreenShared, BlueGreenCopy, Recreate or Refuse.")
+    from_image: str = Field(default="", description="The image that was running when the change was planned.")
+    to_image: str = Field(default="", description="The image the spec asked for.")
+    reason: str = Field(
+        default="", description="The versions, what Keycloak supports between them, and what follows."
+    )
 
 
 class BlueGreenHistoryEntry(CrdModel):
@@ -332,3 +357,4 @@ class KeycloakStatus(CrdModel):
     versions: Versions = Field(default_factory=Versions)
     cache_cluster: CacheClusterStatus = Field(default_factory=CacheClusterStatus)
     blue_green: BlueGreenStatus | None = None
+    upgrade_plan: UpgradePlanStatus | None = None

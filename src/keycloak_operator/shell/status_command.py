@@ -32,6 +32,7 @@ def render(p: Progress) -> Group:
     upgrade = f"{p.state}, for {duration(p.in_state_seconds)}"
     if p.deadline_in_seconds is not None:
         upgrade += f" (deadline in {duration(p.deadline_in_seconds)})"
+    head.add_row("plan", p.plan or "-")
     head.add_row("upgrade", upgrade)
     head.add_row("waiting for", p.waiting_for)
     if p.message:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from keycloak_operator.core import backups, children, durations, names
+from keycloak_operator.core import backups, children, durations, names, upgrade_plan
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.reconcile import owner_of, render_deployment
+from keycloak_operator.core.rollout import image_of
 from keycloak_operator.core.versions import version_of
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from keycloak_operator.shell.kube import (
@@ -67,6 +68,7 @@ async def observe(
         public_selector_track=selector.get(names.LABEL_TRACK),
         backup_phase=backup_phase,
         green_serving_endpoints=green_serving,
+        upgrade_path=upgrade_plan.for_spec(spec, image_of(canonical)).path if canonical is not None else None,
         green_discovery_exists=await kube.get(SERVICES, ns, names.discovery_service(name, green=True))
         is not None,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from keycloak_operator.core import names
+from keycloak_operator.core import names, upgrade_plan
 from keycloak_operator.core.bluegreen import clock
 from keycloak_operator.core.bluegreen.model import (
     BACKING_UP,
@@ -34,6 +34,8 @@ def at_rest(s: Status | None, w: Observed, now: datetime) -> Step:
             return go(s, IDLE, now, f"spec is back to {w.spec_image}")
     if w.strategy != "BlueGreen" or w.blue is None or w.spec_image == image_of(w.blue):
         return rest(s)  # no blue: first creation is not an upgrade
+    if w.upgrade_path != upgrade_plan.BLUE_GREEN_SHARED:
+        return rest(s)  # the planner chose another path (Recreate, Refuse): the reconcile carries it out
     return _begin(s if s is not None else Status(), w, w.blue, now)
 
 
@@ -74,6 +76,14 @@ def spec_changed(s: Status, w: Observed, now: datetime) -> Step | None:
         return go(s, CANCELLING, now, f"cancelled: spec is back to {s.blue_image}")
     if w.spec_image == s.green_image:
         return None
+    if w.upgrade_path != upgrade_plan.BLUE_GREEN_SHARED:
+        # The new image cannot share blue's database: green goes, and at rest the planner's path is taken.
+        return go(
+            s,
+            CANCELLING,
+            now,
+            f"cancelled: {w.spec_image} cannot run beside {s.blue_image} ({w.upgrade_path})",
+        )
     message = f"green image replaced: {s.green_image} -> {w.spec_image}"
     if s.state == BACKING_UP:  # no green yet; the backup under way still precedes any green
         return go(s, BACKING_UP, now, message, green_image=w.spec_image)

@@ -76,6 +76,9 @@ class Observed:
     # EndpointSlice controller's own view of green, the one it will use to fill the public Service's slices
     # after the switch. Read only while waiting for green or cutting over; None when not read.
     green_serving_endpoints: int | None = None
+    # The upgrade planner's path from blue's image to the spec's (core/upgrade_plan.py); the machine starts,
+    # or replaces its green, only for BlueGreenShared. None: not planned (no blue).
+    upgrade_path: str | None = None
 
     @property
     def backup_possible(self) -> bool:

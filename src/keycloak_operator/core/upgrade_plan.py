@@ -1,0 +1,245 @@
+"""The upgrade planner: from the running and the wanted image, the one path Keycloak supports, and why.
+
+Pure and total: any two image references (typos, digests, moving tags) give a plan and never an exception.
+What Keycloak supports (docs/guide/upgrades.md, ../shared/docs/keycloak-facts.md, ADR 0016):
+
+- A minor or major release migrates the schema when it starts, after which the old release cannot use the
+  database; every old node must stop first. No downgrade across such a migration except restoring a backup.
+- Patch releases of one minor line roll, old and new nodes side by side on one database, from 26.6 on.
+- `kc.sh update-compatibility check` (26.2+) answers for one pair: exit 0 rolling possible, 3 not; 4 (the
+  feature is off), 1 and 2 (errors) tell nothing, and the version rule decides.
+
+| change                                  | strategy  | db copy  | allowDowntime | path              |
+|-----------------------------------------|-----------|----------|---------------|-------------------|
+| same image                              | any       | -        | -             | None (no upgrade) |
+| to an older minor or major line         | any       | -        | -             | Refuse            |
+| compatible (check 0, or patch on 26.6+) | Recreate  | -        | -             | Roll              |
+| compatible                              | BlueGreen | -        | -             | BlueGreenShared   |
+| not compatible (check 3, minor, major,  | Recreate  | -        | -             | Recreate          |
+|   patch before 26.6, unknown versions)  |           |          |               |                   |
+| not compatible                          | BlueGreen | possible | -             | BlueGreenCopy     |
+| not compatible                          | BlueGreen | no       | true          | Recreate          |
+| not compatible                          | BlueGreen | no       | false         | Refuse            |
+
+A check's 0 never overrides a downgrade across a minor line: Keycloak has no way back over a migration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver
+from keycloak_operator.models.keycloak import KeycloakSpec
+
+Path = Literal["None", "Roll", "BlueGreenShared", "BlueGreenCopy", "Recreate", "Refuse"]
+Strategy = Literal["Recreate", "BlueGreen"]
+
+NONE: Final = "None"
+ROLL: Final = "Roll"
+BLUE_GREEN_SHARED: Final = "BlueGreenShared"
+BLUE_GREEN_COPY: Final = "BlueGreenCopy"
+RECREATE: Final = "Recreate"
+REFUSE: Final = "Refuse"
+PATHS: Final = (NONE, ROLL, BLUE_GREEN_SHARED, BLUE_GREEN_COPY, RECREATE, REFUSE)
+# Paths that keep serving sign-ins throughout.
+ZERO_DOWNTIME: Final = frozenset({ROLL, BLUE_GREEN_SHARED, BLUE_GREEN_COPY})
+
+# The first minor line on which Keycloak rolls between its patch releases by default (rolling-updates:v2).
+PATCH_ROLLING_SINCE: Final = (26, 6)
+# The first release with `kc.sh update-compatibility`.
+CHECK_SINCE: Final = (26, 2)
+CHECK_COMPATIBLE: Final = 0
+CHECK_INCOMPATIBLE: Final = 3
+_CHECK_MEANING: Final = {
+    1: "failed with an unexpected error (exit 1)",
+    2: "was given an invalid option (exit 2)",
+    4: "found the rolling-updates feature disabled (exit 4)",
+}
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    running_image: str
+    wanted_image: str
+    strategy: Strategy = "Recreate"
+    copy_possible: bool = False  # green can get a copy of the database (tier and this operator's support)
+    allow_downtime: bool = False  # BlueGreen: Recreate is acceptable when no zero-downtime path exists
+    check_exit: int | None = None  # `kc.sh update-compatibility check` with the wanted image, when it ran
+
+
+@dataclass(frozen=True)
+class Plan:
+    path: Path
+    reason: str  # for people: the versions, what Keycloak supports between them, and what follows
+    compatible: bool  # old and new may run side by side on one database and in one cache cluster
+
+    @property
+    def zero_downtime(self) -> bool:
+        return self.path in ZERO_DOWNTIME
+
+
+@dataclass(frozen=True)
+class _Pair:
+    old: SemVer | None  # None: the tag names no fixed release (digest, `latest`, a typo)
+    new: SemVer | None
+    same_repository: bool
+
+
+def _version(image: str) -> tuple[str | None, SemVer | None]:
+    ref = parse_image(image)
+    if isinstance(ref, ImageParseError):
+        return None, None
+    return ref.name, parse_semver(ref.tag)
+
+
+def _pair(running: str, wanted: str) -> _Pair:
+    old_repo, old = _version(running)
+    new_repo, new = _version(wanted)
+    return _Pair(old, new, old_repo is not None and old_repo == new_repo)
+
+
+def _release(v: SemVer) -> str:
+    return f"{v.major}.{v.minor}.{v.patch}" + (f"-{v.prerelease}" if v.prerelease else "")
+
+
+def _line(v: SemVer) -> tuple[int, int]:
+    return (v.major, v.minor)
+
+
+def _version_rule(p: _Pair) -> tuple[bool, str]:
+    """(compatible, why) from the version numbers alone."""
+    if not p.same_repository:
+        return False, "the images come from different repositories, so nothing is known about their releases"
+    if p.old is None or p.new is None:
+        which = "running" if p.old is None else "wanted"
+        return False, f"the {which} image's tag names no fixed release (not MAJOR.MINOR.PATCH)"
+    old, new = p.old, p.new
+    if old.prerelease or new.prerelease:
+        return False, f"{_release(old)} -> {_release(new)} involves a pre-release, which Keycloak never rolls"
+    if _line(old) != _line(new):
+        kind = "major" if old.major != new.major else "minor"
+        return False, (
+            f"{_release(old)} -> {_release(new)} is a {kind} change: the new release migrates the schema "
+            "when it starts and the old one cannot run on it"
+        )
+    if _line(old) < PATCH_ROLLING_SINCE:
+        return False, (
+            f"{_release(old)} -> {_release(new)} is a patch change on the {old.major}.{old.minor} line; "
+            f"Keycloak rolls patch releases only from {PATCH_ROLLING_SINCE[0]}.{PATCH_ROLLING_SINCE[1]} on"
+        )
+    return True, (
+        f"{_release(old)} -> {_release(new)} is a patch change on the {old.major}.{old.minor} line, which "
+        "Keycloak rolls (rolling-updates:v2)"
+    )
+
+
+def _compatibility(p: _Pair, check_exit: int | None) -> tuple[bool, str]:
+    if check_exit == CHECK_COMPATIBLE:
+        return True, "kc.sh update-compatibility check: rolling update possible (exit 0)"
+    if check_exit == CHECK_INCOMPATIBLE:
+        return False, "kc.sh update-compatibility check: rolling update not possible (exit 3)"
+    compatible, why = _version_rule(p)
+    if check_exit is None:
+        return compatible, why
+    meaning = _CHECK_MEANING.get(check_exit, f"exited {check_exit}")
+    return compatible, f"kc.sh update-compatibility check {meaning}, so the version rule decides: {why}"
+
+
+def _downgrade(p: _Pair) -> str | None:
+    """Why going from old to new crosses a schema migration backwards, or None."""
+    if not p.same_repository or p.old is None or p.new is None or _line(p.new) >= _line(p.old):
+        return None
+    old, new = _release(p.old), _release(p.new)
+    kind = "major" if p.new.major < p.old.major else "minor"
+    return (
+        f"{old} -> {new} goes back to an older {kind} line: {old} has migrated the schema and {new} cannot "
+        "run on it (Keycloak has no downgrade). Set the image back to the running one; to return to "
+        f"{new}, restore a backup taken before the upgrade into a new database and run {new} on that"
+    )
+
+
+def plan(given: PlanInput) -> Plan:
+    if given.running_image == given.wanted_image:
+        return Plan(NONE, "the running image is the wanted one", True)
+    pair = _pair(given.running_image, given.wanted_image)
+    backwards = _downgrade(pair)
+    if backwards is not None:
+        return Plan(REFUSE, backwards, False)
+    compatible, why = _compatibility(pair, given.check_exit)
+    if compatible:
+        if given.strategy == "BlueGreen":
+            return Plan(BLUE_GREEN_SHARED, f"{why}: green runs beside blue on the same database", True)
+        return Plan(ROLL, f"{why}: pods are replaced one by one, old and new serving together", True)
+    if given.strategy == "Recreate":
+        return Plan(RECREATE, f"{why}: every old pod stops before the first new one starts (downtime)", False)
+    if given.copy_possible:
+        return Plan(
+            BLUE_GREEN_COPY,
+            f"{why}: green migrates a copy of the database made when the upgrade starts and serves from it "
+            "after cutover; blue's writes after the copy do not reach green",
+            False,
+        )
+    if given.allow_downtime:
+        return Plan(
+            RECREATE,
+            f"{why}; no database copy can be made for green, and allowDowntime is set: every old pod stops "
+            "before the first new one starts (downtime)",
+            False,
+        )
+    return Plan(
+        REFUSE,
+        f"{why}; blue-green needs a database copy for green here, and none can be made for this database. "
+        "Set upgradePolicy.allowDowntime to recreate instead (downtime), or set the image back to the "
+        "running one",
+        False,
+    )
+
+
+def for_spec(spec: KeycloakSpec, running_image: str) -> Plan:
+    """The plan for moving the pods running `running_image` to `spec`'s image under `spec`'s policy.
+
+    No database copy is offered yet: this operator version cannot make one, so an upgrade that needs one
+    under BlueGreen recreates (allowDowntime) or is refused, instead of sharing a database it cannot share.
+    """
+    policy = spec.upgrade_policy
+    return plan(
+        PlanInput(
+            running_image,
+            spec.image,
+            strategy=policy.strategy,
+            copy_possible=False,
+            allow_downtime=policy.allow_downtime,
+        )
+    )
+
+
+def first_creation() -> Plan:
+    """No pods run yet: the image simply starts, whatever it is."""
+    return Plan(NONE, "no Keycloak pods run yet: the first start is not an upgrade", True)
+
+
+_WHAT_HAPPENS: Final = {
+    NONE: "no upgrade: the image starts as it is, or is already running",
+    ROLL: "pods are replaced one by one; sign-ins keep working",
+    BLUE_GREEN_SHARED: "a green Deployment starts beside blue on the same database; traffic switches once "
+    "every green pod is Ready; sign-ins keep working",
+    BLUE_GREEN_COPY: "green migrates a copy of the database; writes made on blue after the copy do not reach "
+    "green",
+    RECREATE: "DOWNTIME: every old pod stops before the first new one starts; sign-ins fail until a new pod "
+    "is Ready (Keycloak's start, about a minute)",
+    REFUSE: "nothing changes: the operator refuses this image (Degraded, UpgradeRefused) and the running "
+    "version keeps serving",
+}
+
+
+def summary(p: Plan, running_image: str, wanted_image: str) -> str:
+    """What `keycloak-operator plan` prints: the path, what it means for sign-ins, and why."""
+    rows = [
+        ("running", running_image or "-"),
+        ("wanted", wanted_image),
+        ("path", p.path),
+        ("effect", _WHAT_HAPPENS[p.path]),
+        ("why", p.reason),
+    ]
+    return "\n".join(f"{label:<8} {value}" for label, value in rows)
