@@ -27,6 +27,7 @@ import httpx
 SERVICE_LABEL = "kubernetes.io/service-name"
 SLICES = "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices"
 PODS = "/api/v1/namespaces/{ns}/pods"
+WATCH_SECONDS = 2  # the server ends each watch stream after this; the next resumes where it ended
 
 
 @dataclass(frozen=True)
@@ -58,19 +59,23 @@ class Sampler:
     samples: list[Sample] = field(default_factory=list)
     errors: int = 0
     last_error: str = ""
+    resumed: int = 0  # watches resumed after a broken stream (no event lost)
+    last_resume: str = ""
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
         self._events: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self._state: dict[str, dict[str, dict[str, Any]]] = {"slices": {}, "pods": {}}
         self._threads: list[threading.Thread] = []
-        self._clients: list[httpx.Client] = []
 
-    def __enter__(self) -> Sampler:
+    def _tls(self) -> ssl.SSLContext:
         tls = ssl.create_default_context(cafile=str(self.ca))
         tls.load_cert_chain(str(self.cert), str(self.key))
+        return tls
+
+    def __enter__(self) -> Sampler:
         versions = {}
-        with httpx.Client(base_url=self.server, verify=tls) as http:
+        with httpx.Client(base_url=self.server, verify=self._tls()) as http:
             for kind, path in (("slices", SLICES), ("pods", PODS)):
                 listed = http.get(path.format(ns=self.namespace))
                 listed.raise_for_status()
@@ -79,12 +84,8 @@ class Sampler:
                 versions[kind] = body["metadata"]["resourceVersion"]
         self._take_sample()
         for kind, path in (("slices", SLICES), ("pods", PODS)):
-            client = httpx.Client(base_url=self.server, verify=tls, timeout=httpx.Timeout(10, read=None))
-            self._clients.append(client)
             watch = threading.Thread(
-                target=self._watch,
-                args=(client, kind, path.format(ns=self.namespace), versions[kind]),
-                daemon=True,
+                target=self._watch, args=(kind, path.format(ns=self.namespace), versions[kind]), daemon=True
             )
             self._threads.append(watch)
         self._threads.append(threading.Thread(target=self._record, daemon=True))
@@ -93,39 +94,54 @@ class Sampler:
         return self
 
     def __exit__(self, *_: object) -> None:
+        # Each watch ends within WATCH_SECONDS and its thread closes its own connection. Closing it from here
+        # instead left a thread blocked in recv() on a freed descriptor, which the next pipe reused: it stole
+        # the start of a kubectl's output (a JSONDecodeError in an unrelated test) and read garbage as TLS.
         self._stop.set()
-        for client in self._clients:
-            client.close()  # ends the watch streams
         for t in self._threads:
-            t.join(timeout=10)
+            t.join(timeout=WATCH_SECONDS + 30)
+            assert not t.is_alive(), "a sampler thread did not stop"
 
     def complete(self) -> bool:
         """Both watches ran from the first sample to the last without a break: no state was missed."""
         return self.errors == 0 and len(self.samples) > 1
 
-    def _watch(self, client: httpx.Client, kind: str, path: str, version: str) -> None:
-        """Follows one kind from `version` on; a stream the server ends is resumed where it stopped. A
-        version the server no longer has (410) would lose events: counted as an error, never papered over."""
-        while not self._stop.is_set():
-            params = {"watch": "1", "resourceVersion": version, "allowWatchBookmarks": "true"}
-            try:
-                with client.stream("GET", path, params=params) as stream:
-                    stream.raise_for_status()
-                    for line in stream.iter_lines():
-                        if not line:
-                            continue
-                        event = json.loads(line)
-                        if event["type"] == "ERROR":
-                            raise RuntimeError(f"{kind} watch: {event['object'].get('message')}")
-                        version = event["object"]["metadata"]["resourceVersion"]
-                        if event["type"] != "BOOKMARK":
-                            self._events.put((kind, event))
-            except Exception as e:  # a harness: any failure of the watch is recorded, never hidden
-                if self._stop.is_set():
+    def _watch(self, kind: str, path: str, version: str) -> None:
+        """Follows one kind from `version` on, in streams the server ends every WATCH_SECONDS (so the thread
+        sees a stop in time), each resumed from the last version seen: nothing is lost. A broken stream is
+        resumed the same way; only a version the server no longer has (410 Gone) would lose events, and
+        that is counted as an error, never papered over."""
+        timeout = httpx.Timeout(10, read=WATCH_SECONDS + 10)
+        with httpx.Client(base_url=self.server, verify=self._tls(), timeout=timeout) as client:
+            while not self._stop.is_set():
+                params = {
+                    "watch": "1",
+                    "resourceVersion": version,
+                    "allowWatchBookmarks": "true",
+                    "timeoutSeconds": str(WATCH_SECONDS),
+                }
+                try:
+                    with client.stream("GET", path, params=params) as stream:
+                        if stream.status_code == 410:
+                            raise Gone(f"{kind} watch: version {version} is gone")
+                        stream.raise_for_status()
+                        for line in stream.iter_lines():
+                            if not line:
+                                continue
+                            event = json.loads(line)
+                            if event["type"] == "ERROR":
+                                raise Gone(f"{kind} watch: {event['object'].get('message')}")
+                            version = event["object"]["metadata"]["resourceVersion"]
+                            if event["type"] != "BOOKMARK":
+                                self._events.put((kind, event))
+                except Gone as e:
+                    self.errors += 1
+                    self.last_error = str(e)
                     return
-                self.errors += 1
-                self.last_error = repr(e)
-                return
+                except Exception as e:  # a broken stream: resumed from `version`, nothing is lost
+                    self.resumed += 1
+                    self.last_resume = f"{kind}: {e!r}"
+                    self._stop.wait(0.1)
 
     def _record(self) -> None:
         while not self._stop.is_set():
@@ -180,6 +196,10 @@ class Sampler:
             all_addresses={k: frozenset(v) for k, v in every.items()},
             pods=by_ip,
         )
+
+
+class Gone(Exception):
+    """The watch cannot resume where it stopped: events were lost."""
 
 
 def for_cluster(cluster, namespace: str) -> Sampler:  # type: ignore[no-untyped-def]
