@@ -314,6 +314,18 @@ def test_idle_resync_makes_zero_writes(cluster, kubectl: Kubectl, operator: Oper
         "features": {"enabled": ["scripts"]},
         "additionalOptions": [{"name": "log-level", "secret": {"name": "idle-options", "key": "level"}}],
         "env": [{"name": "EMPTY", "value": ""}],
+        "ingress": {"className": "nginx", "annotations": {"example.com/empty": ""}, "tls": {}},
+        "networkPolicy": {
+            "enabled": True,
+            "ingressFrom": [
+                {"namespaceSelector": {}, "podSelector": {"matchLabels": {}, "matchExpressions": []}},
+                {"podSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}},
+                {"ipBlock": {"cidr": "10.0.0.0/8", "except": []}},
+            ],
+        },
+        "podSecurityContext": {"supplementalGroups": []},
+        "securityContext": {"readOnlyRootFilesystem": False},
+        "shutdown": {"delaySeconds": 5},
     }
     create(kubectl, namespace, "idle", replicas=2, **rich)
     wait_for("Ready", lambda: ready(kubectl, namespace, "idle", 2), timeout=90)
@@ -335,6 +347,8 @@ def test_idle_resync_makes_zero_writes(cluster, kubectl: Kubectl, operator: Oper
         "events",
         "controllerrevisions",
         "poddisruptionbudgets",
+        "ingresses",
+        "networkpolicies",
     }
     # The disruption controller keeps the budget's status; the operator writes only its spec.
     changed = {

@@ -108,3 +108,10 @@ async def test_a_kind_the_server_does_not_serve_reads_as_absent(kube: Kube, name
     optional kind, a ServiceMonitor where no Prometheus Operator runs, say)."""
     unserved = Resource("never-installed.kcop.dev", "v1", "things")
     assert await kube.get(unserved, namespace, "anything") is None
+
+
+async def test_a_kind_the_server_does_not_serve_is_not_served(kube: Kube) -> None:
+    """API discovery answers 404 for a group the server does not know: serves() says False rather than
+    failing, so an optional kind (a ServiceMonitor where no Prometheus Operator runs) is skipped."""
+    assert await kube.serves(Resource("never-installed.kcop.dev", "v1", "things")) is False
+    assert await kube.serves(SECRETS) is True

@@ -15,13 +15,24 @@ from keycloak_operator.models.keycloak import KeycloakSpec
 HTTP_PORT = 8080
 HTTPS_PORT = 8443
 MANAGEMENT_PORT = 9000
+MANAGEMENT_PORT_NAME = "management"
 JGROUPS_PORT = 7800
+# JGroups' failure detection (FD_SOCK2) listens at the bind port plus an offset of 50000 in the `kubernetes`
+# stack the pods use (default-jgroups-kubernetes.xml of the Infinispan in Keycloak 26.7.3). Not a container
+# port (those are informational); the NetworkPolicy opens it.
+JGROUPS_FD_PORT = JGROUPS_PORT + 50000
 TLS_VOLUME = "tls"
 # A pod being stopped keeps serving this long after it left the Service's endpoints (it is Terminating), so
-# that kube-proxy and ingress controllers have stopped sending it new requests before Keycloak shuts down.
+# that kube-proxy and ingress controllers have stopped sending it new requests before Keycloak shuts down
+# (spec.shutdown.delaySeconds; this is its default).
 SHUTDOWN_DELAY_SECONDS = 5
-# The delay, Keycloak's own shutdown (shutdown-timeout, 10 s by default) and a margin.
-TERMINATION_GRACE_SECONDS = 30
+# After the delay: Keycloak's own shutdown (`kc.sh start --help`, 26.7.3: shutdown-delay 1 s, then
+# shutdown-timeout 10 s for running requests and the caches) and a margin for the JVM to exit.
+SHUTDOWN_MARGIN_SECONDS = 25
+# The grace period with the default delay.
+TERMINATION_GRACE_SECONDS = SHUTDOWN_DELAY_SECONDS + SHUTDOWN_MARGIN_SECONDS
+# With a read-only root filesystem, where Keycloak and the JVM still write (temporary files, data/tmp).
+WRITABLE_DIRS = (("tmp", "/tmp"), ("data", "/opt/keycloak/data"))
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,53 @@ def serving_ports(spec: KeycloakSpec) -> list[tuple[str, int]]:
     return [("https", HTTPS_PORT), *([("http", HTTP_PORT)] if spec.tls.http_enabled else [])]
 
 
+def shutdown_delay(spec: KeycloakSpec) -> int:
+    return spec.shutdown.delay_seconds if spec.shutdown is not None else SHUTDOWN_DELAY_SECONDS
+
+
+def termination_grace(spec: KeycloakSpec) -> int:
+    return shutdown_delay(spec) + SHUTDOWN_MARGIN_SECONDS
+
+
+# The pod security keys spec.podSecurityContext may add: one the operator set and no longer wants must go
+# (core/drift.py).
+POD_SECURITY_KEYS = frozenset(
+    {"runAsUser", "runAsGroup", "fsGroup", "fsGroupChangePolicy", "supplementalGroups"}
+)
+
+
+def pod_security_context(spec: KeycloakSpec) -> dict[str, Any]:
+    """Pod Security Standards' `restricted` profile: never root, the runtime's default seccomp profile. No
+    user or group is forced (the image's user runs: 1000:0 in the official image, and an arbitrary uid in
+    group 0 still writes where it must, as on OpenShift); the spec may set them."""
+    out: dict[str, Any] = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    if spec.pod_security_context is not None:
+        out.update(spec.pod_security_context.wire())
+    return out
+
+
+def read_only_root(spec: KeycloakSpec) -> bool:
+    return spec.security_context is not None and spec.security_context.read_only_root_filesystem
+
+
+def container_security_context(spec: KeycloakSpec) -> dict[str, Any]:
+    """No privilege escalation and no capability (Keycloak binds ports above 1024). The root filesystem stays
+    writable unless asked: `kc.sh start` rebuilds into /opt/keycloak/lib when the build options differ from
+    the image's, and writes /opt/keycloak/data. Always written, false included, so that turning it off is a
+    difference the drift check sees."""
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": read_only_root(spec),
+    }
+
+
+def service_monitor_wanted(spec: KeycloakSpec) -> bool:
+    """spec.monitoring.serviceMonitor.enabled, whether the cluster can have one or not (core/monitoring)."""
+    monitor = spec.monitoring.service_monitor if spec.monitoring is not None else None
+    return monitor is not None and monitor.enabled
+
+
 def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
     owner, spec = inputs.owner, inputs.spec
     # Both discovery names, whatever the colour: the template must not depend on the Deployment's name.
@@ -115,26 +173,37 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         ),
         "ports": [
             *({"name": n, "containerPort": p, "protocol": "TCP"} for n, p in serving_ports(spec)),
-            {"name": "management", "containerPort": MANAGEMENT_PORT, "protocol": "TCP"},
+            {"name": MANAGEMENT_PORT_NAME, "containerPort": MANAGEMENT_PORT, "protocol": "TCP"},
             {"name": "jgroups", "containerPort": JGROUPS_PORT, "protocol": "TCP"},
         ],
         "startupProbe": _probe("/health/started", period=5, failures=60, tls=tls),
         "readinessProbe": _probe("/health/ready", period=10, failures=3, tls=tls),
         "livenessProbe": _probe("/health/live", period=10, failures=3, tls=tls),
-        # The kubelet's own sleep: no binary needed in the image, and the same on every Keycloak version.
-        "lifecycle": {"preStop": {"sleep": {"seconds": SHUTDOWN_DELAY_SECONDS}}},
+        "securityContext": container_security_context(spec),
     }
+    delay = shutdown_delay(spec)
+    if delay:
+        # The kubelet's own sleep: no binary needed in the image, and the same on every Keycloak version.
+        container["lifecycle"] = {"preStop": {"sleep": {"seconds": delay}}}
     pod_spec: dict[str, Any] = {
         "containers": [container],
         "enableServiceLinks": False,
-        "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
+        "securityContext": pod_security_context(spec),
+        "terminationGracePeriodSeconds": termination_grace(spec),
         **scheduling.pod_placement(spec, owner.name, inputs.track),
     }
+    mounts: list[dict[str, Any]] = []
+    volumes: list[dict[str, Any]] = []
     if spec.tls is not None:
-        container["volumeMounts"] = [
-            {"name": TLS_VOLUME, "mountPath": keycloak_config.TLS_MOUNT_PATH, "readOnly": True}
-        ]
-        pod_spec["volumes"] = [{"name": TLS_VOLUME, "secret": {"secretName": spec.tls.secret}}]
+        mounts.append({"name": TLS_VOLUME, "mountPath": keycloak_config.TLS_MOUNT_PATH, "readOnly": True})
+        volumes.append({"name": TLS_VOLUME, "secret": {"secretName": spec.tls.secret}})
+    if read_only_root(spec):
+        for volume, path in WRITABLE_DIRS:
+            mounts.append({"name": volume, "mountPath": path})
+            volumes.append({"name": volume, "emptyDir": {}})
+    if mounts:
+        container["volumeMounts"] = mounts
+        pod_spec["volumes"] = volumes
     if spec.resources is not None:
         container["resources"] = spec.resources.wire()
     strategy: dict[str, Any] = (
@@ -185,7 +254,10 @@ def discovery_service(
 
 
 def public_service(owner: Owner, track: str, spec: KeycloakSpec) -> dict[str, Any]:
-    """The Service clients use; cutover changes only its selector's track."""
+    """The Service clients use; cutover changes only its selector's track. With a ServiceMonitor asked for,
+    it also has the management port (a ServiceMonitor names a Service port); the Ingress names the serving
+    port, so that one is never exposed through it."""
+    monitored = [(MANAGEMENT_PORT_NAME, MANAGEMENT_PORT)] if service_monitor_wanted(spec) else []
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -198,7 +270,8 @@ def public_service(owner: Owner, track: str, spec: KeycloakSpec) -> dict[str, An
             "type": "ClusterIP",
             "selector": names.server_selector(owner.name, track),
             "ports": [
-                {"name": n, "port": p, "targetPort": p, "protocol": "TCP"} for n, p in serving_ports(spec)
+                {"name": n, "port": p, "targetPort": p, "protocol": "TCP"}
+                for n, p in [*serving_ports(spec), *monitored]
             ],
         },
     }

@@ -16,6 +16,7 @@ PROGRESSING = "Progressing"
 DEGRADED = "Degraded"
 CACHE_ISOLATED = "CacheIsolated"
 HOSTNAME_FIXED = "HostnameFixed"
+MONITORED = "Monitored"
 
 Status = Literal["True", "False", "Unknown"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names, scheduling
+from keycloak_operator.core import children, names, scheduling
 
 # Paths (tuples of keys; list indexes are skipped) whose value must match exactly.
 ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(
@@ -26,9 +26,27 @@ ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(
 # Optional keys the operator sets under a path, and so must remove when it no longer wants them: there, a
 # key present but not wanted is a difference, when the operator's own field manager owns it (a key another
 # writer added, `kubectl edit` or a mutating webhook, is theirs: apply would not remove it anyway).
+_SELECTOR = frozenset({"matchLabels", "matchExpressions"})
 OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
     ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS,
+    ("spec", "template", "spec", "securityContext"): children.POD_SECURITY_KEYS,
+    # The Ingress: its optional parts, and those of its rules' and TLS entries (atomic lists: the
+    # operator owns each item whole).
+    ("spec",): frozenset({"ingressClassName", "tls"}),
+    ("spec", "rules"): frozenset({"host"}),
+    ("spec", "tls"): frozenset({"hosts", "secretName"}),
+    # A NetworkPolicy peer's parts.
+    ("spec", "ingress", "from"): frozenset({"podSelector", "namespaceSelector", "ipBlock"}),
+    ("spec", "ingress", "from", "podSelector"): _SELECTOR,
+    ("spec", "ingress", "from", "namespaceSelector"): _SELECTOR,
+    ("spec", "ingress", "from", "ipBlock"): frozenset({"except"}),
+    # A ServiceMonitor endpoint's TLS settings.
+    ("spec", "endpoints"): frozenset({"tlsConfig"}),
 }
+
+# Maps whose every key the operator sets may go: a label or annotation the operator set and no longer wants
+# (one a user removed from spec.ingress.annotations, say) is a difference when its field manager owns it.
+OWNED_MAPS: frozenset[tuple[str, ...]] = frozenset({("metadata", "labels"), ("metadata", "annotations")})
 
 # Fields written only at creation or never compared (write-only data, owned identity).
 _IGNORED_TOP = frozenset({"stringData"})
@@ -50,11 +68,15 @@ def _owned_fields(actual: dict[str, Any]) -> dict[str, Any]:
 
 
 def _owns(owned: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether the manager owns the field at `path`. An empty entry on the way is a value owned whole (an
+    atomic list, such as an Ingress's rules or a NetworkPolicy's ingress): everything inside it is owned."""
     node: Any = owned
-    for key in path:
+    for depth, key in enumerate(path):
         node = node.get(f"f:{key}") if isinstance(node, dict) else None
         if node is None:
             return False
+        if node == {} and depth < len(path) - 1:
+            return True
     return True
 
 
@@ -69,8 +91,13 @@ def _covers(want: Any, have: Any, path: tuple[str, ...], owned: dict[str, Any]) 
             return False
         if path in ATOMIC_PATHS and set(want) != set(have):
             return False
-        stale = (k for k in OWNED_OPTIONAL_KEYS.get(path, ()) if k in have and k not in want)
+        optional = have if path in OWNED_MAPS else OWNED_OPTIONAL_KEYS.get(path, ())
+        stale = (k for k in optional if k in have and k not in want)
         if any(_owns(owned, (*path, k)) for k in stale):
+            return False
+        # A whole owned map no longer wanted (every annotation taken out): its keys are stale too.
+        gone = (k for k in have if k not in want and (*path, k) in OWNED_MAPS)
+        if any(not _covers({}, have[k], (*path, k), owned) for k in gone):
             return False
         return all(
             _covers(v, have[k], (*path, k), owned) if k in have else _empty(v) for k, v in want.items()

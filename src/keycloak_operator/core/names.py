@@ -44,6 +44,10 @@ COMPONENT_SERVER = "server"
 COMPONENT_DISCOVERY = "discovery"
 COMPONENT_HTTP = "http"
 COMPONENT_ADMIN_SECRET = "admin-credentials"
+COMPONENT_METRICS = "metrics"
+# Set by the API server on every namespace (Kubernetes 1.21 on) to its own name, and immutable: a
+# namespaceSelector on it names one namespace, which no tenant can claim by labelling theirs.
+LABEL_NAMESPACE_NAME = "kubernetes.io/metadata.name"
 APP_NAME = "keycloak"
 
 TRACKS = ("a", "b")
@@ -101,6 +105,20 @@ def public_service(keycloak: str) -> str:
 
 def pod_disruption_budget(keycloak: str) -> str:
     return f"{keycloak}-keycloak"
+
+
+def ingress(keycloak: str) -> str:
+    """Its backend is the public Service, so it never changes across upgrades either."""
+    return f"{keycloak}-keycloak"
+
+
+def service_monitor(keycloak: str) -> str:
+    return f"{keycloak}-keycloak"
+
+
+def network_policy(keycloak: str, track: str) -> str:
+    """One per track: the pods of one Deployment, whatever its colour (a promoted green keeps its policy)."""
+    return f"{keycloak}-keycloak-{track}"
 
 
 def admin_secret(keycloak: str) -> str:

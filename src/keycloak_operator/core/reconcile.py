@@ -15,8 +15,11 @@ from keycloak_operator.core import (
     conditions,
     drift,
     durations,
+    ingress,
     keycloak_config,
+    monitoring,
     names,
+    network_policy,
     rollout,
     scheduling,
     status,
@@ -53,6 +56,14 @@ class Observed:
     version: str = ""
     green: dict[str, Any] | None = None  # `{name}-green-keycloak`, read only when blue-green is in use
     pod_disruption_budget: dict[str, Any] | None = None
+    ingress: dict[str, Any] | None = None
+    service_monitor: dict[str, Any] | None = None
+    network_policies: tuple[dict[str, Any], ...] = ()  # this Keycloak's, by its labels
+    # Facts about the cluster and the operator, observed by the shell: whether the cluster serves the
+    # ServiceMonitor kind (asked only when one is wanted), and the namespace the operator runs in (None
+    # outside a cluster).
+    service_monitor_served: bool = False
+    operator_namespace: str | None = None
 
 
 @dataclass(frozen=True)
@@ -214,16 +225,18 @@ def decide(
         public_track = bg.serving_track(blue_green, track)
         wanted.append((children.public_service(owner, public_track, spec), observed.public_service))
     writes = [obj for obj, actual in wanted if drift.needs_apply(obj, actual)]
-    # A budget of the same name that this Keycloak did not make is someone else's: neither taken over nor
-    # deleted.
+    # Children outside the pods. A child of the same name that this Keycloak did not make is someone
+    # else's: neither taken over nor deleted.
+    removals: list[dict[str, Any]] = []
     budget = scheduling.pod_disruption_budget(spec, owner.name, owner.namespace, owner.reference())
-    existing = observed.pod_disruption_budget
-    ours = existing is None or _owned(existing, owner)
-    if budget is not None and ours and drift.needs_apply(budget, existing):
-        writes.append(budget)
-    removals = [existing] if budget is None and existing is not None and _owned(existing, owner) else []
-    if rejected_child(previous, generation) is not None:
-        writes, removals = [], []
+    monitor = monitoring.service_monitor(spec, owner, crd_served=observed.service_monitor_served)
+    for child, existing in [
+        (budget, observed.pod_disruption_budget),
+        (ingress.ingress(spec, owner), observed.ingress),
+        (monitor, observed.service_monitor),
+    ]:
+        _reconcile_child(child, existing, owner, writes, removals)
+    rendered: dict[str, Any] | None = None
     may_render = not blue_frozen if canonical is not None else not (in_flight or kept)
     if not problems and may_render and not (blue_green is not None and blue_green.state == bg.PROMOTING):
         # The canonical Deployment carries the version it runs: the spec's, or the last one while blue serves.
@@ -240,6 +253,17 @@ def decide(
         # The Deployment goes first: with Recreate its old pods stop before the discovery selector moves on.
         if drift.needs_apply(desired, canonical):
             writes.insert(0, desired)
+            rendered = desired
+    tracks = _tracks_in_use(observed, track, rendered or canonical, blue_cache)
+    policies = {
+        p["metadata"]["name"]: p
+        for p in network_policy.policies(spec, owner, tracks, observed.operator_namespace)
+    }
+    existing_policies = {p["metadata"]["name"]: p for p in observed.network_policies}
+    for name in sorted({names.network_policy(owner.name, t) for t in names.TRACKS}):
+        _reconcile_child(policies.get(name), existing_policies.get(name), owner, writes, removals)
+    if rejected_child(previous, generation) is not None:
+        writes, removals = [], []
     stalled = _stalled(observed, slots.next_version)
     if stalled is not None:
         problems.append(stalled)
@@ -266,6 +290,14 @@ def decide(
         if planned != previous.upgrade_plan and plan.path != upgrade_plan.REFUSE:  # a refusal is Degraded
             text = f"{planned.from_image} -> {planned.to_image}: {plan.path}, because {plan.reason}"
             events.append(Event("Normal", "UpgradePlanned", text))
+    monitored = monitoring.condition(spec, owner.name, crd_served=observed.service_monitor_served)
+    before = conditions.find(previous.conditions, conditions.MONITORED)
+    if (
+        monitored is not None
+        and monitored.status == "False"
+        and (before is None or (before.status, before.reason) != ("False", monitored.reason))
+    ):
+        events.append(Event("Warning", monitoring.UNAVAILABLE, monitored.message))
     if cache.warning and previous.cache_cluster.reason != cache.reason:
         events.append(Event("Warning", "CacheIsolationDisabled", cache.reason))
     for problem in problems:
@@ -286,6 +318,7 @@ def decide(
             blue_green=blue_green,
             now=now,
             generation=generation,
+            service_monitor_served=observed.service_monitor_served,
         )
     )
     new_status = new.model_copy(update={"versions": slots, "upgrade_plan": planned}).wire()
@@ -299,6 +332,36 @@ def decide(
         revision=revision,
         delete=removals,
     )
+
+
+def _reconcile_child(
+    desired: dict[str, Any] | None,
+    existing: dict[str, Any] | None,
+    owner: children.Owner,
+    writes: list[dict[str, Any]],
+    removals: list[dict[str, Any]],
+) -> None:
+    """Apply `desired` when it differs, delete `existing` when nothing is desired; either only when the
+    existing object is this Keycloak's (or there is none)."""
+    ours = existing is None or _owned(existing, owner)
+    if desired is not None and ours and drift.needs_apply(desired, existing):
+        writes.append(desired)
+    elif desired is None and existing is not None and ours:
+        removals.append(existing)
+
+
+def _tracks_in_use(
+    observed: Observed, track: str, canonical: dict[str, Any] | None, cache_cluster: str | None
+) -> dict[str, str | None]:
+    """Track -> the cache cluster of its pods, for every Deployment there is (or is being made): the
+    canonical one (as this pass leaves it: rendered, else as observed, else the cluster it will have), and
+    green while it exists. A track with no Deployment has no pods to let in."""
+    tracks = {track: rollout.cache_cluster_of(canonical) if canonical is not None else cache_cluster}
+    green = observed.green
+    green_track = rollout.track_of(green) if green is not None else None
+    if green is not None and green_track and green_track not in tracks:
+        tracks[green_track] = rollout.cache_cluster_of(green)
+    return tracks
 
 
 def _owned(child: dict[str, Any] | None, owner: children.Owner) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import conditions, names, rollout
+from keycloak_operator.core import conditions, monitoring, names, rollout
 from keycloak_operator.core.bluegreen import AT_REST, FAILED
 from keycloak_operator.core.cache_cluster import CacheClusterResolution
 from keycloak_operator.models.keycloak import (
@@ -31,6 +31,7 @@ class StatusInputs:
     blue_green: BlueGreenStatus | None
     now: str
     generation: int
+    service_monitor_served: bool = False  # the cluster serves ServiceMonitors (observed by the shell)
 
 
 def compute(i: StatusInputs) -> KeycloakStatus:
@@ -79,6 +80,9 @@ def compute(i: StatusInputs) -> KeycloakStatus:
         _cache_condition(i.cache),
         _hostname_condition(i.spec),
     ]
+    monitored = monitoring.condition(i.spec, i.keycloak, crd_served=i.service_monitor_served)
+    if monitored is not None:
+        wanted.append(monitored)
     return i.previous.model_copy(
         update={
             "observed_generation": i.generation,

@@ -45,6 +45,12 @@ HASH_EXCLUDED_FIELDS: dict[str, str] = {
     "must never give back a namespace the right that was since revoked",
     "podDisruptionBudget": "how many pods a node drain may evict is a separate object, outside the pods; a "
     "rollback must not loosen or tighten it",
+    "ingress": "the way in is a separate object in front of the public Service, whose name never changes: "
+    "changing it must not start an upgrade, and a rollback must not take the users' entrance back",
+    "monitoring": "what scrapes the metrics is a separate object (and a port on the public Service), outside "
+    "the pods; a rollback must not stop or start the monitoring",
+    "networkPolicy": "who may reach the pods is separate objects, outside the pods; a rollback must never "
+    "reopen what was since closed",
 }
 
 

@@ -13,7 +13,8 @@ import yaml
 from pydantic import BaseModel
 
 from keycloak_operator.core import keycloak_config, names
-from keycloak_operator.models import hostname, options
+from keycloak_operator.models import hostname, network_policy, options
+from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
 from keycloak_operator.models.patterns import DNS1035_LABEL
@@ -126,6 +127,16 @@ def keycloak_crd() -> dict[str, Any]:
     spec_schema["properties"]["hostname"].setdefault("x-kubernetes-validations", []).extend(
         hostname.HOSTNAME_RULES
     )
+    hosts = spec_schema["properties"]["ingress"]["properties"]["hosts"]
+    hosts["x-kubernetes-list-type"] = "set"
+    hosts["items"].setdefault("x-kubernetes-validations", []).append(ingress_model.HOST_NOT_IP_RULE)
+    policy = spec_schema["properties"]["networkPolicy"]["properties"]
+    for peers in ("ingressFrom", "managementFrom"):
+        peer = policy[peers]["items"]
+        peer.setdefault("x-kubernetes-validations", []).append(network_policy.PEER_RULE)
+        for selector in ("namespaceSelector", "podSelector"):
+            expressions = peer["properties"][selector]["properties"]["matchExpressions"]["items"]
+            expressions.setdefault("x-kubernetes-validations", []).append(network_policy.VALUES_RULE)
     status_schema = structural_schema(kc.KeycloakStatus)
     schema = {
         "type": "object",

@@ -18,6 +18,10 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?[0-9]))?"
 _IPV6 = r"[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?"
 ADDRESS = rf"^(?:{_IPV4}|{_IPV6})$"
+# A CIDR block, prefix required (a NetworkPolicy's ipBlock).
+_CIDR4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}/(?:3[0-2]|[12]?[0-9])"
+_CIDR6 = r"[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9])"
+CIDR = rf"^(?:{_CIDR4}|{_CIDR6})$"
 TRUSTED_MAX = 64
 
 Address = Annotated[str, Field(min_length=2, max_length=49, pattern=ADDRESS)]

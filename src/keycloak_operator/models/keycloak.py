@@ -10,7 +10,11 @@ from pydantic import Field, field_validator, model_validator
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
+from keycloak_operator.models.ingress import IngressSpec
+from keycloak_operator.models.monitoring import MonitoringSpec
+from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
+from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
@@ -270,6 +274,34 @@ class KeycloakSpec(CrdModel):
         default=None,
         description="The PodDisruptionBudget of the server pods. Unset: maxUnavailable 1 whenever "
         "replicas > 1.",
+    )
+    pod_security_context: PodSecurityContextSpec | None = Field(
+        default=None,
+        description="Pod security settings over the defaults (runAsNonRoot, seccompProfile RuntimeDefault): "
+        "user, group, fsGroup.",
+    )
+    security_context: ContainerSecurityContextSpec | None = Field(
+        default=None,
+        description="Container security settings over the defaults (no privilege escalation, every "
+        "capability dropped): a read-only root filesystem.",
+    )
+    shutdown: ShutdownSpec | None = Field(
+        default=None,
+        description="Graceful shutdown. Unset: a stopping pod keeps serving 5 s after it leaves the "
+        "endpoints, with a 30 s grace period.",
+    )
+    ingress: IngressSpec | None = Field(
+        default=None,
+        description="An Ingress in front of the public Service (class, annotations, hosts, TLS). "
+        "Unset: none.",
+    )
+    monitoring: MonitoringSpec | None = Field(
+        default=None, description="A Prometheus Operator ServiceMonitor for Keycloak's metrics."
+    )
+    network_policy: NetworkPolicySpec | None = Field(
+        default=None,
+        description="NetworkPolicies that let JGroups in only from the same cache cluster, and HTTP only "
+        "from the given peers and the operator. Unset: none.",
     )
     realm_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own."

@@ -69,6 +69,25 @@ PERMISSIONS: tuple[Permission, ...] = (
         "the server pods' PodDisruptionBudget (server-side apply); deleted when replicas drop to 1",
     ),
     Permission(
+        "networking.k8s.io",
+        "ingresses",
+        ("get", "create", "patch", "delete"),
+        "the Keycloak's Ingress (server-side apply); deleted when disabled",
+    ),
+    Permission(
+        "networking.k8s.io",
+        "networkpolicies",
+        ("list", "create", "patch", "delete"),
+        "the server pods' NetworkPolicies, one per track (listed by the Keycloak's labels); deleted when "
+        "disabled or when no Deployment is left on their track",
+    ),
+    Permission(
+        "monitoring.coreos.com",
+        "servicemonitors",
+        ("get", "create", "patch", "delete"),
+        "the Keycloak's ServiceMonitor, where the Prometheus Operator's CRD is served; deleted when disabled",
+    ),
+    Permission(
         "",
         "secrets",
         ("get", "create", "patch"),

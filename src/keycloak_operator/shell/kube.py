@@ -6,17 +6,22 @@ one field manager. Every call is async and shares kopf's event loop.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import os
+import re
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 from kubernetes_asyncio import client, config
 
 from keycloak_operator.core import names
+from keycloak_operator.models import patterns
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +83,9 @@ CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions")
 SERVICES = Resource("", "v1", "services")
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets")
+INGRESSES = Resource("networking.k8s.io", "v1", "ingresses")
+NETWORK_POLICIES = Resource("networking.k8s.io", "v1", "networkpolicies")
+SERVICE_MONITORS = Resource("monitoring.coreos.com", "v1", "servicemonitors")
 SECRETS = Resource("", "v1", "secrets")
 EVENTS = Resource("", "v1", "events")
 KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
@@ -89,12 +97,35 @@ _BY_KIND = {
     ("apps/v1", "ControllerRevision"): CONTROLLER_REVISIONS,
     ("v1", "Service"): SERVICES,
     ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGETS,
+    ("networking.k8s.io/v1", "Ingress"): INGRESSES,
+    ("networking.k8s.io/v1", "NetworkPolicy"): NETWORK_POLICIES,
+    ("monitoring.coreos.com/v1", "ServiceMonitor"): SERVICE_MONITORS,
     ("v1", "Secret"): SECRETS,
     ("v1", "Event"): EVENTS,
     (names.API_VERSION, names.KEYCLOAK_KIND): KEYCLOAKS,
     ("postgresql.cnpg.io/v1", "Backup"): CNPG_BACKUPS,
     ("snapshot.storage.k8s.io/v1", "VolumeSnapshot"): VOLUME_SNAPSHOTS,
 }
+
+
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+OPERATOR_NAMESPACE_ENV = "KCOP_OPERATOR_NAMESPACE"
+
+
+@functools.cache
+def operator_namespace() -> str | None:
+    """The namespace the operator runs in: KCOP_OPERATOR_NAMESPACE (the chart sets it from the downward
+    API), else the mounted ServiceAccount's; None outside a cluster (no pod a NetworkPolicy could name)."""
+    text = os.environ.get(OPERATOR_NAMESPACE_ENV, "").strip()
+    if not text:
+        try:
+            text = SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+        except OSError:
+            return None
+    if len(text) > patterns.LABEL_MAX or not re.fullmatch(patterns.DNS1123_LABEL, text):
+        log.warning("operator namespace %r is not a namespace name: NetworkPolicies will not name it", text)
+        return None
+    return text
 
 
 def resource_of(obj: dict[str, Any]) -> Resource:
@@ -189,6 +220,18 @@ class Kube:
             if e.status == 404:
                 return None
             raise
+
+    async def serves(self, res: Resource) -> bool:
+        """Whether the API server serves the resource now (API discovery, which every authenticated client
+        may read): a CRD installed and established, or not."""
+        base = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
+        try:
+            found = await self._call("GET", base)
+        except ApiError as e:
+            if e.status in (404, 503):  # no such group version; an aggregated API not available
+                return False
+            raise
+        return any(r.get("name") == res.plural for r in (found or {}).get("resources", []) or [])
 
     async def list(
         self,

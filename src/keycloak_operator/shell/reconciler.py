@@ -19,6 +19,7 @@ from keycloak_operator.core import (
     conditions,
     keycloak_config,
     merge_patch,
+    monitoring,
     names,
     reconcile,
     versions,
@@ -29,12 +30,16 @@ from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell import events, failpoints, metrics, upgrade
 from keycloak_operator.shell.kube import (
     DEPLOYMENTS,
+    INGRESSES,
     KEYCLOAKS,
+    NETWORK_POLICIES,
     POD_DISRUPTION_BUDGETS,
     SECRETS,
+    SERVICE_MONITORS,
     SERVICES,
     ApiError,
     Kube,
+    operator_namespace,
     resource_of,
 )
 
@@ -50,6 +55,9 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
     admin = reconcile.admin_secret_name(reconcile.owner_of(keycloak), spec)
     wanted_secrets = set(keycloak_config.referenced_secrets(spec, admin))
     existing = {s for s in wanted_secrets if await kube.get(SECRETS, ns, s) is not None}
+    own_labels = names.selector_string(names.instance_labels(name))
+    # The ServiceMonitor is read whether wanted or not (one this Keycloak made may have to go; where the
+    # kind is not served the read is a 404); discovery is asked only when one is wanted.
     return reconcile.Observed(
         keycloak=keycloak,
         deployment=await kube.get(DEPLOYMENTS, ns, names.deployment(name)),
@@ -58,6 +66,15 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         existing_secrets=frozenset(existing),
         version=versions.version_of(spec).format(),
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
+        ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
+        service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
+        network_policies=tuple(
+            # A list's items carry no apiVersion and kind; a policy to delete needs them (resource_of).
+            {"apiVersion": NETWORK_POLICIES.api_version, "kind": "NetworkPolicy", **p}
+            for p in await kube.list(NETWORK_POLICIES, ns, label_selector=own_labels)
+        ),
+        service_monitor_served=monitoring.wanted(spec) and await kube.serves(SERVICE_MONITORS),
+        operator_namespace=operator_namespace(),
     )
 
 

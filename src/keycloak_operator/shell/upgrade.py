@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from keycloak_operator.core import backups, children, durations, names, upgrade_plan
+from keycloak_operator.core import backups, children, durations, names, network_policy, upgrade_plan
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.reconcile import owner_of, render_deployment
@@ -19,6 +19,7 @@ from keycloak_operator.shell.kube import (
     SERVICES,
     VOLUME_SNAPSHOTS,
     Kube,
+    operator_namespace,
 )
 
 log = logging.getLogger(__name__)
@@ -84,10 +85,17 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
         case bg.ApplyGreen(image=image, track=track):
             green_spec = spec.model_copy(update={"image": image})
             version = version_of(green_spec).format()
+            cluster = _cache_cluster_of(owner, spec, image)
+            # Green's NetworkPolicy before green's pods: they start inside their own cache cluster's policy.
+            # The reconcile keeps it from then on, while green's Deployment exists.
+            policy = network_policy.policy(
+                spec, owner, track=track, cache_cluster=cluster, operator_namespace=operator_namespace()
+            )
+            if policy is not None:
+                await kube.apply(policy)
             await kube.apply(
                 render_deployment(owner, spec, image=image, track=track, version=version, green=True)
             )
-            cluster = _cache_cluster_of(owner, spec, image)
             await kube.apply(children.discovery_service(owner, track, cluster, green=True))
         case bg.SwitchTraffic(track=track):
             await kube.apply(children.public_service(owner, track, spec))

@@ -1,0 +1,88 @@
+"""The Keycloak's Ingress: a pure rendering of `spec.ingress`.
+
+Its backend is the public Service by name and port name, both of which a blue-green upgrade leaves alone (a
+cutover moves only the Service's selector), and nothing in it depends on the image or the track: an upgrade
+and a rollback render the same Ingress, so they never write it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import urllib.parse
+from typing import Any
+
+from keycloak_operator.core import children, names
+from keycloak_operator.models.ingress import INGRESS_HOST
+from keycloak_operator.models.keycloak import KeycloakSpec
+
+# What the ingress-nginx controller needs to speak HTTPS to a backend; other controllers ignore it.
+BACKEND_PROTOCOL_ANNOTATION = "nginx.ingress.kubernetes.io/backend-protocol"
+
+
+def wanted(spec: KeycloakSpec) -> bool:
+    return spec.ingress is not None and spec.ingress.enabled
+
+
+def hosts(spec: KeycloakSpec) -> list[str]:
+    """The hosts routed: the spec's, else the host of spec.hostname (when an Ingress can route by it: not an
+    IP address), else none (every host)."""
+    if spec.ingress is not None and spec.ingress.hosts:
+        return list(spec.ingress.hosts)
+    if spec.hostname is None:
+        return []
+    text = spec.hostname.hostname
+    host = urllib.parse.urlsplit(text).hostname if "://" in text else text
+    host = (host or "").lower()
+    if not host or _is_ip(host) or not re.fullmatch(INGRESS_HOST, host):
+        return []
+    return [host]
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def backend_port(spec: KeycloakSpec) -> str:
+    """The public Service's port the Ingress sends to: HTTPS whenever Keycloak serves it (end to end)."""
+    return children.serving_ports(spec)[0][0]
+
+
+def ingress(spec: KeycloakSpec, owner: children.Owner) -> dict[str, Any] | None:
+    """The Ingress `spec.ingress` asks for; None when there is to be none."""
+    wanted_ingress = spec.ingress
+    if wanted_ingress is None or not wanted_ingress.enabled:
+        return None
+    port = backend_port(spec)
+    annotations = {BACKEND_PROTOCOL_ANNOTATION: "HTTPS"} if port == "https" else {}
+    annotations.update(wanted_ingress.annotations or {})
+    backend = {"service": {"name": names.public_service(owner.name), "port": {"name": port}}}
+    paths = [{"path": wanted_ingress.path, "pathType": "Prefix", "backend": backend}]
+    routed = hosts(spec)
+    rules: list[dict[str, Any]] = [{"host": h, "http": {"paths": paths}} for h in routed] or [
+        {"http": {"paths": paths}}
+    ]
+    body: dict[str, Any] = {}
+    if wanted_ingress.class_name:
+        body["ingressClassName"] = wanted_ingress.class_name
+    if wanted_ingress.tls is not None:
+        tls: dict[str, Any] = {}
+        if routed:
+            tls["hosts"] = routed
+        if wanted_ingress.tls.secret_name:
+            tls["secretName"] = wanted_ingress.tls.secret_name
+        body["tls"] = [tls]
+    body["rules"] = rules
+    metadata: dict[str, Any] = {
+        "name": names.ingress(owner.name),
+        "namespace": owner.namespace,
+        "labels": names.component_labels(owner.name, names.COMPONENT_HTTP),
+        "ownerReferences": [owner.reference()],
+    }
+    if annotations:
+        metadata["annotations"] = dict(sorted(annotations.items()))
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": body}

@@ -1,0 +1,104 @@
+"""The way in from outside the cluster: `spec.ingress`, one Ingress in front of the public Service.
+
+The backend is the public Service `<name>-service`, whose name never changes (a blue-green cutover changes
+only its selector), so an upgrade never touches the Ingress.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import Field, field_validator
+
+from keycloak_operator.models import patterns as pt
+from keycloak_operator.models.base import CrdModel
+
+# An Ingress rule's host: a lower-case DNS name, optionally a wildcard for one label (`*.example.com`).
+# Kubernetes refuses IP addresses and upper case there.
+INGRESS_HOST = rf"^(\*\.)?{pt.LABEL}(\.{pt.LABEL})*$"
+# A Prefix path: '/' then URL path characters, no query, fragment, space or quote (ingress controllers
+# refuse those, some write the path into their configuration verbatim).
+INGRESS_PATH = r"^/[A-Za-z0-9._~/-]*$"
+# What the host pattern admits but Kubernetes refuses: an IPv4 address.
+IPV4 = r"^[0-9]+(\.[0-9]+){3}$"
+HOSTS_MAX = 16
+ANNOTATIONS_MAX = 64
+ANNOTATION_VALUE_MAX = 4096
+
+IngressHost = Annotated[str, Field(min_length=1, max_length=pt.SUBDOMAIN_MAX, pattern=INGRESS_HOST)]
+AnnotationValue = Annotated[str, Field(max_length=ANNOTATION_VALUE_MAX)]
+
+
+def check_label_keys(value: dict[str, str] | None, what: str) -> dict[str, str] | None:
+    """Label and annotation keys are checked by the models only: a CEL rule over every key of a map costs
+    more than the API server lets one CRD spend (models/scheduling.py, nodeSelector)."""
+    for key in value or {}:
+        if len(key) > pt.LABEL_KEY_MAX or not re.fullmatch(pt.LABEL_KEY, key):
+            raise ValueError(f"{key!r} is not {what} key (example.com/name, name)")
+    return value
+
+
+class IngressTls(CrdModel):
+    """TLS at the ingress controller."""
+
+    secret_name: str | None = pt.object_name(
+        "A `kubernetes.io/tls` Secret in the Keycloak's namespace for the hosts (cert-manager can make it). "
+        "Unset: the ingress controller's default certificate.",
+        default=None,
+    )
+
+
+class IngressSpec(CrdModel):
+    """One `networking.k8s.io/v1` Ingress `<name>-keycloak` whose backend is the public Service. Not part
+    of the version: a change never rolls the pods, and a rollback keeps today's Ingress."""
+
+    enabled: bool = Field(
+        default=True, description="Make the Ingress (false: delete it, if this Keycloak made it)."
+    )
+    class_name: str | None = pt.object_name(
+        "IngressClass that serves it (ingressClassName). Unset: the cluster's default class.", default=None
+    )
+    annotations: dict[str, AnnotationValue] | None = Field(
+        default=None,
+        max_length=ANNOTATIONS_MAX,
+        description="Annotations for the ingress controller. With spec.tls the operator adds "
+        "`nginx.ingress.kubernetes.io/backend-protocol: HTTPS`; an annotation here wins over it.",
+    )
+    hosts: list[IngressHost] | None = Field(
+        default=None,
+        max_length=HOSTS_MAX,
+        description="Host names routed to Keycloak. Unset: the host of spec.hostname.hostname; with neither, "
+        "every host.",
+    )
+    path: str = Field(
+        default="/",
+        min_length=1,
+        max_length=pt.URL_MAX,
+        pattern=INGRESS_PATH,
+        description="Path prefix routed to Keycloak.",
+    )
+    tls: IngressTls | None = Field(
+        default=None, description="Terminate TLS at the ingress controller for the hosts. Unset: no TLS."
+    )
+
+    @field_validator("annotations")
+    @classmethod
+    def _annotation_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return check_label_keys(value, "an annotation")
+
+    @field_validator("hosts")
+    @classmethod
+    def _distinct_names(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("each host may be listed once")
+        for host in value or []:
+            if re.fullmatch(IPV4, host):
+                raise ValueError(f"{host!r}: an Ingress routes by name, not by IP address")
+        return value
+
+
+HOST_NOT_IP_RULE = {
+    "rule": f"!self.matches(r'{IPV4}')",
+    "message": "an Ingress routes by host name, not by IP address",
+}

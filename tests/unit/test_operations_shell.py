@@ -1,0 +1,150 @@
+"""The shell's part of the operations settings: the facts it observes (whether ServiceMonitors are served,
+where the operator runs) and green's NetworkPolicy going before green's pods. A fake adapter records calls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keycloak_operator.core import names
+from keycloak_operator.core.bluegreen import model as bg
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.shell import kube as kube_module
+from keycloak_operator.shell import reconciler, upgrade
+from keycloak_operator.shell.kube import ApiError, Kube, Resource
+
+BASE: dict[str, Any] = {
+    "image": "quay.io/keycloak/keycloak:26.7.3",
+    "database": {"cnpg": {"clusterName": "db"}},
+}
+NEW = "quay.io/keycloak/keycloak:27.0.1"
+KEYCLOAK = {"metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 1}, "spec": BASE}
+
+
+class FakeKube:
+    """The adapter's calls the operations settings make, recorded (typed loosely: it stands in for Kube)."""
+
+    def __init__(self, *, served: bool = True) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.served = served
+
+    async def get(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any] | None:
+        self.calls.append(("get", res.plural))
+        return None
+
+    async def list(self, res: Resource, namespace: str | None, **kw: Any) -> list[dict[str, Any]]:
+        self.calls.append(("list", f"{res.plural}?{kw.get('label_selector')}"))
+        # As the API server lists them: items without apiVersion and kind.
+        return [{"metadata": {"name": "kc-keycloak-b", "namespace": "ns", "uid": "np-b"}, "spec": {}}]
+
+    async def serves(self, res: Resource) -> bool:
+        self.calls.append(("serves", res.plural))
+        return self.served
+
+    async def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(("apply", f"{obj['kind']}/{obj['metadata']['name']}"))
+        return obj
+
+
+@pytest.fixture(autouse=True)
+def operator_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv(kube_module.OPERATOR_NAMESPACE_ENV, "kcop")
+    kube_module.operator_namespace.cache_clear()
+    yield
+    kube_module.operator_namespace.cache_clear()
+
+
+def spec(**kw: Any) -> KeycloakSpec:
+    return KeycloakSpec.model_validate({**BASE, **kw})
+
+
+async def test_discovery_is_asked_only_when_a_service_monitor_is_wanted() -> None:
+    fake = FakeKube(served=True)
+    plain = await reconciler.observe(fake, KEYCLOAK, spec())
+    assert ("serves", "servicemonitors") not in fake.calls and plain.service_monitor_served is False
+    # The ServiceMonitor, the Ingress and this Keycloak's NetworkPolicies are read anyway: one of ours may
+    # have to go.
+    assert {("get", "servicemonitors"), ("get", "ingresses")} <= set(fake.calls)
+    selector = names.selector_string(names.instance_labels("kc"))
+    assert ("list", f"networkpolicies?{selector}") in fake.calls
+    wanted = spec(monitoring={"serviceMonitor": {"enabled": True}})
+    served = await reconciler.observe(FakeKube(served=True), KEYCLOAK, wanted)
+    assert served.service_monitor_served
+    absent = await reconciler.observe(FakeKube(served=False), KEYCLOAK, wanted)
+    assert not absent.service_monitor_served
+
+
+async def test_a_listed_policy_can_be_deleted() -> None:
+    """List items come without apiVersion and kind: the observed ones get them back, so a policy the
+    reconcile decides to delete names its resource."""
+    observed = await reconciler.observe(FakeKube(), KEYCLOAK, spec())
+    (listed,) = observed.network_policies
+    assert kube_module.resource_of(listed) == kube_module.NETWORK_POLICIES
+
+
+async def test_the_operators_namespace_is_a_fact_passed_in() -> None:
+    observed = await reconciler.observe(FakeKube(), KEYCLOAK, spec())
+    assert observed.operator_namespace == "kcop"
+
+
+def test_the_operators_namespace_from_the_environment_then_the_service_account(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    account = tmp_path / "namespace"
+    monkeypatch.setattr(kube_module, "SERVICE_ACCOUNT_NAMESPACE", account)
+    monkeypatch.delenv(kube_module.OPERATOR_NAMESPACE_ENV)
+    kube_module.operator_namespace.cache_clear()
+    assert kube_module.operator_namespace() is None  # outside a cluster: no pod to name
+    account.write_text("keycloak-operator\n")
+    kube_module.operator_namespace.cache_clear()
+    assert kube_module.operator_namespace() == "keycloak-operator"
+    monkeypatch.setenv(kube_module.OPERATOR_NAMESPACE_ENV, "Not A Namespace")
+    kube_module.operator_namespace.cache_clear()
+    assert kube_module.operator_namespace() is None
+
+
+async def test_greens_policy_goes_before_greens_pods() -> None:
+    fake = FakeKube()
+    s = spec(networkPolicy={"enabled": True}, cacheIsolation={"autoRevision": True})
+    await upgrade.perform(
+        fake, KEYCLOAK, s, bg.ApplyGreen(image="quay.io/keycloak/keycloak:27.0.1", track="b")
+    )
+    applied = [what for verb, what in fake.calls if verb == "apply"]
+    assert applied == [
+        "NetworkPolicy/kc-keycloak-b",
+        "Deployment/kc-green-keycloak",
+        "Service/kc-green-discovery",
+    ]
+    fake = FakeKube()
+    await upgrade.perform(
+        fake, KEYCLOAK, spec(), bg.ApplyGreen(image="quay.io/keycloak/keycloak:27.0.1", track="b")
+    )
+    assert not [c for c in fake.calls if c[1].startswith("NetworkPolicy")]
+
+
+async def test_serves_reads_api_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = object.__new__(Kube)
+    answers: dict[str, Any] = {}
+
+    async def call(method: str, path: str, **_: Any) -> Any:
+        answer = answers[path]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(adapter, "_call", call)
+    res = kube_module.SERVICE_MONITORS
+    answers["/apis/monitoring.coreos.com/v1"] = {
+        "resources": [{"name": "podmonitors"}, {"name": "servicemonitors"}]
+    }
+    assert await adapter.serves(res)
+    answers["/apis/monitoring.coreos.com/v1"] = {"resources": [{"name": "podmonitors"}]}
+    assert not await adapter.serves(res)
+    answers["/apis/monitoring.coreos.com/v1"] = ApiError(404, "not found")
+    assert not await adapter.serves(res)
+    answers["/apis/monitoring.coreos.com/v1"] = ApiError(403, "forbidden")
+    with pytest.raises(ApiError):
+        await adapter.serves(res)
