@@ -121,6 +121,13 @@ def test_class_path_and_tls() -> None:
         {"hosts": ["a.example", "a.example"]},
         {"path": "auth"},
         {"path": "/a?b"},
+        # Segments the API server refuses in an Ingress path: the Ingress would be rejected.
+        {"path": "/a//b"},
+        {"path": "/a/../b"},
+        {"path": "/a/./b"},
+        {"path": "/."},
+        {"path": "/a/.."},
+        {"annotations": {f"example.com/a{i}": "v" for i in range(33)}},
         {"className": "Not_A_Class"},
         {"annotations": {"not a key": "x"}},
         {"tls": {"secretName": "../other"}},
@@ -130,6 +137,11 @@ def test_hostile_values_are_refused_naming_the_field(value: dict[str, Any]) -> N
     with pytest.raises(ValidationError) as e:
         spec(ingress=value)
     assert "ingress" in str(e.value)
+
+
+@pytest.mark.parametrize("path", ["/", "/auth", "/auth/", "/a/b-c_d~e", "/.well-known", "/...", "/a/..b"])
+def test_ordinary_paths_are_accepted_as_written(path: str) -> None:
+    assert render(spec(ingress={"path": path}))["spec"]["rules"][0]["http"]["paths"][0]["path"] == path
 
 
 _HOST_CHARS = st.sampled_from("ab9-.*A_:/")  # "9.9.9.9" among them

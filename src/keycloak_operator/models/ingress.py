@@ -18,12 +18,17 @@ from keycloak_operator.models.base import CrdModel
 # Kubernetes refuses IP addresses and upper case there.
 INGRESS_HOST = rf"^(\*\.)?{pt.LABEL}(\.{pt.LABEL})*$"
 # A Prefix path: '/' then URL path characters, no query, fragment, space or quote (ingress controllers
-# refuse those, some write the path into their configuration verbatim).
-INGRESS_PATH = r"^/[A-Za-z0-9._~/-]*$"
+# refuse those, some write the path into their configuration verbatim), and segments as the API server
+# wants them in an Ingress: none empty ('//'), '.' or '..' (it refuses '//', '/./', '/../' and a final '/.'
+# or '/..'); one final '/' may end it.
+_PATH_SEGMENT = r"([A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.\.[A-Za-z0-9._~-]+)"
+INGRESS_PATH = rf"^/({_PATH_SEGMENT}(/{_PATH_SEGMENT})*/?)?$"
 # What the host pattern admits but Kubernetes refuses: an IPv4 address.
 IPV4 = r"^[0-9]+(\.[0-9]+){3}$"
 HOSTS_MAX = 16
-ANNOTATIONS_MAX = 64
+# With values of up to 4 KiB and keys of up to 317 characters, 32 stay well inside the 256 KiB the API server
+# allows for an object's annotations together.
+ANNOTATIONS_MAX = 32
 ANNOTATION_VALUE_MAX = 4096
 
 IngressHost = Annotated[str, Field(min_length=1, max_length=pt.SUBDOMAIN_MAX, pattern=INGRESS_HOST)]
