@@ -232,6 +232,11 @@ def test_off_unless_enabled() -> None:
         {"ipBlock": {"cidr": "10.0.0.0/8"}, "podSelector": {}},
         {"ipBlock": {"cidr": "10.0.0.1"}},
         {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["x"]}},
+        # What the pattern admits but the API server refuses in a NetworkPolicy.
+        {"ipBlock": {"cidr": "1:::2/64"}},
+        {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.0.0.0/8"]}},
+        {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["192.168.0.0/16"]}},
+        {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["fd00::/16"]}},
         {"podSelector": {"matchExpressions": [{"key": "a", "operator": "In"}]}},
         {"podSelector": {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["b"]}]}},
         {"podSelector": {"matchExpressions": [{"key": "a", "operator": "Near", "values": ["b"]}]}},

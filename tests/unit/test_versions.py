@@ -269,7 +269,7 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
     if t is int:
         return [current + 1, current - 1] if isinstance(current, int) else [1, 0, 2]
     if t is str:
-        urls_addresses_and_paths = ["https://a.example", "10.0.0.0/8", "/a"]
+        urls_addresses_and_paths = ["https://a.example", "10.0.0.0/8", "10.1.0.0/16", "/a"]
         return [
             *([f"1{current}", f"{current}1"] if isinstance(current, str) else []),
             "x",
@@ -392,13 +392,14 @@ def _bases_for(field: SpecField, base: dict[str, Any]) -> list[dict[str, Any]]:
             trimmed = copy.deepcopy(base)
             _get(trimmed, field.keys[: index + 1]).pop(sibling)
             out.append(trimmed)
-    # The item with the field's own part alone (an example of it, when it is an object): a part that
+    # The item with the field's own part alone (a valid example of it, when it is an object): a part that
     # excludes every sibling (a NetworkPolicy peer's ipBlock) can only change there.
     if isinstance(item, dict):
         own = field.keys[: index + 2]
         part = next((f for f in _fields(KeycloakSpec) if f.keys == own), None)
         alone = copy.deepcopy(base)
-        value = _example(part.model) if part is not None and part.model else copy.deepcopy(item.get(own[-1]))
+        model = part.model if part is not None else None
+        value = _valid_example(model) if model else copy.deepcopy(item.get(own[-1]))
         _get(alone, field.keys[:index])[field.keys[index]] = {own[-1]: value}
         out.append(alone)
     return out

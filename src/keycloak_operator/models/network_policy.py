@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -74,6 +75,28 @@ class IpBlock(CrdModel):
     except_: list[Cidr] | None = Field(
         default=None, alias="except", max_length=EXCEPT_MAX, description="Blocks inside cidr left out."
     )
+
+    @model_validator(mode="after")
+    def _blocks_the_api_server_takes(self) -> IpBlock:
+        """What the schema's pattern cannot say (its IPv6 part is loose) and the API server refuses in a
+        NetworkPolicy: a block that does not parse, an `except` that is not a strict subset of `cidr`."""
+        block = _network(self.cidr, "cidr")
+        for text in self.except_ or []:
+            inner = _network(text, "except")
+            if (
+                inner.version != block.version
+                or inner.prefixlen <= block.prefixlen
+                or inner.network_address not in block
+            ):
+                raise ValueError(f"except {text!r} is not a strict subset of cidr {self.cidr!r}")
+        return self
+
+
+def _network(text: str, what: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    try:
+        return ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise ValueError(f"{what} {text!r} is not a CIDR block (10.0.0.0/8, fd00::/8)") from None
 
 
 class NetworkPeer(CrdModel):
