@@ -20,10 +20,6 @@ from keycloak_operator.models.keycloak import KeycloakSpec
 BACKEND_PROTOCOL_ANNOTATION = "nginx.ingress.kubernetes.io/backend-protocol"
 
 
-def wanted(spec: KeycloakSpec) -> bool:
-    return spec.ingress is not None and spec.ingress.enabled
-
-
 def hosts(spec: KeycloakSpec) -> list[str]:
     """The hosts routed: the spec's, else the host of spec.hostname (when an Ingress can route by it: not an
     IP address), else none (every host)."""

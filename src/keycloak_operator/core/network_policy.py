@@ -24,10 +24,6 @@ from keycloak_operator.models.network_policy import LabelSelector, NetworkPeer
 JGROUPS_PORTS = (children.JGROUPS_PORT, children.JGROUPS_FD_PORT)
 
 
-def wanted(spec: KeycloakSpec) -> bool:
-    return spec.network_policy is not None and spec.network_policy.enabled
-
-
 def _selector(selector: LabelSelector) -> dict[str, Any]:
     """As the API server stores it: empty parts left out (`{}` stays `{}`, it selects everything)."""
     out: dict[str, Any] = {}

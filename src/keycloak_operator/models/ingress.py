@@ -13,6 +13,7 @@ from pydantic import Field, field_validator
 
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.scheduling import check_label_keys
 
 # An Ingress rule's host: a lower-case DNS name, optionally a wildcard for one label (`*.example.com`).
 # Kubernetes refuses IP addresses and upper case there.
@@ -33,15 +34,6 @@ ANNOTATION_VALUE_MAX = 4096
 
 IngressHost = Annotated[str, Field(min_length=1, max_length=pt.SUBDOMAIN_MAX, pattern=INGRESS_HOST)]
 AnnotationValue = Annotated[str, Field(max_length=ANNOTATION_VALUE_MAX)]
-
-
-def check_label_keys(value: dict[str, str] | None, what: str) -> dict[str, str] | None:
-    """Label and annotation keys are checked by the models only: a CEL rule over every key of a map costs
-    more than the API server lets one CRD spend (models/scheduling.py, nodeSelector)."""
-    for key in value or {}:
-        if len(key) > pt.LABEL_KEY_MAX or not re.fullmatch(pt.LABEL_KEY, key):
-            raise ValueError(f"{key!r} is not {what} key (example.com/name, name)")
-    return value
 
 
 class IngressTls(CrdModel):

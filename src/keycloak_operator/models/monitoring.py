@@ -6,8 +6,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from keycloak_operator.models.base import CrdModel
-from keycloak_operator.models.ingress import check_label_keys
-from keycloak_operator.models.scheduling import LabelValue
+from keycloak_operator.models.scheduling import LabelValue, check_label_keys
 
 # The Prometheus Operator's duration: units in decreasing order, each at most once (`30s`, `1m30s`).
 PROMETHEUS_DURATION = r"^(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$"

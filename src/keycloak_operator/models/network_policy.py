@@ -11,8 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.hostname import CIDR
-from keycloak_operator.models.ingress import check_label_keys
-from keycloak_operator.models.scheduling import LabelValue
+from keycloak_operator.models.scheduling import LabelValue, check_label_keys
 
 MATCH_LABELS_MAX = 32
 EXPRESSIONS_MAX = 16

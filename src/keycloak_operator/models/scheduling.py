@@ -23,6 +23,17 @@ LabelValue = Annotated[str, Field(max_length=pt.LABEL_MAX, pattern=pt.LABEL_VALU
 _FREE_FORM: dict[str, JsonValue] = {"x-kubernetes-preserve-unknown-fields": True}
 
 
+def check_label_keys(value: dict[str, str] | None, what: str) -> dict[str, str] | None:
+    """Label and annotation keys (nodeSelector, matchLabels, an Ingress's annotations, a ServiceMonitor's
+    labels) are checked by the models only: a CEL rule over every key of such a map, each as long as a label
+    key may be, costs more than the API server lets one CRD spend (it refused the CRD); the values have a
+    schema pattern. A key the model refuses is reported as Degraded (InvalidSpec)."""
+    for key in value or {}:
+        if len(key) > pt.LABEL_KEY_MAX or not re.fullmatch(pt.LABEL_KEY, key):
+            raise ValueError(f"{key!r} is not {what} key (example.com/name, name)")
+    return value
+
+
 def _label_key(description: str, **extra: Any) -> Any:
     return Field(
         min_length=1, max_length=pt.LABEL_KEY_MAX, pattern=pt.LABEL_KEY, description=description, **extra
@@ -123,12 +134,7 @@ class SchedulingSpec(CrdModel):
     @field_validator("node_selector")
     @classmethod
     def _label_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        """Keys are checked here only: a CEL rule over up to 32 keys of a label key's length costs more
-        than the API server lets one CRD spend (it refused the CRD), and the values have a schema pattern."""
-        for key in value or {}:
-            if len(key) > pt.LABEL_KEY_MAX or not re.fullmatch(pt.LABEL_KEY, key):
-                raise ValueError(f"{key!r} is not a label key (example.com/zone, zone)")
-        return value
+        return check_label_keys(value, "a label")
 
 
 class PodDisruptionBudgetSpec(CrdModel):

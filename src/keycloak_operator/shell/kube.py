@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client, config
 
-from keycloak_operator.core import names
+from keycloak_operator.core import monitoring, names
 from keycloak_operator.models import patterns
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets")
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses")
 NETWORK_POLICIES = Resource("networking.k8s.io", "v1", "networkpolicies")
-SERVICE_MONITORS = Resource("monitoring.coreos.com", "v1", "servicemonitors")
+SERVICE_MONITORS = Resource(monitoring.GROUP, monitoring.VERSION, monitoring.PLURAL)
 SECRETS = Resource("", "v1", "secrets")
 EVENTS = Resource("", "v1", "events")
 KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
@@ -99,7 +99,7 @@ _BY_KIND = {
     ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGETS,
     ("networking.k8s.io/v1", "Ingress"): INGRESSES,
     ("networking.k8s.io/v1", "NetworkPolicy"): NETWORK_POLICIES,
-    ("monitoring.coreos.com/v1", "ServiceMonitor"): SERVICE_MONITORS,
+    (SERVICE_MONITORS.api_version, monitoring.KIND): SERVICE_MONITORS,
     ("v1", "Secret"): SECRETS,
     ("v1", "Event"): EVENTS,
     (names.API_VERSION, names.KEYCLOAK_KIND): KEYCLOAKS,
