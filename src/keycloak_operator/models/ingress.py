@@ -59,8 +59,9 @@ class IngressSpec(CrdModel):
     annotations: dict[str, AnnotationValue] | None = Field(
         default=None,
         max_length=ANNOTATIONS_MAX,
-        description="Annotations for the ingress controller. With spec.tls the operator adds "
-        "`nginx.ingress.kubernetes.io/backend-protocol: HTTPS`; an annotation here wins over it.",
+        description="Annotations for the ingress controller, passed as written (the controller decides "
+        "which it honours). With spec.tls the operator adds `nginx.ingress.kubernetes.io/backend-protocol: "
+        "HTTPS`; an annotation here wins over it.",
     )
     hosts: list[IngressHost] | None = Field(
         default=None,
