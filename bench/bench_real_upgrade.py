@@ -452,9 +452,10 @@ class Bench:
 
     def empty(self, ns: str) -> None:
         """Everything in `ns` deleted but the namespace itself, its pods waited for until gone: the next
-        run's JVMs start alone. The namespace stays until the end, because an operator watching a list of
-        namespaces stops replicating in all of them when one is deleted (it lists realms in each, and the
-        deleted one's answer is an error: seen with this checkout's operator, 2026-11-23)."""
+        run's JVMs start alone. The namespace stays until the end: deleting a watched namespace takes the
+        operator's RoleBinding in it along, usually before its realms are released, and they then keep their
+        finalizer (docs/guide/troubleshooting.md). Until 2026-11-24 it also stopped replication in every other
+        watched namespace (each round's LIST in the deleted one was refused and aborted the round)."""
         self.delete_replicated([ns])
         for kind in (f"keycloaks.{names.GROUP}", "deployments"):  # PostgreSQL, and anything orphaned
             self.kubectl("delete", kind, "--all", "-n", ns, "--wait=true", "--timeout=180s", check=False)

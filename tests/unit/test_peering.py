@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core.peering import PRIORITY_RANGE, default_priority, is_active, peers
+from keycloak_operator.core.peering import PRIORITY_RANGE, active_across, default_priority, is_active, peers
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -75,6 +75,16 @@ def test_never_two_act_at_once(prios: list[int], data: st.DataObject) -> None:
     live = {f"r{i}" for i, a in enumerate(ages) if a < 60}
     acting = [f"r{i}" for i, p in enumerate(prios) if f"r{i}" in live and is_active(status, f"r{i}", p, NOW)]
     assert len(acting) <= 1
+
+
+def test_across_namespaces_each_peering_object_that_exists_must_agree() -> None:
+    """A replication round spans the watched namespaces: the replica runs it when it leads in every one whose
+    peering object exists. One deleted with its namespace has no say, so the others go on replicating."""
+    leading, trailing = {"me": entry(10), "other": entry(5)}, {"me": entry(10), "other": entry(11)}
+    assert active_across([leading, leading], "me", 10, NOW)
+    assert not active_across([leading, trailing], "me", 10, NOW)
+    assert active_across([leading], "me", 10, NOW)  # the other namespace's peering object is gone
+    assert not active_across([], "me", 10, NOW)  # none read yet (or none left): never act blind
 
 
 def test_default_priority_is_in_range_and_varies() -> None:

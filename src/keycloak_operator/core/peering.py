@@ -9,7 +9,7 @@ question of the same object; this module is that question, kept pure so it can b
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -48,6 +48,16 @@ def is_active(status: Mapping[str, Any], me: str, priority: int, now: datetime) 
     if not any(p.identity == me for p in known):
         return False  # kopf itself stays paused until it has seen its own keep-alive
     return all(p.priority < priority for p in known if p.identity != me and p.deadline > now)
+
+
+def active_across(statuses: Iterable[Mapping[str, Any]], me: str, priority: int, now: datetime) -> bool:
+    """For work that spans namespaces (a replication round covers a whole server), with one peering object
+    per watched namespace: `statuses` are those of the peering objects that exist. Active when active in
+    each of them, and there is at least one. A watched namespace whose peering object is gone (deleted with
+    the namespace) has no say: otherwise deleting one watched namespace would stand every replica by, and
+    stop replication in all the others."""
+    seen = list(statuses)
+    return bool(seen) and all(is_active(s, me, priority, now) for s in seen)
 
 
 def default_priority(rng: random.Random | None = None) -> int:

@@ -31,6 +31,7 @@ class Leadership:
         self.priority = 0
         self.namespaces: list[str] | None = None  # None: cluster-wide peering
         self._status: dict[str | None, dict[str, Any]] = {}
+        self._problems: dict[str | None, str] = {}  # the last warning about each scope's peering object
         self._was_active: bool | None = None
 
     def configure(
@@ -49,9 +50,14 @@ class Leadership:
         )
 
     def all_active(self) -> bool:
-        """For work that spans namespaces (a replication round covers a whole Keycloak server)."""
-        scopes = [None] if self.namespaces is None else self.namespaces
-        return all(self.active(s) for s in scopes)
+        """For work that spans namespaces (a replication round covers a whole Keycloak server). Only the
+        peering objects that exist count (core/peering.active_across): one deleted with its namespace must
+        not stand this replica by for every other namespace."""
+        if self.peering is None:
+            return True
+        scopes: list[str | None] = [None] if self.namespaces is None else list(self.namespaces)
+        present = [self._status[s] for s in scopes if s in self._status]
+        return peering.active_across(present, self.identity, self.priority, datetime.now(UTC))
 
     async def watch(self, kube: Kube) -> None:
         if self.peering is None:
@@ -69,16 +75,29 @@ class Leadership:
         scopes: list[str | None] = [None] if self.namespaces is None else list(self.namespaces)
         for scope in scopes:
             res = CLUSTER_PEERINGS if scope is None else NAMESPACED_PEERINGS
+            where = "cluster-wide" if scope is None else f"in namespace {scope}"
             try:
                 obj = await kube.get(res, scope, self.peering)
             except ApiError as e:
-                log.warning("cannot read peering %s: %s", self.peering, e)
+                self._problem(scope, f"cannot read peering {self.peering} {where}: {e}")
                 continue  # keep the last answer: the API server being away changes nothing about peers
             if obj is None:
-                log.warning("peering object %s not found: create it (the chart does)", self.peering)
+                self._problem(
+                    scope,
+                    f"peering object {self.peering} not found {where}: create it (the chart does); "
+                    "until then that namespace has no say in who replicates",
+                )
                 self._status.pop(scope, None)
                 continue
+            if self._problems.pop(scope, None) is not None:
+                log.info("peering %s %s read again", self.peering, where)
             self._status[scope] = dict(obj.get("status") or {})
+
+    def _problem(self, scope: str | None, message: str) -> None:
+        """Logged once until it changes, not every poll: a deleted namespace's peering stays gone."""
+        if self._problems.get(scope) != message:
+            log.warning("%s", message)
+            self._problems[scope] = message
 
 
 leadership = Leadership()

@@ -7,7 +7,7 @@ HTTP server, which runs in a thread and never blocks the event loop.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from keycloak_operator.core.bluegreen.milestones import Transition
 
@@ -43,6 +43,13 @@ REPLICATION_CONFLICTS = Counter(
     ["kind"],
 )
 
+UNLISTED_NAMESPACES = Gauge(
+    "kcop_replication_unlisted_namespaces",
+    "Watched namespaces the last replication round could not list, so left out of it: gone (deleted or "
+    "being deleted) or unreadable (exists, and refused or failed the LIST).",
+    ["standing"],
+)
+
 
 def serve(port: int) -> None:
     start_http_server(port)
@@ -75,3 +82,8 @@ def replication_write(kind: str, operation: str) -> None:
 
 def replication_conflict(kind: str) -> None:
     REPLICATION_CONFLICTS.labels(kind=kind).inc()
+
+
+def unlisted_namespaces(counts: dict[str, int]) -> None:
+    for standing, count in counts.items():
+        UNLISTED_NAMESPACES.labels(standing=standing).set(count)

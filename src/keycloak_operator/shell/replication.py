@@ -2,7 +2,9 @@
 
 Order: realms (deletes before upserts, ADR 0005), then each owned realm's roles and clients, then client
 Secrets, statuses and finalizers. Resources are LISTed from the API server at the start of every round, not
-taken from a cache: a resource missing from a stale cache would look deleted, and its object would go.
+taken from a cache: a resource missing from a stale cache would look deleted, and its object would go. For
+the same reason a watched namespace whose LIST fails (deleted, and its RoleBinding with it) is left out of
+the round, never read as empty, and the other namespaces go on (core/replication/watched.py).
 Nothing is written, to Keycloak or to Kubernetes, when nothing changed.
 """
 
@@ -13,7 +15,8 @@ import base64
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -47,11 +50,20 @@ from keycloak_operator.core.replication.sync import (
     plan_realms,
     releasable_without_server,
     settle,
+    waits_on_unreadable,
+)
+from keycloak_operator.core.replication.watched import (
+    Listing,
+    Standing,
+    Unlisted,
+    deletions_waiting,
+    releasable_without_realm,
+    standing,
 )
 from keycloak_operator.shell import events, metrics
 from keycloak_operator.shell.admin_logins import Login, Logins
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
-from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube
+from keycloak_operator.shell.kube import KEYCLOAKS, NAMESPACES, SECRETS, ApiError, Kube
 from keycloak_operator.shell.kube import Resource as ApiResource
 from keycloak_operator.shell.ratelimit import WriteLimiter
 
@@ -105,48 +117,107 @@ class Replicator:
         self.admin_writes = 0
         self._unreachable: dict[str, int] = {}  # server host:port -> rounds in a row that could not reach it
         self._not_before: dict[str, float] = {}  # server host:port -> monotonic time a next round may start
+        self._unlisted: dict[str, Standing] = {}  # watched namespaces the last round could not list
         self.logins = Logins(kube, self._count, admin_factory)
 
     def _count(self) -> None:
         self.admin_writes += 1
 
-    async def _list(self, res: ApiResource) -> list[Obj]:
+    async def _read(self) -> tuple[list[Obj], list[Obj], list[Obj], Listing]:
+        """Realms, clients and (if a realm names one) Keycloaks, LISTed fresh; with a namespace list, from
+        each namespace that answers. One that does not is left out of this round whole (watched.py), never
+        read as empty, and the others go on."""
         if self.namespaces is None:
-            return await self.kube.list(res, None)
-        out: list[Obj] = []
+            realms, clients = await self.kube.list(REALMS, None), await self.kube.list(CLIENTS, None)
+            keycloaks = await self.kube.list(KEYCLOAKS, None) if _names_keycloaks(realms) else []
+            return realms, clients, keycloaks, Listing(None)
+        read: dict[str, list[list[Obj]]] = {}
+        errors: dict[str, ApiError] = {}
         for ns in self.namespaces:
-            out.extend(await self.kube.list(res, ns))
-        return out
+            try:
+                read[ns] = [await self.kube.list(REALMS, ns), await self.kube.list(CLIENTS, ns)]
+            except ApiError as e:
+                errors[ns] = e
+        if _names_keycloaks(o for found in read.values() for o in found[0]):
+            for ns in list(read):
+                try:
+                    read[ns].append(await self.kube.list(KEYCLOAKS, ns))
+                except ApiError as e:
+                    errors[ns] = e
+                    del read[ns]
+        unlisted = {ns: Unlisted(ns, await self._standing(ns), str(e)) for ns, e in errors.items()}
+        self._note_unlisted(unlisted)
+        per_ns = list(read.values())
+        return (
+            [o for found in per_ns for o in found[0]],
+            [o for found in per_ns for o in found[1]],
+            [o for found in per_ns if len(found) > 2 for o in found[2]],
+            Listing(frozenset(self.namespaces), unlisted),
+        )
+
+    async def _standing(self, namespace: str) -> Standing:
+        """Whether a namespace that could not be listed is gone: read by a LIST with a field selector (the
+        namespace-restricted install may list and watch namespaces, as kopf does; not get them)."""
+        try:
+            found = await self.kube.list(NAMESPACES, None, field_selector=f"metadata.name={namespace}")
+        except ApiError as e:
+            log.debug("namespace %s: cannot read it either: %s", namespace, e)
+            return standing(None)
+        return standing(found)
+
+    def _note_unlisted(self, unlisted: Mapping[str, Unlisted]) -> None:
+        """Logged when a namespace's standing changes (not every round: rounds run per server, every
+        resync), and counted in a gauge while it lasts."""
+        assert self.namespaces is not None
+        for ns in self.namespaces:
+            now = unlisted.get(ns)
+            before = self._unlisted.get(ns)
+            if now is None and before is not None:
+                log.info("watched namespace %s can be read again; its realms and clients replicate again", ns)
+                del self._unlisted[ns]
+            elif now is not None and now.standing != before:
+                self._unlisted[ns] = now.standing
+                if now.standing == "gone":
+                    log.info(
+                        "watched namespace %s is gone or being deleted and cannot be listed (%s); "
+                        "replicating the other namespaces without it, nothing of it is deleted from Keycloak",
+                        ns,
+                        now.error,
+                    )
+                else:
+                    log.warning(
+                        "watched namespace %s cannot be listed (%s); replicating the other namespaces "
+                        "without it, its objects in Keycloak are left as they are, retried each round",
+                        ns,
+                        now.error,
+                    )
+        metrics.unlisted_namespaces(
+            {st: sum(1 for v in self._unlisted.values() if v == st) for st in ("gone", "unreadable")}
+        )
 
     async def sync(self, url: str) -> float | None:
         """One round for the server at `url`; the delay before the next one if something failed."""
         if time.monotonic() < self._not_before.get(backoff_key(url), 0.0):
             return None  # unreachable lately: the failed round asked for its retry; resyncs do not hurry it
-        realm_objs = [
-            {**o, "apiVersion": names.API_VERSION, "kind": names.REALM_KIND} for o in await self._list(REALMS)
-        ]
-        client_objs = [
-            {**o, "apiVersion": names.API_VERSION, "kind": names.CLIENT_KIND}
-            for o in await self._list(CLIENTS)
-        ]
-        needs_keycloaks = any(((o.get("spec") or {}).get("server") or {}).get("keycloak") for o in realm_objs)
-        keycloaks = (
-            {(k["metadata"]["namespace"], k["metadata"]["name"]): k for k in await self._list(KEYCLOAKS)}
-            if needs_keycloaks
-            else {}
-        )
-        targets = {t.resource.key: t for t in (realm_target(o, keycloaks, self.policy) for o in realm_objs)}
+        realm_list, client_list, keycloak_list, listing = await self._read()
+        realm_objs = [{**o, "apiVersion": names.API_VERSION, "kind": names.REALM_KIND} for o in realm_list]
+        client_objs = [{**o, "apiVersion": names.API_VERSION, "kind": names.CLIENT_KIND} for o in client_list]
+        keycloaks = {(k["metadata"]["namespace"], k["metadata"]["name"]): k for k in keycloak_list}
+        blind = listing.unreadable
+        targets = {
+            t.resource.key: t for t in (realm_target(o, keycloaks, self.policy, blind) for o in realm_objs)
+        }
         mine = {k: t for k, t in targets.items() if t.server is not None and t.server.url == url}
         unresolved = {k: t for k, t in targets.items() if t.server is None}
-        rnd = Round()
+        rnd = Round(failed=listing.failed)
         rnd.objects.update({t.resource.key: o for t, o in zip(targets.values(), realm_objs, strict=True)})
-        clients = [client_resource(o, targets) for o in client_objs]
+        clients = [client_resource(o, targets, blind) for o in client_objs]
         rnd.objects.update({c.key: o for c, o in zip(clients, client_objs, strict=True)})
         in_scope_clients = [c for c in clients if c.parent in mine]
         for c in clients:  # clients of a realm resource that does not exist: reported by every round
             if c.parent not in targets and c.problem is not None:
                 rnd.verdicts[c.key] = c.problem
-                if c.deleting:
+                if releasable_without_realm(c, blind):
                     rnd.finalizable.add(c.key)
         await self._ensure_finalizers(
             [rnd.objects[k] for k in mine], [rnd.objects[c.key] for c in in_scope_clients]
@@ -167,7 +238,9 @@ class Replicator:
                 rnd.failed = bool(realms)
                 reached = not realms
             else:
-                reached = await self._realms_and_clients(rnd, mine, realms, in_scope_clients, admins, targets)
+                reached = await self._realms_and_clients(
+                    rnd, mine, realms, in_scope_clients, admins, targets, listing
+                )
             reached = reached and not any(
                 isinstance(a, KeycloakAdmin) and a.timed_out for a in admins.values()
             )
@@ -188,7 +261,7 @@ class Replicator:
             rnd.verdicts[c.key] = c.problem or Verdict(
                 "Pending", "RealmNotReady", f"{where}: {realm_problem.message}"
             )
-            if c.deleting:
+            if releasable_without_realm(c, blind) and not waits_on_unreadable(realm_problem):
                 rnd.finalizable.add(c.key)  # no server to hold its object: nothing left to delete
         await self._report(rnd)
         return self._retry_after(url, rnd.failed, reached)
@@ -238,6 +311,7 @@ class Replicator:
         clients: list[Resource],
         admins: dict[Credentials, KeycloakAdmin | AdminError],
         every_target: dict[ObjectKey, RealmTarget],
+        listing: Listing,
     ) -> bool:
         """Each login's realms, planned against the realm list that login sees (one tenant's restricted
         login must not hide or strip another tenant's realms); then each realm's roles, clients and
@@ -252,7 +326,12 @@ class Replicator:
                 raise AdminError(0, f"no admin login may act for {key.namespace}/{key.name}")
             return found
 
-        watched = set(self.namespaces) if self.namespaces is not None else None
+        # Markers of a namespace that could not be listed are never diffed: its resources were not seen,
+        # which does not make its objects orphans (watched.py).
+        watched = listing.observed
+        waiting = deletions_waiting(
+            ((r, targets[r.key].client_namespaces) for r in realms), listing.unreadable
+        )
         revocation = Revocation(datetime.now(UTC), self.revocation_grace)
         listed = False
         for cred in sorted(logged_in, key=lambda c: (c.namespace, c.secret, c.ca_secret or "")):
@@ -270,7 +349,13 @@ class Replicator:
             elsewhere = frozenset(every_target) - {r.key for r in group}
             try:
                 scope = plan_realms(
-                    group, clients, observed, watched, declared_elsewhere=elsewhere, revocation=revocation
+                    group,
+                    clients,
+                    observed,
+                    watched,
+                    declared_elsewhere=elsewhere,
+                    revocation=revocation,
+                    waiting=waiting,
                 )
             except ValueError as e:  # what this server listed cannot be planned: its realms wait
                 for r in group:
@@ -306,7 +391,7 @@ class Replicator:
         realm: Resource,
         clients: list[Resource],
         admin_for: Callable[[ObjectKey], KeycloakAdmin],
-        watched: set[str] | None,
+        watched: AbstractSet[str] | None,
         revocation: Revocation,
     ) -> None:
         """One realm's roles, clients and client Secrets, once the realm itself is settled."""
@@ -621,6 +706,11 @@ class Replicator:
         """One resource's Kubernetes write failed: logged, retried by the next round, the others go on."""
         log.warning("%s %s/%s: %s", key.kind, key.namespace, key.name, error)
         rnd.failed = True
+
+
+def _names_keycloaks(realms: Iterable[Obj]) -> bool:
+    """Whether any realm targets a Keycloak this operator runs (only then are Keycloaks listed)."""
+    return any(((o.get("spec") or {}).get("server") or {}).get("keycloak") for o in realms)
 
 
 async def _bounded(calls: Iterable[Awaitable[None]], limit: int = KUBE_CONCURRENCY) -> None:

@@ -9,6 +9,7 @@ external server brings its own admin Secret, in its own namespace: holding those
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +26,7 @@ from keycloak_operator.core.replication.servers import (
     host_allowed,
     normalize_url,
 )
-from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.core.replication.sync import UNREADABLE, Resource, Verdict
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
 
@@ -133,10 +134,15 @@ def server_url(obj: Obj, policy: ServerPolicy) -> str | None:
 
 
 def realm_target(
-    obj: Obj, keycloaks: Mapping[tuple[str, str], Obj], policy: ServerPolicy = DEFAULT_POLICY
+    obj: Obj,
+    keycloaks: Mapping[tuple[str, str], Obj],
+    policy: ServerPolicy = DEFAULT_POLICY,
+    unreadable: AbstractSet[str] = frozenset(),
 ) -> RealmTarget:
-    """`keycloaks`: the Keycloak resources by (namespace, name). An external server outside the policy's
-    allow-list is Forbidden before anything is read: its admin Secret is never opened."""
+    """`keycloaks`: the Keycloak resources by (namespace, name); `unreadable`: namespaces whose Keycloaks
+    could not be listed this round (one there is not known to be missing: watched.py). An external server
+    outside the policy's allow-list is Forbidden before anything is read: its admin Secret is never
+    opened."""
     key, flags = key_of(obj), _flags(obj)
     try:
         spec = KeycloakRealmSpec.model_validate(obj.get("spec") or {})
@@ -175,7 +181,9 @@ def realm_target(
         ref = spec.server.keycloak
         kc_namespace = ref.namespace or key.namespace
         keycloak = keycloaks.get((kc_namespace, ref.name))
-        if keycloak is None:
+        if keycloak is None and kc_namespace in unreadable:
+            problem = _unreadable(f"Keycloak {kc_namespace}/{ref.name}", kc_namespace)
+        elif keycloak is None:
             problem = Verdict("Pending", "KeycloakNotFound", f"Keycloak {kc_namespace}/{ref.name} not found")
         else:
             try:
@@ -234,8 +242,20 @@ def acting_credentials(
     return min(eligible, key=lambda c: (not c.server_owned, c.namespace, c.secret)) if eligible else None
 
 
-def client_resource(obj: Obj, realms: Mapping[ObjectKey, RealmTarget]) -> Resource:
-    """A client, with a problem when its realm is unknown or does not allow the client's namespace."""
+def _unreadable(what: str, namespace: str) -> Verdict:
+    return Verdict(
+        "Error",
+        UNREADABLE,
+        f"{what}: namespace {namespace} could not be read by the operator; nothing is written or released "
+        "for this resource until it can be",
+    )
+
+
+def client_resource(
+    obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
+) -> Resource:
+    """A client, with a problem when its realm is unknown or does not allow the client's namespace.
+    `unreadable`: namespaces whose realms could not be listed this round (watched.py)."""
     key, flags = key_of(obj), _flags(obj)
     try:
         spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
@@ -246,7 +266,9 @@ def client_resource(obj: Obj, realms: Mapping[ObjectKey, RealmTarget]) -> Resour
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
     problem: Verdict | None = None
     realm = realms.get(parent)
-    if realm is None:
+    if realm is None and parent.namespace in unreadable:
+        problem = _unreadable(f"KeycloakRealm {parent.namespace}/{parent.name}", parent.namespace)
+    elif realm is None:
         problem = Verdict(
             "Pending", "RealmNotFound", f"KeycloakRealm {parent.namespace}/{parent.name} not found"
         )

@@ -34,6 +34,16 @@ class Verdict:
     message: str = ""
 
 
+# The reason given to what depends on a watched namespace that could not be read this round (watched.py).
+UNREADABLE = "NamespaceUnreadable"
+
+
+def waits_on_unreadable(problem: Verdict | None) -> bool:
+    """A problem that says only that something could not be read: a deleting resource with it keeps its
+    finalizer (what it depends on was not found, which does not mean it is gone)."""
+    return problem is not None and problem.reason == UNREADABLE
+
+
 @dataclass(frozen=True)
 class Resource:
     """A KeycloakRealm or KeycloakClient, reduced to what a round needs (built by `resources.py`)."""
@@ -280,14 +290,16 @@ def plan_realms(
     *,
     declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
     revocation: Revocation = NO_REVOCATION,
+    waiting: Mapping[ObjectKey, str] | None = None,
 ) -> ScopePlan:
+    """`waiting`: more realm deletions that must wait, with why (`watched.deletions_waiting`)."""
     return plan_scope(
         names.REALM_KIND,
         realms,
         observed,
         remote_id_of="realm",
         natural_key_of="realm",
-        blocked=blocked_realm_deletes(realms, clients),
+        blocked={**(waiting or {}), **blocked_realm_deletes(realms, clients)},
         namespaces=namespaces,
         declared_elsewhere=declared_elsewhere,
         revocation=revocation,
@@ -318,5 +330,6 @@ def releasable_without_server(realm: Resource) -> bool:
     """A realm resource being deleted that names no server the operator can reach (its Keycloak resource is
     gone, taking the server with it; or it was never allowed or valid, so nothing was written): nothing is
     left for the operator to delete, and its finalizer goes. Otherwise a namespace holding both a Keycloak
-    and realms on it could never finish deleting."""
-    return realm.deleting and realm.problem is not None
+    and realms on it could never finish deleting. Not one whose Keycloak is in a namespace that could not be
+    read this round: that Keycloak was not found, which does not mean it is gone."""
+    return realm.deleting and realm.problem is not None and not waits_on_unreadable(realm.problem)
