@@ -20,7 +20,8 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 KC = f"keycloaks.{names.GROUP}"
 IMAGE = "quay.io/keycloak/keycloak"
-OLD, NEW = f"{IMAGE}:26.1.0", f"{IMAGE}:27.0.0"
+# Patch releases of a line Keycloak rolls: the upgrade planner lets them share the database under blue-green.
+OLD, NEW = f"{IMAGE}:26.7.0", f"{IMAGE}:26.7.3"
 BOOT_SECONDS = 4
 BLUE_GREEN = {"strategy": "BlueGreen", "drainDelay": "1s", "greenReadyTimeout": "2m"}
 SERVICE_MONITOR_CRD = "servicemonitors.monitoring.coreos.com"
@@ -112,27 +113,29 @@ def test_network_policies_follow_each_track_and_its_cache_cluster(
     before green's pods; after the promotion only the track in use keeps one; off deletes them all."""
     spec = {
         "replicas": 2,
-        "cacheIsolation": {"autoRevision": True},
+        "cacheIsolation": {"clusterName": "fence-blue"},
         "upgradePolicy": BLUE_GREEN,
         "networkPolicy": {
             "enabled": True,
             "ingressFrom": [{"namespaceSelector": {"matchLabels": {names.LABEL_NAMESPACE_NAME: "ingress"}}}],
         },
     }
+    # Green gets a cache cluster of its own, as a real 26.7 upgrade may (test_real_keycloak.py does the same).
+    green_spec = {**spec, "cacheIsolation": {"clusterName": "fence-green"}}
     apply(kubectl, namespace, "fence", image=OLD, **spec)
     blue_name, green_name = names.network_policy("fence", "a"), names.network_policy("fence", "b")
     blue = wait_for("blue's policy", lambda: kubectl.get("networkpolicy", blue_name, namespace), timeout=60)
     assert owned_by(blue, kubectl, namespace, "fence")
     assert blue["spec"]["podSelector"]["matchLabels"] == names.server_selector("fence", "a")
     assert blue["spec"]["policyTypes"] == ["Ingress"]
-    assert jgroups_cluster(blue) == "fence-v26"
+    assert jgroups_cluster(blue) == "fence-blue"
     assert [p["port"] for p in blue["spec"]["ingress"][0]["ports"]] == [7800, 57800]
     assert all(rule.get("from") for rule in blue["spec"]["ingress"])  # never a rule open to every source
     wait_for("blue running", lambda: running(kubectl, namespace, "fence", OLD), timeout=90)
 
     stages.apply_ready_delay(cluster.kubeconfig, NEW, BOOT_SECONDS)
     try:
-        apply(kubectl, namespace, "fence", image=NEW, **spec)
+        apply(kubectl, namespace, "fence", image=NEW, **green_spec)
 
         def green_and_its_policy() -> tuple[dict, dict] | None:
             dep = kubectl.get("deployment", names.deployment("fence", green=True), namespace)
@@ -141,8 +144,8 @@ def test_network_policies_follow_each_track_and_its_cache_cluster(
 
         green_dep, green = wait_for("green and its policy", green_and_its_policy, timeout=90, interval=0.1)
         assert green["metadata"]["creationTimestamp"] <= green_dep["metadata"]["creationTimestamp"]
-        assert jgroups_cluster(green) == "fence-v27"
-        assert jgroups_cluster(kubectl.get("networkpolicy", blue_name, namespace)) == "fence-v26"
+        assert jgroups_cluster(green) == "fence-green"
+        assert jgroups_cluster(kubectl.get("networkpolicy", blue_name, namespace)) == "fence-blue"
         wait_for("the upgrade", lambda: upgraded(kubectl, namespace, "fence", NEW), timeout=180)
     finally:
         stages.remove(cluster.kubeconfig, NEW)
@@ -151,9 +154,9 @@ def test_network_policies_follow_each_track_and_its_cache_cluster(
         lambda: kubectl.get("networkpolicy", blue_name, namespace) is None,
         timeout=60,
     )
-    assert jgroups_cluster(kubectl.get("networkpolicy", green_name, namespace)) == "fence-v27"
+    assert jgroups_cluster(kubectl.get("networkpolicy", green_name, namespace)) == "fence-green"
 
-    apply(kubectl, namespace, "fence", image=NEW, **{**spec, "networkPolicy": {"enabled": False}})
+    apply(kubectl, namespace, "fence", image=NEW, **{**green_spec, "networkPolicy": {"enabled": False}})
     wait_for(
         "every policy deleted",
         lambda: not kubectl.list("networkpolicy", namespace, f"{names.LABEL_INSTANCE}=fence"),
