@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import keycloak_config, names, scheduling, versions
+from keycloak_operator.core import keycloak_config, names, pod_extensions, scheduling, versions
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 HTTP_PORT = 8080
@@ -161,16 +161,14 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         for green in (False, True)
     ]
     tls = spec.tls is not None
+    env = keycloak_config.environment(
+        spec, admin_secret=inputs.admin_secret, cache_cluster=inputs.cache_cluster, discovery_dns=discovery
+    )
     container: dict[str, Any] = {
         "name": "keycloak",
         "image": spec.image,
-        "args": ["start"],
-        "env": keycloak_config.environment(
-            spec,
-            admin_secret=inputs.admin_secret,
-            cache_cluster=inputs.cache_cluster,
-            discovery_dns=discovery,
-        ),
+        "args": pod_extensions.start_args(spec),
+        "env": env,
         "ports": [
             *({"name": n, "containerPort": p, "protocol": "TCP"} for n, p in serving_ports(spec)),
             {"name": MANAGEMENT_PORT_NAME, "containerPort": MANAGEMENT_PORT, "protocol": "TCP"},
@@ -201,6 +199,14 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         for volume, path in WRITABLE_DIRS:
             mounts.append({"name": volume, "mountPath": path})
             volumes.append({"name": volume, "emptyDir": {}})
+    for parts in (
+        pod_extensions.truststores(spec),
+        pod_extensions.extensions(spec, env, container["securityContext"]),
+    ):
+        mounts.extend(parts.mounts)
+        volumes.extend(parts.volumes)
+        if parts.init_containers:
+            pod_spec["initContainers"] = parts.init_containers
     if mounts:
         container["volumeMounts"] = mounts
         pod_spec["volumes"] = volumes

@@ -28,7 +28,10 @@ ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(
 # writer added, `kubectl edit` or a mutating webhook, is theirs: apply would not remove it anyway).
 _SELECTOR = frozenset({"matchLabels", "matchExpressions"})
 OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
-    ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS,
+    ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS | {"initContainers", "volumes"},
+    # The Keycloak container's optional parts (paths skip list indexes: init containers share the path).
+    ("spec", "template", "spec", "containers"): frozenset({"volumeMounts", "lifecycle", "resources"}),
+    ("spec", "template", "spec", "initContainers"): frozenset({"env", "resources"}),
     ("spec", "template", "spec", "securityContext"): children.POD_SECURITY_KEYS,
     # The Ingress: its optional parts, and those of its rules' and TLS entries (atomic lists: the
     # operator owns each item whole).

@@ -87,7 +87,13 @@ def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
     """Secrets the pods need; the operator checks they exist before rolling pods that would not start."""
     options = [o.secret.name for o in spec.additional_options or [] if o.secret is not None]
     tls = [spec.tls.secret] if spec.tls else []
-    return list(dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *options]))
+    stores = [t.secret.name for t in spec.truststores or [] if t.secret is not None]
+    return list(dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *stores, *options]))
+
+
+def referenced_config_maps(spec: KeycloakSpec) -> list[str]:
+    """ConfigMaps the pods mount (truststores); checked like the Secrets."""
+    return list(dict.fromkeys(t.config_map.name for t in spec.truststores or [] if t.config_map is not None))
 
 
 def _serving(spec: KeycloakSpec) -> list[dict[str, Any]]:

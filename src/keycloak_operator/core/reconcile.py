@@ -59,6 +59,7 @@ class Observed:
     ingress: dict[str, Any] | None = None
     service_monitor: dict[str, Any] | None = None
     network_policies: tuple[dict[str, Any], ...] = ()  # this Keycloak's, by its labels
+    existing_config_maps: frozenset[str] = frozenset()  # of those the spec references
     # Facts about the cluster and the operator, observed by the shell: whether the cluster serves the
     # ServiceMonitor kind (asked only when one is wanted), and the namespace the operator runs in (None
     # outside a cluster).
@@ -126,6 +127,19 @@ def _problems(
                 "True",
                 "SecretNotFound",
                 f"Secret(s) {', '.join(sorted(missing))} not found in namespace {owner.namespace}; "
+                "pods are not rolled until they exist",
+            )
+        )
+    missing_maps = [
+        m for m in keycloak_config.referenced_config_maps(spec) if m not in observed.existing_config_maps
+    ]
+    if missing_maps:
+        problems.append(
+            conditions.Wanted(
+                conditions.DEGRADED,
+                "True",
+                "ConfigMapNotFound",
+                f"ConfigMap(s) {', '.join(sorted(missing_maps))} not found in namespace {owner.namespace}; "
                 "pods are not rolled until they exist",
             )
         )

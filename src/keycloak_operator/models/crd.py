@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel
 
 from keycloak_operator.core import keycloak_config, names
-from keycloak_operator.models import hostname, network_policy, options
+from keycloak_operator.models import extensions, hostname, network_policy, options
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
@@ -119,6 +119,13 @@ def keycloak_crd() -> dict[str, Any]:
     resources.setdefault("x-kubernetes-validations", []).append(kc.FIXED_RESOURCES_RULE)
     spec_schema["properties"]["features"].setdefault("x-kubernetes-validations", []).append(
         options.FEATURES_DISJOINT_RULE
+    )
+    for listed in ("truststores", "extensions"):
+        spec_schema["properties"][listed].update(
+            {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
+        )
+    spec_schema["properties"]["truststores"]["items"].setdefault("x-kubernetes-validations", []).append(
+        extensions.TRUSTSTORE_ONE_SOURCE_RULE
     )
     option_items = spec_schema["properties"]["additionalOptions"]["items"]
     option_items.setdefault("x-kubernetes-validations", []).extend(

@@ -9,6 +9,13 @@ from pydantic import Field, field_validator, model_validator
 
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.extensions import (
+    EXTENSIONS_MAX,
+    TRUSTSTORES_MAX,
+    Extension,
+    Truststore,
+    unique_names,
+)
 from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
 from keycloak_operator.models.ingress import IngressSpec
 from keycloak_operator.models.monitoring import MonitoringSpec
@@ -261,6 +268,25 @@ class KeycloakSpec(CrdModel):
         description="Any other Keycloak option (`log-level`, `db-pool-max-size`, `spi-...`), from a value or "
         "a Secret key; the way to pass a secret setting.",
     )
+    truststores: list[Truststore] | None = Field(
+        default=None,
+        max_length=TRUSTSTORES_MAX,
+        description="Certificates to trust for outgoing TLS (identity providers, LDAP, SMTP, the database), "
+        "from Secrets or ConfigMaps, mounted under /opt/keycloak/conf/truststores.",
+    )
+    extensions: list[Extension] | None = Field(
+        default=None,
+        max_length=EXTENSIONS_MAX,
+        description="Providers and themes copied from images into the pods; with any, Keycloak is built in "
+        "the pod before it starts (an init container) and starts optimized.",
+    )
+    start_optimized: bool = Field(
+        default=False,
+        description="The image is already built (`kc.sh build` run in it with the build options the "
+        "operator sets: database postgres, health and metrics on, your features and build-time "
+        "additionalOptions): start Keycloak with `--optimized`, skipping the build each pod start does "
+        "otherwise. A different build makes Keycloak refuse to start, naming the option that differs.",
+    )
     env: list[EnvVar] = Field(
         default_factory=list, max_length=pt.LIST_MAX, description="Extra environment variables for Keycloak."
     )
@@ -318,6 +344,12 @@ class KeycloakSpec(CrdModel):
             if name in seen:
                 raise ValueError(f"{where} sets {name} again (already set by {seen[name]})")
             seen[name] = where
+        return self
+
+    @model_validator(mode="after")
+    def _unique_entries(self) -> KeycloakSpec:
+        unique_names("truststores", self.truststores)
+        unique_names("extensions", self.extensions)
         return self
 
 

@@ -94,6 +94,12 @@ PERMISSIONS: tuple[Permission, ...] = (
         "checks referenced Secrets exist, reads realm admin credentials, creates the initial admin Secret"
         " and writes confidential clients' Secrets (each by name: no list)",
     ),
+    Permission(
+        "",
+        "configmaps",
+        ("get",),
+        "checks the ConfigMaps a Keycloak's truststores name exist before rolling pods that mount them",
+    ),
     Permission("", "events", ("create",), "Events on the resources it acts on"),
     Permission("apps", "controllerrevisions", ("create",), "each rolled-out spec, kept for rollback"),
     Permission(

@@ -29,6 +29,7 @@ from keycloak_operator.core.reconcile import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell import events, failpoints, metrics, upgrade
 from keycloak_operator.shell.kube import (
+    CONFIG_MAPS,
     DEPLOYMENTS,
     INGRESSES,
     KEYCLOAKS,
@@ -55,6 +56,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
     admin = reconcile.admin_secret_name(reconcile.owner_of(keycloak), spec)
     wanted_secrets = set(keycloak_config.referenced_secrets(spec, admin))
     existing = {s for s in wanted_secrets if await kube.get(SECRETS, ns, s) is not None}
+    maps = {m for m in keycloak_config.referenced_config_maps(spec) if await kube.get(CONFIG_MAPS, ns, m)}
     own_labels = names.selector_string(names.instance_labels(name))
     # The ServiceMonitor is read whether wanted or not (one this Keycloak made may have to go; where the
     # kind is not served the read is a 404); discovery is asked only when one is wanted.
@@ -64,6 +66,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         public_service=await kube.get(SERVICES, ns, names.public_service(name)),
         discovery_service=await kube.get(SERVICES, ns, names.discovery_service(name)),
         existing_secrets=frozenset(existing),
+        existing_config_maps=frozenset(maps),
         version=versions.version_of(spec).format(),
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
