@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import children, names, reconcile, versions
+from keycloak_operator.core import names, reconcile, versions
 from keycloak_operator.core.bluegreen import model as bg
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from tests.unit.builders import NOW, OWNER, observed
 
 OLD, NEW = "quay.io/keycloak/keycloak:26.7.0", "quay.io/keycloak/keycloak:26.7.3"
-OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
 BLUE_SPEC = KeycloakSpec.model_validate(
     {
         "image": OLD,
@@ -41,20 +41,7 @@ def blue() -> dict[str, Any]:
 
 
 def decide(spec: KeycloakSpec, status: BlueGreenStatus) -> reconcile.Decision:
-    keycloak = {
-        "metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 2},
-        "spec": spec.wire(),
-    }
-    observed = reconcile.Observed(
-        keycloak=keycloak,
-        deployment=blue(),
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-        version=versions.version_of(spec).format(),
-        pod_disruption_budget=None,
-    )
-    return reconcile.decide(spec, observed, now="2026-01-01T00:00:00Z", blue_green=status)
+    return reconcile.decide(spec, observed(spec, deployment=blue(), generation=2), now=NOW, blue_green=status)
 
 
 def status(state: str) -> BlueGreenStatus:

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from keycloak_operator.core import names
 from keycloak_operator.core.cache_cluster import CacheClusterResolution, resolve_cache_cluster
-from keycloak_operator.core.images import ImageParseError, parse_image, parse_semver
+from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.models.keycloak import CacheIsolation
 
 IMG = "quay.io/keycloak/keycloak"
@@ -214,8 +214,7 @@ def test_every_result_is_consistent_and_every_name_a_valid_label(
     assert r.name is None or names.is_label_value(r.name)
     assert not r.isolated or r.name is not None
     if r.isolated:
-        ref = parse_image(image)
-        version = parse_semver(ref.tag) if not isinstance(ref, ImageParseError) else None
+        version = release_of(image)
         assert version is not None and (version.major, version.minor) >= (26, 7)
     assert bool(r.reason) == r.warning
     if isolation.cluster_name:

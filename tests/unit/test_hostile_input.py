@@ -41,6 +41,7 @@ from keycloak_operator.models import crd
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
 from keycloak_operator.shell import kube
+from tests.unit import builders
 
 FAST = settings(max_examples=100, deadline=None, derandomize=True, database=None)
 # Tests run once per field (about 30 each): breadth comes from the fields, and HOSTILE is run whole.
@@ -261,17 +262,8 @@ def keycloak_children(spec: KeycloakSpec, owner: children.Owner = OWNER) -> list
         children.admin_secret(owner, "generated"),
         children.controller_revision(owner, version, spec, 1),
     ]
-    keycloak = {
-        "metadata": {"name": owner.name, "namespace": owner.namespace, "uid": owner.uid, "generation": 1},
-        "spec": spec.wire(),
-    }
-    observed = reconcile.Observed(
-        keycloak=keycloak,
-        deployment=None,
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset(keycloak_config.referenced_secrets(spec, secret)),
-        version=version,
+    observed = builders.observed(
+        spec, owner=owner, existing_secrets=frozenset(keycloak_config.referenced_secrets(spec, secret))
     )
     decision = reconcile.decide(spec, observed, now="2026-01-01T00:00:00Z")
     objs += decision.apply

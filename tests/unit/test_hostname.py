@@ -9,15 +9,7 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import conditions, keycloak_config, status
 from keycloak_operator.models.keycloak import KeycloakSpec
-
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
+from tests.unit.builders import spec
 
 
 def env(s: KeycloakSpec) -> dict[str, str]:

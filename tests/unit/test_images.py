@@ -11,6 +11,7 @@ from keycloak_operator.core.images import (
     SemVer,
     parse_image,
     parse_semver,
+    release_of,
 )
 
 DIGEST = "sha256:" + "a" * 64
@@ -329,3 +330,28 @@ def test_a_leading_zero_in_any_core_number_is_refused(major: int, minor: int, pa
 def test_semver_never_raises(text: str) -> None:
     result = parse_semver(text)
     assert result is None or isinstance(result, SemVer)
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ("quay.io/keycloak/keycloak:26.7.3", SemVer(26, 7, 3)),
+        ("keycloak:v26.6.0-rc.1", SemVer(26, 6, 0, prerelease="rc.1")),
+        (f"quay.io/keycloak/keycloak:26.7.3@{DIGEST}", SemVer(26, 7, 3)),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", None),  # a digest carries no version
+        ("quay.io/keycloak/keycloak", None),
+        ("quay.io/keycloak/keycloak:latest", None),
+        ("quay.io/keycloak/keycloak:26.7", None),
+        ("Quay.io/Keycloak:26.7.3", None),  # does not parse
+        ("", None),
+    ],
+)
+def test_the_release_an_image_names(image: str, expected: SemVer | None) -> None:
+    assert release_of(image) == expected
+
+
+@given(st.text(max_size=200))
+def test_release_of_never_raises_and_agrees_with_the_tag(image: str) -> None:
+    ref = parse_image(image)
+    expected = None if isinstance(ref, ImageParseError) else parse_semver(ref.tag)
+    assert release_of(image) == expected

@@ -15,16 +15,7 @@ from keycloak_operator.core import children, drift, ingress, names, reconcile, v
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.keycloak import KeycloakSpec
-
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
-OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
+from tests.unit.builders import NOW, OWNER, fields_v1, observed, spec
 
 
 def render(s: KeycloakSpec) -> dict[str, Any]:
@@ -184,21 +175,8 @@ def test_the_ingress_is_not_part_of_the_version() -> None:
 # --- its life in the reconcile ------------------------------------------------------------------------------
 
 
-def observed(s: KeycloakSpec, existing: dict[str, Any] | None) -> reconcile.Observed:
-    keycloak = {"metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 1}, "spec": s.wire()}
-    return reconcile.Observed(
-        keycloak=keycloak,
-        deployment=None,
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-        version=versions.version_of(s).format(),
-        ingress=existing,
-    )
-
-
 def decide(s: KeycloakSpec, existing: dict[str, Any] | None) -> reconcile.Decision:
-    return reconcile.decide(s, observed(s, existing), now="2026-01-01T00:00:00Z")
+    return reconcile.decide(s, observed(s, ingress=existing), now=NOW)
 
 
 def ingresses(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -210,17 +188,10 @@ def stored(applied: dict[str, Any]) -> dict[str, Any]:
     obj = copy.deepcopy(applied)
     obj["metadata"]["uid"] = "ingress-uid"
     obj["metadata"]["managedFields"] = [
-        {"manager": names.FIELD_MANAGER, "operation": "Apply", "fieldsV1": _fields(applied)}
+        {"manager": names.FIELD_MANAGER, "operation": "Apply", "fieldsV1": fields_v1(applied)}
     ]
     obj["status"] = {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}
     return obj
-
-
-def _fields(obj: Any) -> Any:
-    """fieldsV1 as the API server writes it for an Ingress: maps granular, lists atomic (`{}`)."""
-    if isinstance(obj, dict):
-        return {f"f:{k}": _fields(v) for k, v in obj.items()}
-    return {}
 
 
 def test_written_once_then_left_alone_and_deleted_when_disabled() -> None:

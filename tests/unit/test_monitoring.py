@@ -15,17 +15,9 @@ from pydantic import ValidationError
 from keycloak_operator.core import children, conditions, monitoring, names, reconcile, versions
 from keycloak_operator.models import monitoring as monitoring_model
 from keycloak_operator.models.keycloak import KeycloakSpec
+from tests.unit.builders import NOW, OWNER, observed, spec
 
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
-OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
 ON: dict[str, Any] = {"serviceMonitor": {"enabled": True}}
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
 
 
 def render(s: KeycloakSpec) -> dict[str, Any]:
@@ -120,32 +112,15 @@ def test_monitoring_is_not_part_of_the_version() -> None:
 # --- the fact, the condition and the event -----------------------------------------------------------------
 
 
-def observed(
+def decide(
     s: KeycloakSpec,
     *,
     served: bool,
     existing: dict[str, Any] | None = None,
     status: dict[str, Any] | None = None,
-) -> reconcile.Observed:
-    keycloak = {
-        "metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 1},
-        "spec": s.wire(),
-        "status": status or {},
-    }
-    return reconcile.Observed(
-        keycloak=keycloak,
-        deployment=None,
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-        version=versions.version_of(s).format(),
-        service_monitor=existing,
-        service_monitor_served=served,
-    )
-
-
-def decide(s: KeycloakSpec, **kw: Any) -> reconcile.Decision:
-    return reconcile.decide(s, observed(s, **kw), now="2026-01-01T00:00:00Z")
+) -> reconcile.Decision:
+    seen = observed(s, status=status, service_monitor=existing, service_monitor_served=served)
+    return reconcile.decide(s, seen, now=NOW)
 
 
 def kinds(objs: list[dict[str, Any]]) -> list[str]:

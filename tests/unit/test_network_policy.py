@@ -14,22 +14,15 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import children, names, network_policy, reconcile, versions
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from tests.unit import builders
+from tests.unit.builders import OWNER, spec
 
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
-OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
 INGRESS_NS = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}
 PROMETHEUS = {
     "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
     "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
 }
 ON: dict[str, Any] = {"enabled": True, "ingressFrom": [INGRESS_NS]}
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
 
 
 def policy(s: KeycloakSpec, track: str = "a", cluster: str | None = "kc-v26", op: str | None = "kcop") -> Any:
@@ -273,17 +266,8 @@ def observed(
     green: dict[str, Any] | None = None,
     policies: tuple[dict[str, Any], ...] = (),
 ) -> reconcile.Observed:
-    keycloak = {"metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 1}, "spec": s.wire()}
-    return reconcile.Observed(
-        keycloak=keycloak,
-        deployment=canonical,
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-        version=versions.version_of(s).format(),
-        green=green,
-        network_policies=policies,
-        operator_namespace="kcop",
+    return builders.observed(
+        s, deployment=canonical, green=green, network_policies=policies, operator_namespace="kcop"
     )
 
 

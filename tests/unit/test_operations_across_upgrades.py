@@ -23,9 +23,9 @@ from keycloak_operator.core import (
 )
 from keycloak_operator.core.bluegreen import model as bg
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from tests.unit.builders import OWNER, SECRETS, observed
 
 OLD, NEW = "quay.io/keycloak/keycloak:26.7.3", "quay.io/keycloak/keycloak:27.0.1"
-OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
 EVERYTHING: dict[str, Any] = {
     "image": OLD,
     "replicas": 3,
@@ -115,17 +115,11 @@ def test_no_state_of_an_upgrade_writes_the_ingress_or_the_service_monitor(state:
     blue = reconcile.render_deployment(OWNER, BLUE, image=OLD, track="a", version="v1")
     blue["metadata"]["uid"] = "blue-uid"
     green = reconcile.render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2", green=True)
-    keycloak = {
-        "metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 2},
-        "spec": GREEN.wire(),
-    }
-    observed = reconcile.Observed(
-        keycloak=keycloak,
+    seen = observed(
+        GREEN,
         deployment=blue,
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin", "kc-tls"}),
-        version=versions.version_of(GREEN).format(),
+        generation=2,
+        existing_secrets=SECRETS | {"kc-tls"},
         green=green,
         ingress=_stored(ingress.ingress(BLUE, OWNER)),
         service_monitor=_stored(monitoring.service_monitor(BLUE, OWNER, crd_served=True)),
@@ -133,7 +127,7 @@ def test_no_state_of_an_upgrade_writes_the_ingress_or_the_service_monitor(state:
         operator_namespace="kcop",
     )
     status = BlueGreenStatus(state=state, blue_image=OLD, green_image=NEW, blue_track="a", green_track="b")
-    decision = reconcile.decide(GREEN, observed, now="t", blue_green=status)
+    decision = reconcile.decide(GREEN, seen, now="t", blue_green=status)
     touched = {o["kind"] for o in [*decision.apply, *decision.delete]}
     assert not touched & {"Ingress", "ServiceMonitor"}
 

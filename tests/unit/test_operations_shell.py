@@ -11,15 +11,11 @@ import pytest
 
 from keycloak_operator.core import names
 from keycloak_operator.core.bluegreen import model as bg
-from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell import kube as kube_module
 from keycloak_operator.shell import reconciler, upgrade
 from keycloak_operator.shell.kube import ApiError, Kube, Resource
+from tests.unit.builders import BASE, spec
 
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
 NEW = "quay.io/keycloak/keycloak:27.0.1"
 KEYCLOAK = {"metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 1}, "spec": BASE}
 
@@ -55,10 +51,6 @@ def operator_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     kube_module.operator_namespace.cache_clear()
     yield
     kube_module.operator_namespace.cache_clear()
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
 
 
 async def test_discovery_is_asked_only_when_a_service_monitor_is_wanted() -> None:

@@ -15,15 +15,7 @@ from keycloak_operator.core import keycloak_config, reconcile
 from keycloak_operator.models import options
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.keycloak import KeycloakSpec
-
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
+from tests.unit.builders import NOW, observed, spec
 
 
 def env(s: KeycloakSpec) -> dict[str, Any]:
@@ -108,17 +100,7 @@ def test_options_the_operator_sets_are_reported(name: str) -> None:
     """The CRD refuses them (a CEL copy of the same list); one stored before is Degraded, pods not rolled."""
     s = spec(additionalOptions=[{"name": name, "value": "x"}])
     assert keycloak_config.reserved_env_conflicts(s) == [f"additionalOptions {name}"]
-    observed = reconcile.Observed(
-        keycloak={
-            "metadata": {"name": "kc", "namespace": "ns", "uid": "u", "generation": 1},
-            "spec": s.wire(),
-        },
-        deployment=None,
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-    )
-    decision = reconcile.decide(s, observed, now="2026-01-01T00:00:00Z")
+    decision = reconcile.decide(s, observed(s), now=NOW)
     assert not [o for o in decision.apply if o["kind"] == "Deployment"]
     assert decision.status is not None
     degraded = next(c for c in decision.status["conditions"] if c["type"] == "Degraded")

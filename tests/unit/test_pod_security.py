@@ -13,16 +13,7 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import children, drift, names, reconcile, versions
 from keycloak_operator.models.keycloak import KeycloakSpec
-
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
-OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
+from tests.unit.builders import OWNER, fields_v1, spec
 
 
 def render(s: KeycloakSpec) -> dict[str, Any]:
@@ -139,12 +130,6 @@ def test_security_and_shutdown_are_part_of_the_version_unset_changes_nothing() -
 # --- drift ------------------------------------------------------------------------------------------------
 
 
-def _fields(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {f"f:{k}": _fields(v) for k, v in obj.items()}
-    return {}
-
-
 def stored(applied: dict[str, Any]) -> dict[str, Any]:
     """As the API server returns it: empty values left out, pod defaults added, managedFields."""
     obj = copy.deepcopy(applied)
@@ -152,7 +137,7 @@ def stored(applied: dict[str, Any]) -> dict[str, Any]:
     template.update({"dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "x"})
     template["containers"][0].update({"terminationMessagePath": "/dev/termination-log"})
     obj["metadata"]["managedFields"] = [
-        {"manager": names.FIELD_MANAGER, "operation": "Apply", "fieldsV1": _fields(applied)}
+        {"manager": names.FIELD_MANAGER, "operation": "Apply", "fieldsV1": fields_v1(applied)}
     ]
     return obj
 

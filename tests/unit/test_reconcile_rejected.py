@@ -4,27 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import conditions, reconcile, versions
-from keycloak_operator.models.keycloak import KeycloakSpec
-
-SPEC = {"image": "quay.io/keycloak/keycloak:26.7.3", "database": {"cnpg": {"clusterName": "db"}}}
-
-
-def observed(generation: int, status: dict[str, Any]) -> reconcile.Observed:
-    keycloak = {
-        "metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": generation},
-        "spec": SPEC,
-        "status": status,
-    }
-    spec = KeycloakSpec.model_validate(SPEC)
-    return reconcile.Observed(
-        keycloak=keycloak,
-        deployment=None,
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-        version=versions.version_of(spec).format(),
-    )
+from keycloak_operator.core import conditions, reconcile
+from tests.unit.builders import observed, spec
 
 
 def rejected_at(generation: int) -> dict[str, Any]:
@@ -40,8 +21,8 @@ def rejected_at(generation: int) -> dict[str, Any]:
 
 
 def decide(generation: int, status: dict[str, Any]) -> reconcile.Decision:
-    spec = KeycloakSpec.model_validate(SPEC)
-    return reconcile.decide(spec, observed(generation, status), now="2026-01-01T00:01:00Z")
+    s = spec()
+    return reconcile.decide(s, observed(s, generation=generation, status=status), now="2026-01-01T00:01:00Z")
 
 
 def test_a_refused_generation_is_not_applied_again_and_stays_degraded() -> None:

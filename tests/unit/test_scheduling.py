@@ -11,15 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import children, drift, names, reconcile, scheduling, versions
+from keycloak_operator.core import drift, names, reconcile, scheduling, versions
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.keycloak import KeycloakSpec
+from tests.unit.builders import BASE, NOW, OWNER, fields_v1, observed, spec
 
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
-OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
 PLACEMENT = {
     "nodeSelector": {"kcop.dev/real-node": "true", "zone": "a"},
     "tolerations": [{"key": "kcop.dev/real-node", "operator": "Exists", "effect": "NoSchedule"}],
@@ -29,10 +25,6 @@ PLACEMENT = {
     "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone"}],
     "priorityClassName": "login-critical",
 }
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
 
 
 def pod_spec(s: KeycloakSpec, *, track: str = "a", green: bool = False) -> dict[str, Any]:
@@ -73,13 +65,6 @@ def test_scheduling_is_part_of_the_version_and_the_budget_is_not() -> None:
     assert versions.spec_hash(spec(podDisruptionBudget={"maxUnavailable": 2})) == versions.spec_hash(spec())
 
 
-def _fields(obj: Any) -> Any:
-    """The fieldsV1 tree a manager that applied `obj` owns (lists and scalars as leaves)."""
-    if isinstance(obj, dict):
-        return {f"f:{k}": _fields(v) for k, v in obj.items()}
-    return {}
-
-
 def _omitempty(obj: Any) -> Any:
     """What the API server stores: empty strings, lists, maps and nulls left out."""
     if isinstance(obj, dict):
@@ -95,10 +80,10 @@ def stored(applied: dict[str, Any], *, by_others: dict[str, Any] | None = None) 
     obj = copy.deepcopy(_omitempty(applied))
     pod = obj["spec"]["template"]["spec"]
     pod.update({"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "restartPolicy": "Always"})
-    managed = [{"manager": names.FIELD_MANAGER, "operation": "Apply", "fieldsV1": _fields(applied)}]
+    managed = [{"manager": names.FIELD_MANAGER, "operation": "Apply", "fieldsV1": fields_v1(applied)}]
     if by_others:
         pod.update(by_others)
-        other = {"f:spec": {"f:template": {"f:spec": _fields(by_others)}}}
+        other = {"f:spec": {"f:template": {"f:spec": fields_v1(by_others)}}}
         managed.append({"manager": "kubectl-edit", "operation": "Update", "fieldsV1": other})
     obj["metadata"]["managedFields"] = managed
     return obj
@@ -195,21 +180,8 @@ def test_the_budget_covers_both_tracks() -> None:
         assert selector.items() <= dep["spec"]["template"]["metadata"]["labels"].items()
 
 
-def observed(s: KeycloakSpec, pdb: dict[str, Any] | None) -> reconcile.Observed:
-    keycloak = {"metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 1}, "spec": s.wire()}
-    return reconcile.Observed(
-        keycloak=keycloak,
-        deployment=None,
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-        version=versions.version_of(s).format(),
-        pod_disruption_budget=pdb,
-    )
-
-
 def decide(s: KeycloakSpec, pdb: dict[str, Any] | None) -> reconcile.Decision:
-    return reconcile.decide(s, observed(s, pdb), now="2026-01-01T00:00:00Z")
+    return reconcile.decide(s, observed(s, pod_disruption_budget=pdb), now=NOW)
 
 
 def kinds(objs: list[dict[str, Any]]) -> list[str]:

@@ -10,16 +10,9 @@ from keycloak_operator.core import children, keycloak_config, names, reconcile
 from keycloak_operator.core.replication.resources import realm_target
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell.http_limits import CappedTransport
+from tests.unit.builders import BASE, spec
 
 OWNER = children.Owner(name="kc", namespace="ns", uid="uid-1")
-BASE: dict[str, Any] = {
-    "image": "quay.io/keycloak/keycloak:26.7.3",
-    "database": {"cnpg": {"clusterName": "db"}},
-}
-
-
-def spec(**kw: Any) -> KeycloakSpec:
-    return KeycloakSpec.model_validate({**BASE, **kw})
 
 
 def pod(s: KeycloakSpec) -> dict[str, Any]:

@@ -3,15 +3,17 @@ refuse and keep the running version; the plan is in status and an event before a
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from keycloak_operator.core import children, names, reconcile, upgrade_plan, versions
+from keycloak_operator.core import names, reconcile, upgrade_plan, versions
 from keycloak_operator.models.keycloak import KeycloakSpec
+from tests.unit import builders
+from tests.unit.builders import NOW, OWNER
 
 KC = "quay.io/keycloak/keycloak"
-OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
 
 
 def spec(image: str, **policy: Any) -> KeycloakSpec:
@@ -26,6 +28,11 @@ def spec(image: str, **policy: Any) -> KeycloakSpec:
     )
 
 
+def observed(wanted: KeycloakSpec, deployment: dict[str, Any], **kw: Any) -> reconcile.Observed:
+    """Generation 2: the spec changed to `wanted` since the Deployment was rendered."""
+    return builders.observed(wanted, deployment=deployment, generation=2, **kw)
+
+
 def running(image: str) -> dict[str, Any]:
     s = spec(image)
     deployment = reconcile.render_deployment(
@@ -37,20 +44,7 @@ def running(image: str) -> dict[str, Any]:
 
 def decide(old: str, new: str, status: dict[str, Any] | None = None, **policy: Any) -> reconcile.Decision:
     wanted = spec(new, **policy)
-    keycloak = {
-        "metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 2},
-        "spec": wanted.wire(),
-        "status": status or {},
-    }
-    observed = reconcile.Observed(
-        keycloak=keycloak,
-        deployment=running(old),
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-        version=versions.version_of(wanted).format(),
-    )
-    return reconcile.decide(wanted, observed, now="2026-01-01T00:00:00Z")
+    return reconcile.decide(wanted, observed(wanted, running(old), status=status or {}), now=NOW)
 
 
 def deployment_written(d: reconcile.Decision) -> dict[str, Any] | None:
@@ -120,18 +114,7 @@ def test_a_blue_green_upgrade_records_its_path_when_the_machine_starts() -> None
     from keycloak_operator.models.keycloak import BlueGreenStatus
 
     wanted = spec("26.7.3", strategy="BlueGreen")
-    keycloak = {
-        "metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 2},
-        "spec": wanted.wire(),
-    }
-    observed = reconcile.Observed(
-        keycloak=keycloak,
-        deployment=running("26.7.0"),
-        public_service=None,
-        discovery_service=None,
-        existing_secrets=frozenset({"db-app", "kc-initial-admin"}),
-        version=versions.version_of(wanted).format(),
-    )
+    first = observed(wanted, running("26.7.0"))
     started = BlueGreenStatus(
         state=bg.BACKING_UP,
         blue_image=f"{KC}:26.7.0",
@@ -139,15 +122,15 @@ def test_a_blue_green_upgrade_records_its_path_when_the_machine_starts() -> None
         blue_track="a",
         green_track="b",
     )
-    d = reconcile.decide(wanted, observed, now="2026-01-01T00:00:00Z", blue_green=started)
+    d = reconcile.decide(wanted, first, now=NOW, blue_green=started)
     assert deployment_written(d) is None  # blue stays as it is
     assert plan_of(d)["path"] == upgrade_plan.BLUE_GREEN_SHARED
     # Later passes in flight keep the record and do not plan again.
-    later = dict(keycloak, status=d.status)
+    later = dict(first.keycloak, status=d.status)
     waiting = started.model_copy(update={"state": bg.WAITING_FOR_GREEN})
     again = reconcile.decide(
         wanted,
-        reconcile.Observed(**{**observed.__dict__, "keycloak": later}),
+        dataclasses.replace(first, keycloak=later),
         now="2026-01-01T00:00:05Z",
         blue_green=waiting,
     )

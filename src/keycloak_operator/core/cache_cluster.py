@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from keycloak_operator.core import names
-from keycloak_operator.core.images import ImageParseError, parse_image, parse_semver
+from keycloak_operator.core.images import ImageParseError, parse_image, parse_semver, release_of
+from keycloak_operator.core.releases import NAME_HONOURED_SINCE, line_of, line_text
 from keycloak_operator.models.keycloak import CacheIsolation
 
 Source = Literal["clusterName", "autoRevision", "autoSuffix", "none"]
@@ -42,11 +43,6 @@ def _isolated(name: str, source: Source) -> CacheClusterResolution:
     return CacheClusterResolution(names.label_value(name), source, True)
 
 
-# The first Keycloak line that honours a cluster name (KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME, ADR
-# 0004); earlier servers join the channel `ISPN` whatever the name (checked on 25.0.6 and 26.5.6).
-NAME_HONOURED_SINCE = (26, 7)
-
-
 def resolve_cache_cluster(
     keycloak_name: str, isolation: CacheIsolation, image: str
 ) -> CacheClusterResolution:
@@ -55,12 +51,11 @@ def resolve_cache_cluster(
     resolved = _resolve(keycloak_name, isolation, image)
     if not resolved.isolated:
         return resolved
-    ref = parse_image(image)
-    version = parse_semver(ref.tag) if not isinstance(ref, ImageParseError) else None
-    since = ".".join(map(str, NAME_HONOURED_SINCE))
+    version = release_of(image)
+    since = line_text(NAME_HONOURED_SINCE)
     if version is None:
         why = f"the image {image!r} names no release, and Keycloak honours a cluster name only from {since}"
-    elif (version.major, version.minor) < NAME_HONOURED_SINCE:
+    elif line_of(version) < NAME_HONOURED_SINCE:
         why = (
             f"Keycloak {version.major}.{version.minor} ignores the cluster name (honoured from {since}): its "
             "pods that find each other form one cluster whatever the name"

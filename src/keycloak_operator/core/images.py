@@ -151,3 +151,10 @@ def parse_semver(tag: str | None) -> SemVer | None:
     except ValueError:  # Python refuses int() of more than 4300 digits; no real version comes close
         return None
     return SemVer(major, minor, patch, prerelease=match["pre"], build=match["build"])
+
+
+def release_of(image: str) -> SemVer | None:
+    """The release an image reference names: its tag read as SemVer; None when the reference does not
+    parse or its tag names no fixed release (no tag, a digest only, `latest`, `26`). Never raises."""
+    ref = parse_image(image)
+    return None if isinstance(ref, ImageParseError) else parse_semver(ref.tag)

@@ -48,6 +48,8 @@ COMPONENT_METRICS = "metrics"
 # Set by the API server on every namespace (Kubernetes 1.21 on) to its own name, and immutable: a
 # namespaceSelector on it names one namespace, which no tenant can claim by labelling theirs.
 LABEL_NAMESPACE_NAME = "kubernetes.io/metadata.name"
+# Set by the EndpointSlice controller on every slice it manages for a Service, to the Service's name.
+LABEL_SERVICE_NAME = "kubernetes.io/service-name"
 APP_NAME = "keycloak"
 
 TRACKS = ("a", "b")

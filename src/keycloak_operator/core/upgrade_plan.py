@@ -29,7 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver
+from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, release_of
+from keycloak_operator.core.releases import PATCH_ROLLING_SINCE, line_of, line_text
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 Path = Literal["None", "Roll", "BlueGreenShared", "BlueGreenCopy", "Recreate", "Refuse"]
@@ -45,10 +46,6 @@ PATHS: Final = (NONE, ROLL, BLUE_GREEN_SHARED, BLUE_GREEN_COPY, RECREATE, REFUSE
 # Paths that keep serving sign-ins throughout.
 ZERO_DOWNTIME: Final = frozenset({ROLL, BLUE_GREEN_SHARED, BLUE_GREEN_COPY})
 
-# The first minor line on which Keycloak rolls between its patch releases by default (rolling-updates:v2).
-PATCH_ROLLING_SINCE: Final = (26, 6)
-# The first release with `kc.sh update-compatibility`.
-CHECK_SINCE: Final = (26, 2)
 CHECK_COMPATIBLE: Final = 0
 CHECK_INCOMPATIBLE: Final = 3
 _CHECK_MEANING: Final = {
@@ -86,25 +83,20 @@ class _Pair:
     same_repository: bool
 
 
-def _version(image: str) -> tuple[str | None, SemVer | None]:
+def _repository(image: str) -> str | None:
     ref = parse_image(image)
-    if isinstance(ref, ImageParseError):
-        return None, None
-    return ref.name, parse_semver(ref.tag)
+    return None if isinstance(ref, ImageParseError) else ref.name
 
 
 def _pair(running: str, wanted: str) -> _Pair:
-    old_repo, old = _version(running)
-    new_repo, new = _version(wanted)
-    return _Pair(old, new, old_repo is not None and old_repo == new_repo)
+    old_repo = _repository(running)
+    return _Pair(
+        release_of(running), release_of(wanted), old_repo is not None and old_repo == _repository(wanted)
+    )
 
 
 def _release(v: SemVer) -> str:
     return f"{v.major}.{v.minor}.{v.patch}" + (f"-{v.prerelease}" if v.prerelease else "")
-
-
-def _line(v: SemVer) -> tuple[int, int]:
-    return (v.major, v.minor)
 
 
 def _version_rule(p: _Pair) -> tuple[bool, str]:
@@ -117,16 +109,16 @@ def _version_rule(p: _Pair) -> tuple[bool, str]:
     old, new = p.old, p.new
     if old.prerelease or new.prerelease:
         return False, f"{_release(old)} -> {_release(new)} involves a pre-release, which Keycloak never rolls"
-    if _line(old) != _line(new):
+    if line_of(old) != line_of(new):
         kind = "major" if old.major != new.major else "minor"
         return False, (
             f"{_release(old)} -> {_release(new)} is a {kind} change: the new release migrates the schema "
             "when it starts and the old one cannot run on it"
         )
-    if _line(old) < PATCH_ROLLING_SINCE:
+    if line_of(old) < PATCH_ROLLING_SINCE:
         return False, (
             f"{_release(old)} -> {_release(new)} is a patch change on the {old.major}.{old.minor} line; "
-            f"Keycloak rolls patch releases only from {PATCH_ROLLING_SINCE[0]}.{PATCH_ROLLING_SINCE[1]} on"
+            f"Keycloak rolls patch releases only from {line_text(PATCH_ROLLING_SINCE)} on"
         )
     return True, (
         f"{_release(old)} -> {_release(new)} is a patch change on the {old.major}.{old.minor} line, which "
@@ -148,7 +140,7 @@ def _compatibility(p: _Pair, check_exit: int | None) -> tuple[bool, str]:
 
 def _downgrade(p: _Pair) -> str | None:
     """Why going from old to new crosses a schema migration backwards, or None."""
-    if not p.same_repository or p.old is None or p.new is None or _line(p.new) >= _line(p.old):
+    if not p.same_repository or p.old is None or p.new is None or line_of(p.new) >= line_of(p.old):
         return None
     old, new = _release(p.old), _release(p.new)
     kind = "major" if p.new.major < p.old.major else "minor"

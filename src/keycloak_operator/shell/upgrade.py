@@ -23,8 +23,6 @@ from keycloak_operator.shell.kube import (
 )
 
 log = logging.getLogger(__name__)
-# Set by the EndpointSlice controller on every slice it manages for a Service.
-SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
 def wanted(spec: KeycloakSpec, stored: BlueGreenStatus | None) -> bool:
@@ -50,7 +48,9 @@ async def observe(
     green_serving = None
     if stored is not None and stored.state in (bg.WAITING_FOR_GREEN, bg.CUTTING_OVER):
         discovery = names.discovery_service(name, green=True)
-        slices = await kube.list(ENDPOINT_SLICES, ns, label_selector=f"{SERVICE_NAME_LABEL}={discovery}")
+        slices = await kube.list(
+            ENDPOINT_SLICES, ns, label_selector=f"{names.LABEL_SERVICE_NAME}={discovery}"
+        )
         green_serving = bg.serving_pods(slices)
     policy = spec.upgrade_policy
     return bg.Observed(

@@ -1,0 +1,30 @@
+"""What Keycloak releases do, by version: the one place for "from release X on, Keycloak does Y".
+
+Each fact is the first minor line (MAJOR, MINOR) that has the behaviour; the planner and the cache cluster
+name read them here. Sources: docs/guide/upgrades.md, ../shared/docs/keycloak-facts.md, ADRs 0004 and 0016.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from keycloak_operator.core.images import SemVer
+
+Line = tuple[int, int]  # a minor line: (MAJOR, MINOR)
+
+# The first minor line on which Keycloak rolls between its patch releases by default (rolling-updates:v2).
+PATCH_ROLLING_SINCE: Final[Line] = (26, 6)
+# The first release with `kc.sh update-compatibility`.
+CHECK_SINCE: Final[Line] = (26, 2)
+# The first Keycloak line that honours a cluster name (KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME, ADR
+# 0004); earlier servers join the channel `ISPN` whatever the name (checked on 25.0.6 and 26.5.6).
+NAME_HONOURED_SINCE: Final[Line] = (26, 7)
+
+
+def line_of(version: SemVer) -> Line:
+    return (version.major, version.minor)
+
+
+def line_text(line: Line) -> str:
+    """`26.6` for (26, 6)."""
+    return f"{line[0]}.{line[1]}"

@@ -1,0 +1,69 @@
+"""The inputs unit tests build again and again, in one place: a valid Keycloak spec, its owner and stored
+object, the `Observed` a reconcile pass starts from, and the managedFields of an applied object.
+
+Tests that need something else (another image, replicas, policy) still say so where they build it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keycloak_operator.core import children, reconcile, versions
+from keycloak_operator.models.keycloak import KeycloakSpec
+
+IMAGE = "quay.io/keycloak/keycloak:26.7.3"
+BASE: dict[str, Any] = {"image": IMAGE, "database": {"cnpg": {"clusterName": "db"}}}
+OWNER = children.Owner(name="kc", namespace="ns", uid="u1")
+# The Secrets BASE refers to: the database's (CNPG's `<cluster>-app`) and the generated admin Secret.
+SECRETS = frozenset({"db-app", "kc-initial-admin"})
+NOW = "2026-01-01T00:00:00Z"
+
+
+def spec(**kw: Any) -> KeycloakSpec:
+    """BASE with `kw` laid over it (top-level fields, wire names)."""
+    return KeycloakSpec.model_validate({**BASE, **kw})
+
+
+def keycloak(
+    s: KeycloakSpec,
+    *,
+    generation: int = 1,
+    status: dict[str, Any] | None = None,
+    owner: children.Owner = OWNER,
+) -> dict[str, Any]:
+    """The Keycloak as stored: `s` on the wire, and `status` when given."""
+    meta = {"name": owner.name, "namespace": owner.namespace, "uid": owner.uid, "generation": generation}
+    stored: dict[str, Any] = {"metadata": meta, "spec": s.wire()}
+    if status is not None:
+        stored["status"] = status
+    return stored
+
+
+def observed(
+    s: KeycloakSpec,
+    *,
+    deployment: dict[str, Any] | None = None,
+    generation: int = 1,
+    status: dict[str, Any] | None = None,
+    owner: children.Owner = OWNER,
+    existing_secrets: frozenset[str] = SECRETS,
+    **fields: Any,
+) -> reconcile.Observed:
+    """What the shell would read for the Keycloak of spec `s`: no Services yet, the Secrets it refers to,
+    the version of `s`; `fields` sets any other field of Observed (green, ingress, network_policies, ...)."""
+    return reconcile.Observed(
+        keycloak=keycloak(s, generation=generation, status=status, owner=owner),
+        deployment=deployment,
+        public_service=None,
+        discovery_service=None,
+        existing_secrets=existing_secrets,
+        version=versions.version_of(s).format(),
+        **fields,
+    )
+
+
+def fields_v1(obj: Any) -> Any:
+    """The fieldsV1 tree a manager that applied `obj` owns: maps granular, lists and scalars as leaves."""
+    if isinstance(obj, dict):
+        return {f"f:{k}": fields_v1(v) for k, v in obj.items()}
+    return {}
