@@ -7,14 +7,14 @@ kube-proxy), never through a proxy.
 
 from __future__ import annotations
 
+import http.client
 import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
 from keycloak_operator.core import names
 from localcluster.node_config import LABEL_KEY, LABEL_VALUE
+from localcluster.signins import Tls
 
 ON_REAL_NODE: dict[str, Any] = {
     "nodeSelector": {LABEL_KEY: LABEL_VALUE},
@@ -22,7 +22,6 @@ ON_REAL_NODE: dict[str, Any] = {
 }
 DB_USER, DB_PASSWORD, DB_NAME = "keycloak", "a-real-password-for-a-real-db", "keycloak"
 DB_SECRET = "postgres-credentials"
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def postgres(namespace: str, image: str) -> list[dict[str, Any]]:
@@ -87,25 +86,77 @@ def keycloak(name: str, namespace: str, image: str, replicas: int = 2, **extra: 
     }
 
 
-def token(url: str, form: dict[str, str]) -> dict[str, Any] | None:
-    """The token endpoint's answer, or None when it refused (or did not answer)."""
-    request = urllib.request.Request(url, data=urllib.parse.urlencode(form).encode())
+def token(url: str, form: dict[str, str], tls: Tls | None = None) -> dict[str, Any] | None:
+    """The token endpoint's answer, or None when it refused (or did not answer). An https URL needs `tls`."""
+    status, body = post(url, urllib.parse.urlencode(form).encode(), {}, tls)
     try:
-        with _OPENER.open(request, timeout=10) as r:
-            return dict(json.loads(r.read()))
-    except (urllib.error.URLError, OSError, ValueError):
+        return dict(json.loads(body)) if status == 200 else None
+    except ValueError:
         return None
 
 
-def create_user(base_url: str, admin: dict[str, str], realm: str, username: str, password: str) -> None:
-    """A user with a password in `realm`, through the admin API as the bootstrap admin (`admin`: the
-    operator's admin Secret, decoded: username and password)."""
+def post(
+    url: str, body: bytes | None, headers: dict[str, str], tls: Tls | None = None, method: str = "POST"
+) -> tuple[int, bytes]:
+    """(status, body) of one request to a cluster address, over HTTPS checked by `tls` for an https URL; 0
+    when nothing answered."""
+    parts = urllib.parse.urlsplit(url)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    if parts.scheme == "https":
+        if tls is None:
+            raise ValueError("an https URL needs tls")
+        conn: http.client.HTTPConnection = _Named(host, port, tls, timeout=20)
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=20)
+    if body is not None:
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **headers}
+    try:
+        conn.request(method, parts.path + (f"?{parts.query}" if parts.query else ""), body, headers)
+        response = conn.getresponse()
+        return response.status, response.read()
+    except (OSError, http.client.HTTPException):
+        return 0, b""
+    finally:
+        conn.close()
+
+
+class _Named(http.client.HTTPSConnection):
+    """HTTPS to an address whose certificate names something else (a ClusterIP; the Service's name)."""
+
+    def __init__(self, host: str, port: int, tls: Tls, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout, context=tls.context)
+        self._tls = tls
+
+    def connect(self) -> None:
+        http.client.HTTPConnection.connect(self)
+        self.sock = self._tls.context.wrap_socket(self.sock, server_hostname=self._tls.server_name)
+
+
+def admin(
+    base_url: str, creds: dict[str, str], method: str, path: str, body: Any = None, tls: Tls | None = None
+) -> tuple[int, Any]:
+    """One admin API call as the bootstrap admin (`creds`: the operator's admin Secret, decoded: username
+    and password): (status, the JSON answer or None)."""
     issued = token(
         f"{base_url}/realms/master/protocol/openid-connect/token",
-        {"grant_type": "password", "client_id": "admin-cli", **admin},
+        {"grant_type": "password", "client_id": "admin-cli", **creds},
+        tls,
     )
     if issued is None:
         raise RuntimeError(f"the bootstrap admin could not sign in at {base_url}")
+    headers = {"Authorization": f"Bearer {issued['access_token']}", "Content-Type": "application/json"}
+    data = None if body is None else json.dumps(body).encode()
+    status, answer = post(f"{base_url}{path}", data, headers, tls, method=method)
+    try:
+        return status, json.loads(answer) if answer else None
+    except ValueError:
+        return status, None
+
+
+def create_user(
+    base_url: str, creds: dict[str, str], realm: str, username: str, password: str, tls: Tls | None = None
+) -> None:
+    """A user with a password in `realm`, through the admin API as the bootstrap admin."""
     user = {
         "username": username,
         "enabled": True,
@@ -115,12 +166,6 @@ def create_user(base_url: str, admin: dict[str, str], realm: str, username: str,
         "lastName": "User",
         "credentials": [{"type": "password", "value": password, "temporary": False}],
     }
-    request = urllib.request.Request(
-        f"{base_url}/admin/realms/{realm}/users",
-        data=json.dumps(user).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {issued['access_token']}", "Content-Type": "application/json"},
-    )
-    with _OPENER.open(request, timeout=20) as r:
-        if r.status != 201:
-            raise RuntimeError(f"creating user {username} in {realm}: HTTP {r.status}")
+    status, _ = admin(base_url, creds, "POST", f"/admin/realms/{realm}/users", user, tls)
+    if status != 201:
+        raise RuntimeError(f"creating user {username} in {realm}: HTTP {status}")

@@ -15,6 +15,7 @@ import http.client
 import ipaddress
 import json
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -46,12 +47,22 @@ class Attempt:
 
 
 @dataclass(frozen=True)
+class Tls:
+    """HTTPS to an address: the certificate is checked against `context`'s CAs and must name `server_name`
+    (a ClusterIP is in no certificate; the Service's DNS name is)."""
+
+    context: ssl.SSLContext
+    server_name: str
+
+
+@dataclass(frozen=True)
 class Login:
-    token_url: str  # http://<ClusterIP>:8080/realms/<realm>/protocol/openid-connect/token
+    token_url: str  # http(s)://<ClusterIP>:<port>/realms/<realm>/protocol/openid-connect/token
     client_id: str
     client_secret: str
     username: str
     password: str
+    tls: Tls | None = None  # required for an https URL
 
 
 @dataclass
@@ -65,8 +76,11 @@ class SignIns:
     def __post_init__(self) -> None:
         url = urllib.parse.urlsplit(self.login.token_url)
         host = url.hostname or ""
-        if url.scheme != "http" or not any(ipaddress.ip_address(host) in net for net in ALLOWED):
-            raise ValueError(f"{url.scheme}://{host} is not http to a loopback or cluster address")
+        inside = any(ipaddress.ip_address(host) in net for net in ALLOWED)
+        if url.scheme not in ("http", "https") or not inside:
+            raise ValueError(f"{url.scheme}://{host} is not http(s) to a loopback or cluster address")
+        if (url.scheme == "https") != (self.login.tls is not None):
+            raise ValueError("an https URL needs Login.tls, and only an https URL takes it")
         self._host, self._port, self._path = host, url.port or 80, url.path
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sign-ins", daemon=True)
@@ -122,6 +136,10 @@ class SignIns:
             sock.bind(("", 0))
             port = int(sock.getsockname()[1])
             sock.connect((self._host, self._port))
+            if self.login.tls is not None:
+                connection.sock = self.login.tls.context.wrap_socket(
+                    sock, server_hostname=self.login.tls.server_name
+                )
             connection.request("POST", self._path, body, headers)
             response = connection.getresponse()
             text = response.read()
