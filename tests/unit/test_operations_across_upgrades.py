@@ -1,8 +1,9 @@
-"""Every setting of issue 15's operations part (ingress, ServiceMonitor, NetworkPolicy, security context,
-graceful shutdown) through a blue-green upgrade and a rollback, on the rendered objects: green runs with the
-same pod settings as blue; the Ingress, the ServiceMonitor and the public Service's ports are the same
-objects before, during and after, so an upgrade never writes them; a rollback restores the pods' settings of
-the version it goes back to and keeps today's Ingress, ServiceMonitor and NetworkPolicy."""
+"""Every setting of issue 15 (hostname, proxy, TLS, features and options, truststores, extensions, ingress,
+ServiceMonitor, NetworkPolicy, security context, graceful shutdown) through a blue-green upgrade and a
+rollback, on the rendered objects: green runs with the same pod settings as blue; the Ingress, the
+ServiceMonitor and the public Service's ports are the same objects before, during and after, so an upgrade
+never writes them; a rollback restores the pods' settings of the version it goes back to and keeps today's
+Ingress, ServiceMonitor and NetworkPolicy."""
 
 from __future__ import annotations
 
@@ -44,16 +45,36 @@ EVERYTHING: dict[str, Any] = {
     "podSecurityContext": {"fsGroup": 0, "supplementalGroups": [4000]},
     "securityContext": {"readOnlyRootFilesystem": True},
     "shutdown": {"delaySeconds": 20},
+    "proxy": {"headers": "xforwarded", "trustedAddresses": ["10.0.0.0/8"]},
+    "features": {"enabled": ["token-exchange"]},
+    "additionalOptions": [{"name": "log-level", "value": "INFO"}],
+    "truststores": [{"name": "corporate", "configMap": {"name": "corporate-ca"}}],
+    "extensions": [
+        {"name": "theme", "image": "registry.example/acme/theme:1", "path": "/theme", "type": "themes"},
+        {"name": "audit", "image": "registry.example/acme/audit:2", "path": "/providers"},
+    ],
 }
 BLUE = KeycloakSpec.model_validate(EVERYTHING)
 GREEN = KeycloakSpec.model_validate({**EVERYTHING, "image": NEW})
 
 
 def pod_settings(dep: dict[str, Any]) -> dict[str, Any]:
-    """What issue 15's operations settings put in a pod template."""
+    """What issue 15's settings put in a pod template. The Keycloak image (in the init containers that stage
+    and build the extensions too) and the variables that name the cache cluster are the upgrade's own."""
     pod = dep["spec"]["template"]["spec"]
     (container,) = pod["containers"]
+    keycloak = container["image"]
+    own = {"KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME", "KC_CACHE_EMBEDDED_CLUSTER_NAME"}
+    env = [e for e in container["env"] if e["name"] not in own]
+    init = [
+        {**c, "image": "<keycloak>" if c["image"] == keycloak else c["image"]}
+        | ({"env": [e for e in c["env"] if e["name"] not in own]} if "env" in c else {})
+        for c in pod.get("initContainers", [])
+    ]
     return {
+        "args": container["args"],
+        "env": env,
+        "init": init,
         "pod": pod["securityContext"],
         "container": container["securityContext"],
         "lifecycle": container.get("lifecycle"),
@@ -70,6 +91,10 @@ def test_green_runs_with_blues_pod_settings() -> None:
     assert pod_settings(green) == pod_settings(blue) == pod_settings(promoted)
     assert pod_settings(blue)["lifecycle"] == {"preStop": {"sleep": {"seconds": 20}}}
     assert pod_settings(blue)["container"]["readOnlyRootFilesystem"] is True
+    init = pod_settings(blue)["init"]
+    assert [c["name"] for c in init] == ["extensions-base", "extension-theme", "extension-audit", "build"]
+    assert init[0]["image"] == init[-1]["image"] == "<keycloak>"  # green's build uses green's image
+    assert pod_settings(blue)["args"] == ["start", "--optimized"]
     # Promotion adopts green's pods without a restart: the template is the same whatever the colour.
     assert green["spec"]["template"] == promoted["spec"]["template"]
 
@@ -148,6 +173,8 @@ def test_a_rollback_restores_the_pods_settings_and_keeps_todays_surroundings() -
         },
         "podSecurityContext": {"runAsUser": 2000},
         "shutdown": {"delaySeconds": 40},
+        "extensions": [{"name": "audit", "image": "registry.example/acme/audit:3", "path": "/providers"}],
+        "truststores": [{"name": "corporate", "secret": {"name": "corporate-ca-2027"}}],
     }
     keycloak = {"metadata": {"name": "kc", "namespace": "ns"}, "spec": today_spec}
     revision = children.controller_revision(OWNER, versions.version_of(BLUE).format(), BLUE, 1)
@@ -158,6 +185,9 @@ def test_a_rollback_restores_the_pods_settings_and_keeps_todays_surroundings() -
     old_pods = reconcile.render_deployment(OWNER, BLUE, image=OLD, track="a", version="v")
     back = reconcile.render_deployment(OWNER, restored, image=restored.image, track="a", version="v")
     assert pod_settings(back) == pod_settings(old_pods)
+    assert pod_settings(back) != pod_settings(
+        reconcile.render_deployment(OWNER, today, image=OLD, track="a", version="v")
+    )
     assert ingress.ingress(restored, OWNER) == ingress.ingress(today, OWNER)
     assert monitoring.service_monitor(restored, OWNER, crd_served=True) is None
     tracks = {"a": "kc-v26"}
