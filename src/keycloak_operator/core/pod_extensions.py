@@ -73,7 +73,9 @@ def truststores(spec: KeycloakSpec) -> PodParts:
             else {"configMap": {"name": store.config_map.name if store.config_map else ""}}
         )
         parts.volumes.append({"name": volume, **source})
-        parts.mounts.append({"name": volume, "mountPath": f"{TRUSTSTORES_DIR}/{store.name}", "readOnly": True})
+        parts.mounts.append(
+            {"name": volume, "mountPath": f"{TRUSTSTORES_DIR}/{store.name}", "readOnly": True}
+        )
     return parts
 
 

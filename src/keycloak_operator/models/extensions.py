@@ -43,7 +43,9 @@ class Truststore(CrdModel):
         pattern=pt.DNS1123_LABEL,
         description="Name of this truststore (a DNS label, unique in the list).",
     )
-    secret: LocalObjectReference | None = Field(default=None, description="A Secret holding the certificates.")
+    secret: LocalObjectReference | None = Field(
+        default=None, description="A Secret holding the certificates."
+    )
     config_map: LocalObjectReference | None = Field(
         default=None, description="Or: a ConfigMap holding the certificates."
     )
@@ -102,4 +104,3 @@ def unique_names(kind: str, entries: list[Truststore] | list[Extension] | None) 
         if entry.name in seen:
             raise ValueError(f"{kind} {entry.name} is listed twice")
         seen.add(entry.name)
-
