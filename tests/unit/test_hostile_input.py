@@ -183,8 +183,11 @@ def problems_of_object(obj: Mapping[str, Any]) -> list[str]:
         out += problems_of_labels(f"{where} template labels", template)
         if not selector.items() <= template.items():
             out.append(f"{where}: selector does not match the template's labels")
-        for c in spec["template"]["spec"]["containers"]:
+        pod = spec["template"]["spec"]
+        containers = [*pod.get("initContainers", []), *pod["containers"]]
+        for c in containers:
             out += problems_of_container(where, c)
+        out += problems_of_volumes(where, pod.get("volumes", []), containers)
     elif kind == "Service":
         out += problems_of_labels(f"{where} selector", spec["selector"])
         out += [f"{where}: port name {p['name']!r}" for p in spec["ports"] if not is_port_name(p["name"])]
@@ -200,13 +203,39 @@ def problems_of_object(obj: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def problems_of_volumes(
+    where: str, volumes: list[Mapping[str, Any]], containers: list[Mapping[str, Any]]
+) -> list[str]:
+    """Volume and container names unique DNS labels, their sources object names, every mount of a volume
+    that exists, at an absolute path (core/validation: ValidateVolumes, validateVolumeMounts)."""
+    out = []
+    names_ = [v["name"] for v in volumes]
+    out += [f"{where}: volume name {n!r}" for n in names_ if not is_dns1123_label(n)]
+    if len(set(names_)) != len(names_):
+        out.append(f"{where}: volume names repeat: {names_}")
+    container_names = [c["name"] for c in containers]
+    if len(set(container_names)) != len(container_names):
+        out.append(f"{where}: container names repeat: {container_names}")
+    for v in volumes:
+        source = (v.get("secret") or {}).get("secretName") or (v.get("configMap") or {}).get("name")
+        if source is not None and not is_subdomain(source):
+            out.append(f"{where}: volume {v['name']!r} source {source!r}")
+    for c in containers:
+        for m in c.get("volumeMounts", []):
+            if m["name"] not in names_:
+                out.append(f"{where}: {c['name']} mounts a volume that is not there: {m['name']!r}")
+            if not m["mountPath"].startswith("/") or ":" in m["mountPath"]:
+                out.append(f"{where}: {c['name']} mountPath {m['mountPath']!r}")
+    return out
+
+
 def problems_of_container(where: str, c: Mapping[str, Any]) -> list[str]:
     out = []
     if not is_dns1123_label(c["name"]):
         out.append(f"{where}: container name {c['name']!r}")
     if not is_image(c["image"]):
         out.append(f"{where}: image {c['image']!r}")
-    for e in c["env"]:
+    for e in c.get("env", []):
         if not is_env_name(e["name"]):
             out.append(f"{where}: env name {e['name']!r}")
         ref = (e.get("valueFrom") or {}).get("secretKeyRef")
@@ -214,7 +243,7 @@ def problems_of_container(where: str, c: Mapping[str, Any]) -> list[str]:
             out.append(f"{where}: env {e['name']} secretKeyRef {ref!r}")
         if ref is None and not isinstance(e.get("value"), str):
             out.append(f"{where}: env {e['name']} has no string value")
-    out += [f"{where}: port name {p['name']!r}" for p in c["ports"] if not is_port_name(p["name"])]
+    out += [f"{where}: port name {p['name']!r}" for p in c.get("ports", []) if not is_port_name(p["name"])]
     resources = c.get("resources") or {}
     limits = resources.get("limits") or {}
     for section in ("requests", "limits"):
@@ -422,6 +451,11 @@ KC_BASE: dict[str, Any] = {
     # autoSuffix: the image's tag flows into a label too (clusterName, when a case sets it, wins).
     "cacheIsolation": {"autoSuffix": True},
     "resources": {"requests": {"cpu": "100m"}, "limits": {"memory": "1Gi"}},
+    "truststores": [
+        {"name": "corporate", "secret": {"name": "corp-ca"}},
+        {"name": "partners", "configMap": {"name": "partner-cas"}},
+    ],
+    "extensions": [{"name": "audit", "image": "registry.example.com/audit:1", "path": "/providers"}],
 }
 _PG = {"host": "pg", "database": "keycloak", "credentialsSecret": {"name": "pg-credentials"}}
 KC_MANAGED = {
@@ -518,6 +552,12 @@ CASES = [
     Case("image", KeycloakSpec, KC_BASE, ("image",)),
     Case("resources.requests.cpu", KeycloakSpec, KC_BASE, ("resources", "requests", "cpu")),
     Case("resources.limits.memory", KeycloakSpec, KC_BASE, ("resources", "limits", "memory")),
+    Case("truststores[].name", KeycloakSpec, KC_BASE, ("truststores", 0, "name")),
+    Case("truststores[].secret.name", KeycloakSpec, KC_BASE, ("truststores", 0, "secret", "name")),
+    Case("truststores[].configMap.name", KeycloakSpec, KC_BASE, ("truststores", 1, "configMap", "name")),
+    Case("extensions[].name", KeycloakSpec, KC_BASE, ("extensions", 0, "name")),
+    Case("extensions[].image", KeycloakSpec, KC_BASE, ("extensions", 0, "image")),
+    Case("extensions[].path", KeycloakSpec, KC_BASE, ("extensions", 0, "path")),
     Case("server.keycloak.name", KeycloakRealmSpec, REALM_ON_KC, ("server", "keycloak", "name")),
     Case("server.keycloak.namespace", KeycloakRealmSpec, REALM_ON_KC, ("server", "keycloak", "namespace")),
     Case("server.external.url", KeycloakRealmSpec, REALM_EXTERNAL, ("server", "external", "url")),
