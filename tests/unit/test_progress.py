@@ -131,3 +131,13 @@ def test_the_planners_path_is_shown_with_its_reason() -> None:
     p = progress(keycloak(phase="Upgrading", upgradePlan=plan), None, None, [], NOW)
     assert p.plan == "Roll: kc:26.7.0 -> kc:26.7.3, because a patch change"
     assert progress(keycloak(phase="Running"), None, None, [], NOW).plan == ""
+
+
+def test_a_recreates_downtime_is_shown_while_it_lasts_and_once_measured() -> None:
+    plan = {"path": "Recreate", "fromImage": "kc:26.5.6", "toImage": "kc:26.7.3", "reason": "a minor upgrade"}
+    during = {**plan, "downtimeStarted": "2026-01-01T00:00:05Z"}
+    p = progress(keycloak(phase="Upgrading", upgradePlan=during), None, None, [], NOW)
+    assert p.plan.endswith("; no pod ready since 2026-01-01T00:00:05Z")
+    after = {**during, "downtimeSeconds": 46}
+    p = progress(keycloak(phase="Running", upgradePlan=after), None, None, [], NOW)
+    assert p.plan.endswith("; no pod was ready for 46 s")

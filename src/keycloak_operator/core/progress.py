@@ -129,6 +129,10 @@ def progress(
         if planned.get("path")
         else ""
     )
+    if planned.get("downtimeSeconds") is not None:
+        plan += f"; no pod was ready for {planned['downtimeSeconds']} s"
+    elif planned.get("downtimeStarted"):
+        plan += f"; no pod ready since {planned['downtimeStarted']}"
     return Progress(
         namespace=str(meta["namespace"]),
         name=str(meta["name"]),

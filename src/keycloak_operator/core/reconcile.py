@@ -13,6 +13,7 @@ from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
     children,
     conditions,
+    downtime,
     drift,
     durations,
     ingress,
@@ -301,9 +302,16 @@ def decide(
             to_image=spec.image,
             reason=plan.reason,
         )
-        if planned != previous.upgrade_plan and plan.path != upgrade_plan.REFUSE:  # a refusal is Degraded
+        if previous.upgrade_plan is not None and _same_plan(planned, previous.upgrade_plan):
+            planned = previous.upgrade_plan  # planned again before it started: its measurement goes on
+        elif plan.path != upgrade_plan.REFUSE:  # a refusal is Degraded
             text = f"{planned.from_image} -> {planned.to_image}: {plan.path}, because {plan.reason}"
             events.append(Event("Normal", "UpgradePlanned", text))
+    if planned is not None:
+        measured = downtime.measure(planned, canonical, slots.next_version, spec.replicas, now)
+        planned = measured.plan
+        if measured.message:
+            events.append(Event("Normal", downtime.REASON, measured.message))
     monitored = monitoring.condition(spec, owner.name, crd_served=observed.service_monitor_served)
     before = conditions.find(previous.conditions, conditions.MONITORED)
     if (
@@ -346,6 +354,11 @@ def decide(
         revision=revision,
         delete=removals,
     )
+
+
+def _same_plan(a: UpgradePlanStatus, b: UpgradePlanStatus) -> bool:
+    """The same change planned the same way (a measurement in progress is not part of the plan)."""
+    return (a.path, a.from_image, a.to_image, a.reason) == (b.path, b.from_image, b.to_image, b.reason)
 
 
 def _reconcile_child(

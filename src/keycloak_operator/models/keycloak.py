@@ -388,6 +388,14 @@ class UpgradePlanStatus(CrdModel):
     reason: str = Field(
         default="", description="The versions, what Keycloak supports between them, and what follows."
     )
+    downtime_started: str = Field(
+        default="", description="Recreate: when the operator first saw no pod ready (the old pods stopped)."
+    )
+    downtime_seconds: int | None = Field(
+        default=None,
+        description="Recreate: seconds from downtimeStarted until the operator first saw a pod of the new "
+        "version ready, as measured by the operator (to the second, never shorter than the real gap).",
+    )
 
 
 class BlueGreenHistoryEntry(CrdModel):
