@@ -1,0 +1,484 @@
+"""The replication round end to end over an in-memory Kubernetes and Keycloak: which Keycloak calls it makes,
+in which order, and what it writes back to Kubernetes (finalizers, Secrets, Events, statuses), round by round.
+
+The pure planners have tests of their own; this one holds the shell that runs them: deletes before upserts,
+a failed write reported on its own resource, a quiet round writing nothing, a forbidden namespace given no
+write, and an unreachable external server retried later and later.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from keycloak_operator.core import names
+from keycloak_operator.core.children import HTTP_PORT
+from keycloak_operator.core.replication import ObjectKey, marked
+from keycloak_operator.core.replication.marker import read_marker
+from keycloak_operator.shell import metrics
+from keycloak_operator.shell.admin_logins import Login
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication import Replicator
+from tests.unit.builders import BASE
+
+Obj = dict[str, Any]
+KC_URL = names.keycloak_url("kc", "team-a", HTTP_PORT)
+EXT_URL = "https://sso.example.com"
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_KINDS = {
+    names.REALM_PLURAL: names.REALM_KIND,
+    names.CLIENT_PLURAL: names.CLIENT_KIND,
+    names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND,
+    "secrets": "Secret",
+}
+
+
+def _b64(value: str) -> str:
+    return base64.b64encode(value.encode()).decode()
+
+
+def _stamped(value: Any) -> Any:
+    """Times the round takes from the clock, made comparable."""
+    if isinstance(value, str):
+        return _STAMP.sub("<now>", value)
+    if isinstance(value, dict):
+        return {k: _stamped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stamped(v) for v in value]
+    return value
+
+
+class FakeKube:
+    """Objects by (kind, namespace, name); every write is recorded in `writes`."""
+
+    def __init__(self) -> None:
+        self.objects: dict[tuple[str, str, str], Obj] = {}
+        self.writes: list[tuple[Any, ...]] = []
+        self._version = 0
+
+    def add(self, obj: Obj) -> Obj:
+        self._version += 1
+        meta = obj["metadata"]
+        meta.setdefault("uid", f"uid-{meta['namespace']}-{meta['name']}")
+        meta.setdefault("generation", 1)
+        meta.setdefault("creationTimestamp", f"2026-01-01T00:00:{self._version:02d}Z")
+        meta["resourceVersion"] = str(self._version)
+        self.objects[(obj["kind"], meta["namespace"], meta["name"])] = obj
+        return obj
+
+    async def list(self, res: Any, namespace: str | None, **_: Any) -> list[Obj]:
+        kind = _KINDS[res.plural]
+        return [
+            copy.deepcopy(o)
+            for (k, ns, _n), o in sorted(self.objects.items())
+            if k == kind and namespace in (None, ns)
+        ]
+
+    async def get(self, res: Any, namespace: str, name: str) -> Obj | None:
+        found = self.objects.get((_KINDS[res.plural], namespace, name))
+        return copy.deepcopy(found) if found else None
+
+    async def apply(self, obj: Obj) -> Obj:
+        self.writes.append(("apply", obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"], obj))
+        return self.add(copy.deepcopy(obj))
+
+    async def create(self, obj: Obj) -> Obj:
+        involved = obj["involvedObject"]
+        event = (involved["kind"], involved["name"], obj["type"], obj["reason"], obj["message"])
+        self.writes.append(("event", *event))
+        return obj
+
+    async def merge_patch(self, res: Any, namespace: str, name: str, patch: Obj) -> Obj:
+        self.writes.append(("patch", _KINDS[res.plural], namespace, name, patch))
+        obj = self.objects[(_KINDS[res.plural], namespace, name)]
+        meta = obj["metadata"]
+        meta["finalizers"] = patch["metadata"]["finalizers"]
+        self._version += 1
+        meta["resourceVersion"] = str(self._version)
+        if meta.get("deletionTimestamp") and not meta["finalizers"]:
+            del self.objects[(_KINDS[res.plural], namespace, name)]
+        return copy.deepcopy(obj)
+
+    async def patch_status(self, res: Any, namespace: str, name: str, status: Obj) -> bool:
+        self.writes.append(("status", _KINDS[res.plural], namespace, name, _stamped(status)))
+        obj = self.objects[(_KINDS[res.plural], namespace, name)]
+        merged = {**(obj.get("status") or {}), **status}
+        obj["status"] = {k: v for k, v in merged.items() if v is not None}
+        return True
+
+
+class FakeKeycloak:
+    """One server's realms, roles and clients; every admin call is recorded in `calls`."""
+
+    def __init__(self) -> None:
+        self.realms: dict[str, Obj] = {}
+        self.roles: dict[str, dict[str, Obj]] = {}
+        self.clients: dict[str, dict[str, Obj]] = {}
+        self.calls: list[tuple[Any, ...]] = []
+        self.failing: set[str] = set()  # clientIds whose create or update is refused
+        self._ids = 0
+
+    def realm(self, body: Obj) -> None:
+        name = body["realm"]
+        self.realms[name] = {k: v for k, v in body.items() if k != "roles"}
+        self.roles[name] = {r["name"]: copy.deepcopy(r) for r in (body.get("roles") or {}).get("realm", [])}
+        self.roles[name].setdefault("offline_access", {"name": "offline_access", "description": "built in"})
+        self.clients[name] = {}
+
+    def client(self, realm: str, body: Obj) -> str:
+        self._ids += 1
+        remote = f"id-{self._ids}"
+        self.clients[realm][remote] = {**copy.deepcopy(body), "id": remote}
+        return remote
+
+
+class FakeAdmin(KeycloakAdmin):
+    """A KeycloakAdmin (the round tells logins that worked from errors by type) talking to a FakeKeycloak."""
+
+    def __init__(self, server: FakeKeycloak, login: Login) -> None:  # no super(): no HTTP client
+        self.server, self.login_ = server, login
+        self.timed_out = False
+
+    def _call(self, *call: Any) -> None:
+        self.server.calls.append((self.login_.username, *call))
+
+    async def login(self) -> None:
+        if self.login_.password == "wrong":
+            raise AdminError(401, f"{self.login_.url}: admin login failed (401)")
+
+    async def close(self) -> None:
+        pass
+
+    async def realms(self) -> list[Obj]:
+        self._call("realms")
+        return copy.deepcopy(list(self.server.realms.values()))
+
+    async def create_realm(self, body: Obj) -> str:
+        self._call("create_realm", body["realm"], body)
+        self.server.realm(copy.deepcopy(body))
+        return str(body["realm"])
+
+    async def update_realm(self, realm: str, body: Obj) -> None:
+        self._call("update_realm", realm, body)
+        self.server.realms[realm].update(copy.deepcopy(body))
+
+    async def delete_realm(self, realm: str) -> None:
+        self._call("delete_realm", realm)
+        del self.server.realms[realm]
+
+    async def roles(self, realm: str) -> list[Obj]:
+        self._call("roles", realm)
+        return copy.deepcopy(list(self.server.roles[realm].values()))
+
+    async def create_role(self, realm: str, body: Obj) -> None:
+        self._call("create_role", realm, body)
+        self.server.roles[realm][body["name"]] = copy.deepcopy(body)
+
+    async def update_role(self, realm: str, name: str, body: Obj) -> None:
+        self._call("update_role", realm, name, body)
+        self.server.roles[realm][name] = copy.deepcopy(body)
+
+    async def delete_role(self, realm: str, name: str) -> None:
+        self._call("delete_role", realm, name)
+        del self.server.roles[realm][name]
+
+    async def clients(self, realm: str) -> list[Obj]:
+        self._call("clients", realm)
+        return copy.deepcopy(list(self.server.clients[realm].values()))
+
+    async def create_client(self, realm: str, body: Obj) -> str:
+        self._call("create_client", realm, body)
+        if body["clientId"] in self.server.failing:
+            raise AdminError(500, f"create client {body['clientId']}: 500")
+        return self.server.client(realm, body)
+
+    async def update_client(self, realm: str, remote: str, body: Obj) -> None:
+        self._call("update_client", realm, remote, body)
+        if body["clientId"] in self.server.failing:
+            raise AdminError(500, f"update client {body['clientId']}: 500")
+        self.server.clients[realm][remote] = copy.deepcopy(body)
+
+    async def delete_client(self, realm: str, remote: str) -> None:
+        self._call("delete_client", realm, remote)
+        del self.server.clients[realm][remote]
+
+    async def client_secret(self, realm: str, remote: str) -> str:
+        self._call("client_secret", realm, remote)
+        return f"secret-of-{remote}"
+
+
+def _resource(kind: str, ns: str, name: str, spec: Obj, **meta: Any) -> Obj:
+    return {
+        "apiVersion": names.API_VERSION,
+        "kind": kind,
+        "metadata": {"namespace": ns, "name": name, **meta},
+        "spec": spec,
+    }
+
+
+def _realm(ns: str, name: str, server: Obj, **spec: Any) -> Obj:
+    return _resource(names.REALM_KIND, ns, name, {"server": server, **spec})
+
+
+def _client(ns: str, name: str, realm: Obj, **spec: Any) -> Obj:
+    return _resource(names.CLIENT_KIND, ns, name, {"realm": realm, "clientId": name, **spec})
+
+
+ON_KC = {"keycloak": {"name": "kc", "namespace": "team-a"}}
+
+
+class World:
+    def __init__(self) -> None:
+        self.kube = FakeKube()
+        self.server = FakeKeycloak()
+        self.metrics: list[tuple[Any, ...]] = []
+        self.replicator = Replicator(
+            self.kube,  # type: ignore[arg-type]
+            None,
+            WriteLimiter(10_000, 10_000),
+            lambda login: FakeAdmin(self.server, login),
+        )
+
+    def secret(self, ns: str, name: str, username: str, password: str) -> None:
+        data = {"username": _b64(username), "password": _b64(password)}
+        self.kube.add(
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"namespace": ns, "name": name}, "data": data}
+        )
+
+    async def round(self, url: str) -> tuple[float | None, list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The round's retry delay, its Keycloak calls and Kubernetes writes (Events, patches, Secrets)."""
+        self.server.calls.clear()
+        self.kube.writes.clear()
+        self.metrics.clear()
+        delay = await self.replicator.sync(url)
+        return delay, list(self.server.calls), list(self.kube.writes)
+
+    def obj(self, kind: str, ns: str, name: str) -> Obj:
+        return self.kube.objects[(kind, ns, name)]
+
+    def delete(self, kind: str, ns: str, name: str) -> None:
+        self.obj(kind, ns, name)["metadata"]["deletionTimestamp"] = "2026-01-02T00:00:00Z"
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch) -> World:
+    return make_world(monkeypatch)
+
+
+def make_world(monkeypatch: pytest.MonkeyPatch) -> World:
+    """Team A runs Keycloak `kc`, which takes realms from teams B and C; realm `main` takes clients from B."""
+    w = World()
+    for name in ("replication_write", "resource_result", "replication_conflict", "unlisted_namespaces"):
+        monkeypatch.setattr(metrics, name, lambda *a, _n=name: w.metrics.append((_n, *a)))
+    kc = {**BASE, "realmNamespaces": ["team-b", "team-c"]}
+    w.kube.add(_resource(names.KEYCLOAK_KIND, "team-a", "kc", kc))
+    w.secret("team-a", names.admin_secret("kc"), "kc-admin", "pw")
+    w.secret("team-x", "ext-admin", "ext-admin", "wrong")
+    roles = [{"name": "admin", "description": "all"}, {"name": "viewer"}]
+    w.kube.add(_realm("team-a", "main", ON_KC, roles=roles, clientNamespaces=["team-b"]))
+    w.kube.add(_realm("team-b", "other", ON_KC))
+    w.kube.add(_realm("team-a", "lost", {"keycloak": {"name": "nokc"}}))
+    ext = {"external": {"url": EXT_URL, "adminSecret": {"name": "ext-admin"}}}
+    w.kube.add(_realm("team-x", "ext", ext))
+    main = {"name": "main", "namespace": "team-a"}
+    w.kube.add(_client("team-a", "web", main, redirectUris=["https://web/*"]))
+    w.kube.add(_client("team-b", "spa", main, publicClient=True))
+    w.kube.add(_client("team-c", "intruder", main))
+    w.kube.add(_client("team-a", "stray", {"name": "missing"}))
+    w.kube.add(_client("team-a", "onlost", {"name": "lost"}))
+    # A realm some earlier resource declared, whose resource is gone: an orphan of the server's admin.
+    w.server.realm({"realm": "ghost", "attributes": _ghost_marker()})
+    return w
+
+
+def _ghost_marker() -> Obj:
+    return marked({"realm": "ghost"}, ObjectKey(names.REALM_KIND, "team-z", "ghost"))["attributes"]
+
+
+def _events(writes: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    return [w[1:] for w in writes if w[0] == "event"]
+
+
+def _phases(writes: list[tuple[Any, ...]]) -> dict[str, str]:
+    return {f"{w[2]}/{w[3]}": w[4].get("phase") for w in writes if w[0] == "status" and "phase" in w[4]}
+
+
+def _writing(calls: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The admin calls that are not plain reads, as (method, realm)."""
+    return [c[1:3] for c in calls if c[1] not in ("realms", "roles", "clients")]
+
+
+def _ago(**delta: float) -> str:
+    return (datetime.now(UTC) - timedelta(**delta)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def test_a_first_round_writes_realms_roles_clients_and_secrets_and_reports_each(world: World) -> None:
+    delay, calls, writes = await world.round(KC_URL)
+    assert delay is None
+    # The orphan goes before anything is created; the realms, then each realm's roles, clients and Secrets.
+    assert _writing(calls) == [
+        ("delete_realm", "ghost"),
+        ("create_realm", "main"),
+        ("create_realm", "other"),
+        ("create_client", "main"),
+        ("create_client", "main"),
+        ("client_secret", "main"),
+    ]
+    created = next(c[3] for c in calls if c[1:3] == ("create_realm", "main"))
+    assert [r["name"] for r in created["roles"]["realm"]] == ["admin", "viewer"]
+    assert {c[0] for c in calls} == {"kc-admin"}  # the server's own admin acts for every namespace
+    assert [w[1:4] for w in writes if w[0] == "patch"] == [
+        (names.REALM_KIND, "team-a", "main"),
+        (names.REALM_KIND, "team-b", "other"),
+        (names.CLIENT_KIND, "team-a", "web"),
+        (names.CLIENT_KIND, "team-b", "spa"),
+        (names.CLIENT_KIND, "team-c", "intruder"),
+    ]
+    [secret] = [w[4] for w in writes if w[0] == "apply"]
+    assert secret["metadata"]["name"] == "web-client-secret"
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == "uid-team-a-web"
+    assert base64.b64decode(secret["data"]["clientSecret"]).decode() == "secret-of-id-1"
+    assert _phases(writes) == {
+        "team-a/lost": "Pending",
+        "team-a/main": "Ready",
+        "team-b/other": "Ready",
+        "team-a/onlost": "Pending",
+        "team-a/stray": "Pending",
+        "team-a/web": "Ready",
+        "team-b/spa": "Ready",
+        "team-c/intruder": "Forbidden",
+    }
+    events = _events(writes)
+    assert (
+        names.CLIENT_KIND,
+        "web",
+        "Normal",
+        "SecretWritten",
+        "client secret written to Secret web-client-secret",
+    ) in events
+    assert [e[3] for e in events if e[1] == "intruder"] == ["NamespaceNotAllowed"]
+    assert ("replication_write", names.REALM_KIND, "delete") in world.metrics
+    assert ("resource_result", names.CLIENT_KIND, True) in world.metrics
+
+
+async def test_a_quiet_round_writes_nothing_anywhere(world: World) -> None:
+    await world.round(KC_URL)
+    delay, calls, writes = await world.round(KC_URL)
+    assert delay is None
+    assert _writing(calls) == [] and writes == []
+
+
+async def test_hand_edits_are_repaired_and_a_failed_write_stays_on_its_client(world: World) -> None:
+    await world.round(KC_URL)
+    web = next(c for c in world.server.clients["main"].values() if c["clientId"] == "web")
+    web["redirectUris"] = ["https://evil/*"]
+    main = world.obj(names.REALM_KIND, "team-a", "main")
+    main["spec"]["roles"] = [{"name": "admin", "description": "everything"}, {"name": "offline_access"}]
+    main["metadata"]["generation"] = 2
+    world.server.failing.add("broken")
+    world.kube.add(_client("team-a", "broken", {"name": "main"}))
+    world.delete(names.CLIENT_KIND, "team-b", "spa")
+
+    delay, calls, writes = await world.round(KC_URL)
+    assert delay == 10.0  # a write failed: retried soon
+    assert _writing(calls) == [
+        ("update_realm", "main"),
+        ("update_role", "main"),
+        ("delete_role", "main"),
+        ("delete_client", "main"),  # before the upserts
+        ("create_client", "main"),
+        ("update_client", "main"),
+        ("client_secret", "main"),  # the client was written: its secret is read again
+    ]
+    events = _events(writes)
+    assert (
+        names.REALM_KIND,
+        "main",
+        "Warning",
+        "RoleConflict",
+        "roles not created by the operator: offline_access",
+    ) in events
+    assert (names.REALM_KIND, "main", "Normal", "RolesSynced", "realm roles written: admin, viewer") in events
+    assert (
+        names.CLIENT_KIND,
+        "web",
+        "Normal",
+        "DriftRepaired",
+        "restored fields edited in Keycloak: redirectUris",
+    ) in events
+    assert (names.CLIENT_KIND, "broken", "Warning", "WriteFailed", "create client broken: 500") in events
+    assert (names.CLIENT_KIND, "spa", "Normal", "Deleted", "deleted from Keycloak (id-2)") in events
+    assert _phases(writes)["team-a/broken"] == "Error"
+    assert (names.CLIENT_KIND, "team-b", "spa") not in world.kube.objects  # its finalizer went
+
+
+async def test_a_realm_with_declared_clients_waits_and_a_preserved_client_is_released(world: World) -> None:
+    await world.round(KC_URL)
+    world.delete(names.REALM_KIND, "team-a", "main")
+    web = world.obj(names.CLIENT_KIND, "team-a", "web")
+    web["metadata"]["annotations"] = {names.ANNOTATION_PRESERVE: "true"}
+    world.delete(names.CLIENT_KIND, "team-a", "web")
+    world.delete(names.REALM_KIND, "team-b", "other")
+
+    _, calls, writes = await world.round(KC_URL)
+    assert _writing(calls) == [("delete_realm", "other"), ("update_client", "main")]
+    released = next(c[4] for c in calls if c[1] == "update_client")
+    assert read_marker(released["attributes"]) is None
+    assert _phases(writes) == {"team-a/main": "Deleting"}
+    assert (names.CLIENT_KIND, "web", "Normal", "Released", "left in Keycloak, no longer managed") in _events(
+        writes
+    )
+    assert (names.REALM_KIND, "team-b", "other") not in world.kube.objects
+    assert (names.CLIENT_KIND, "team-a", "web") not in world.kube.objects
+
+
+async def test_a_forbidden_namespace_is_disabled_after_the_grace_then_deleted(world: World) -> None:
+    world.replicator.revocation_grace = timedelta(hours=1)
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["clientNamespaces"] = ["team-b", "team-c"]
+    await world.round(KC_URL)
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["clientNamespaces"] = ["team-b"]
+    _, calls, writes = await world.round(KC_URL)
+    assert _writing(calls) == [] and _phases(writes) == {"team-c/intruder": "Forbidden"}
+    intruder = world.obj(names.CLIENT_KIND, "team-c", "intruder")
+    assert intruder["status"]["forbiddenSince"]  # the revocation clock starts
+
+    intruder["status"]["forbiddenSince"] = _ago(hours=1.5)
+    _, calls, writes = await world.round(KC_URL)
+    assert _writing(calls) == [("update_client", "main")]
+    assert next(c[4] for c in calls if c[1] == "update_client")["enabled"] is False
+    assert [e[3] for e in _events(writes)] == ["Revoked"]
+
+    intruder["status"]["forbiddenSince"] = _ago(hours=3)
+    _, calls, writes = await world.round(KC_URL)
+    assert _writing(calls) == [("delete_client", "main")]
+    assert [e[3] for e in _events(writes)] == ["Deleted"]
+
+
+async def test_an_external_server_that_refuses_the_login_is_retried_later_and_later(world: World) -> None:
+    delays = []
+    for _ in range(4):
+        delays.append((await world.round(EXT_URL))[0])
+        world.replicator._not_before.clear()  # as if the delay had passed
+    assert delays == [10.0, 20.0, 40.0, 80.0]
+    assert world.server.calls == []
+    status = world.obj(names.REALM_KIND, "team-x", "ext")["status"]
+    assert status["phase"] == "Error" and status["conditions"][0]["reason"] == "AdminLoginFailed"
+    # Within the delay, a resync does not hurry it.
+    await world.round(EXT_URL)
+    assert await world.replicator.sync(EXT_URL) is None
+
+
+async def test_resources_that_name_no_server_are_reported_by_the_round_without_one(world: World) -> None:
+    delay, calls, writes = await world.round("")
+    assert delay is None and calls == []
+    assert _phases(writes) == {
+        "team-a/lost": "Pending",
+        "team-a/onlost": "Pending",
+        "team-a/stray": "Pending",
+    }
