@@ -11,27 +11,20 @@ from hypothesis import strategies as st
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, content_hash, marked
+from keycloak_operator.core.replication.client import client_content, plan_clients
+from keycloak_operator.core.replication.drift import drifted_fields
 from keycloak_operator.core.replication.fairness import round_robin
-from keycloak_operator.core.replication.representations import (
-    client_content,
-    drifted_fields,
+from keycloak_operator.core.replication.realm import (
+    plan_realms,
     realm_content,
     realm_write,
+    releasable_without_server,
 )
 from keycloak_operator.core.replication.resources import client_resource, realm_target, server_url
 from keycloak_operator.core.replication.roles import plan_roles
 from keycloak_operator.core.replication.servers import ServerPolicy
 from keycloak_operator.core.replication.status import render
-from keycloak_operator.core.replication.sync import (
-    DRIFTED,
-    Release,
-    Resource,
-    Verdict,
-    plan_clients,
-    plan_realms,
-    releasable_without_server,
-    settle,
-)
+from keycloak_operator.core.replication.sync import DRIFTED, Release, Resource, Verdict, settle
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
+from keycloak_operator.core.replication.client import plan_clients
+from keycloak_operator.core.replication.realm import blocked_realm_deletes, plan_realms
 from keycloak_operator.core.replication.resources import (
     Credentials,
     RealmTarget,
@@ -21,16 +23,7 @@ from keycloak_operator.core.replication.resources import (
 )
 from keycloak_operator.core.replication.servers import ServerPolicy, host_allowed, normalize_url
 from keycloak_operator.core.replication.status import render
-from keycloak_operator.core.replication.sync import (
-    Disable,
-    Resource,
-    Revocation,
-    Verdict,
-    blocked_realm_deletes,
-    plan_clients,
-    plan_realms,
-    settle,
-)
+from keycloak_operator.core.replication.sync import Disable, Resource, Revocation, Verdict, settle
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM, CLIENT = names.REALM_KIND, names.CLIENT_KIND

@@ -11,7 +11,6 @@ Nothing is written, to Keycloak or to Kubernetes, when nothing changed.
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
 import logging
 import time
@@ -23,20 +22,19 @@ from typing import Any
 
 from keycloak_operator.core import merge_patch, names
 from keycloak_operator.core.reconcile import Event
-from keycloak_operator.core.replication import Create, Delete, ObjectKey, Update, content_hash, marked
+from keycloak_operator.core.replication import Create, Delete, ObjectKey, Update, content_hash
+from keycloak_operator.core.replication import client as client_kind
+from keycloak_operator.core.replication import realm as realm_kind
+from keycloak_operator.core.replication import roles as role_kind
 from keycloak_operator.core.replication.fairness import round_robin
-from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
-from keycloak_operator.core.replication.representations import declared_roles, realm_write, role_owner
 from keycloak_operator.core.replication.resources import (
     Credentials,
     RealmTarget,
     acting_credentials,
     client_resource,
-    client_secret_name,
     forbidden_since,
     realm_target,
 )
-from keycloak_operator.core.replication.roles import plan_roles
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy, backoff_key
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import (
@@ -46,9 +44,6 @@ from keycloak_operator.core.replication.sync import (
     Revocation,
     ScopePlan,
     Verdict,
-    plan_clients,
-    plan_realms,
-    releasable_without_server,
     settle,
     waits_on_unreadable,
 )
@@ -76,7 +71,6 @@ RETRY_S = 10.0
 # this: a dead or trickling server a tenant names costs a worker for one request deadline per period.
 MAX_RETRY_S = 300.0
 CONCURRENCY = 4  # Keycloak admin writes in flight per round
-ROLE_KIND = "RealmRole"  # the metrics' kind for realm roles, which have no resource of their own
 KUBE_CONCURRENCY = 8  # Kubernetes writes in flight per round (finalizers, statuses, events)
 
 Obj = dict[str, Any]
@@ -251,7 +245,7 @@ class Replicator:
         for key, t in unresolved.items():
             if t.resource.problem is not None:
                 rnd.verdicts.setdefault(key, t.resource.problem)
-            if releasable_without_server(t.resource):
+            if realm_kind.releasable_without_server(t.resource):
                 rnd.finalizable.add(key)
         for c in clients:  # clients of a realm that names no server the operator may reach
             realm_problem = unresolved[c.parent].resource.problem if c.parent in unresolved else None
@@ -348,7 +342,7 @@ class Replicator:
             listed = True
             elsewhere = frozenset(every_target) - {r.key for r in group}
             try:
-                scope = plan_realms(
+                scope = realm_kind.plan_realms(
                     group,
                     clients,
                     observed,
@@ -374,15 +368,15 @@ class Replicator:
             if r.problem is not None:
                 rnd.verdicts.setdefault(r.key, r.problem)
 
-        for realm in realms:
-            mine = [c for c in clients if c.parent == realm.key]
+        for r in realms:
+            mine = [c for c in clients if c.parent == r.key]
             try:
-                await self._realm_contents(rnd, realm, mine, admin_for, watched, revocation)
+                await self._realm_contents(rnd, r, mine, admin_for, watched, revocation)
             except (AdminError, ApiError) as e:
-                self._realm_failed(rnd, realm, mine, str(e))
+                self._realm_failed(rnd, r, mine, str(e))
             except Exception as e:  # a bug, or an answer of a shape nobody expected: this realm only
-                log.exception("realm %s/%s: round step failed", realm.key.namespace, realm.key.name)
-                self._realm_failed(rnd, realm, mine, f"internal error: {type(e).__name__}")
+                log.exception("realm %s/%s: round step failed", r.key.namespace, r.key.name)
+                self._realm_failed(rnd, r, mine, f"internal error: {type(e).__name__}")
         return listed
 
     async def _realm_contents(
@@ -409,7 +403,9 @@ class Replicator:
             return
         admin = admin_for(realm.key)
         await self._roles(rnd, admin, realm, remote)
-        client_scope = plan_clients(clients, await admin.clients(remote), watched, revocation=revocation)
+        client_scope = client_kind.plan_clients(
+            clients, await admin.clients(remote), watched, revocation=revocation
+        )
         client_by_key = {c.key: c for c in clients}
         failed = await self._execute(
             client_scope, functools.partial(self._client_write, admin, remote, client_scope), rnd
@@ -496,82 +492,61 @@ class Replicator:
     async def _realm_write(self, admin: KeycloakAdmin, op: Any, scope: ScopePlan) -> None:
         if isinstance(op, Delete):
             await admin.delete_realm(op.remote_id)
-            return
-        if isinstance(op, Release):
-            await admin.update_realm(op.remote_id, {"attributes": {a: "" for a in MARKER_ATTRIBUTES}})
-            return
-        if isinstance(op, Disable):
-            await admin.update_realm(op.remote_id, {"enabled": False})
-            return
-        body = marked(op.content, op.key)
-        owner = f"{op.key.namespace}/{op.key.name}"
-        if isinstance(op, Create):
-            body["roles"] = {
-                "realm": [{**r, "attributes": role_owner(owner)} for r in op.content["roles"]["realm"]]
-            }
-            await admin.create_realm(body)
-            scope.remote_ids[op.key] = str(body["realm"])
-            return
-        assert isinstance(op, Update)
-        await admin.update_realm(op.remote_id, realm_write(body))
-        scope.remote_ids[op.key] = str(body["realm"])  # a rename moves the realm
+        elif isinstance(op, Release):
+            await admin.update_realm(op.remote_id, realm_kind.release_body())
+        elif isinstance(op, Disable):
+            await admin.update_realm(op.remote_id, realm_kind.disable_body())
+        elif isinstance(op, Create):
+            await admin.create_realm(realm_kind.create_body(op))
+            scope.remote_ids[op.key] = realm_kind.remote_id(op)
+        else:
+            assert isinstance(op, Update)
+            await admin.update_realm(op.remote_id, realm_kind.update_body(op))
+            scope.remote_ids[op.key] = realm_kind.remote_id(op)  # a rename moves the realm
 
     async def _roles(self, rnd: Round, admin: KeycloakAdmin, realm: Resource, remote: str) -> None:
         if realm.deleting:
             return
-        owner = f"{realm.key.namespace}/{realm.key.name}"
-        plan = plan_roles(declared_roles(realm.content), await admin.roles(remote), owner)
-        if plan.conflicts:
-            listed = ", ".join(plan.conflicts)
-            rnd.note(
-                realm.key, Event("Warning", "RoleConflict", f"roles not created by the operator: {listed}")
-            )
+        owner = realm_kind.owner_text(realm.key)
+        plan = role_kind.plan_roles(role_kind.declared_roles(realm.content), await admin.roles(remote), owner)
+        conflict = role_kind.conflict_event(plan)
+        if conflict is not None:
+            rnd.note(realm.key, conflict)
         try:
-            for name, description in plan.creates:
+            for write in role_kind.role_writes(plan, owner):
                 await self.limiter.acquire(realm.key.namespace)
-                body = {"name": name, "description": description, "attributes": role_owner(owner)}
-                await admin.create_role(remote, body)
-                metrics.replication_write(ROLE_KIND, "create")
-            for name, description in plan.updates:
-                await self.limiter.acquire(realm.key.namespace)
-                body = {"name": name, "description": description, "attributes": role_owner(owner)}
-                await admin.update_role(remote, name, body)
-                metrics.replication_write(ROLE_KIND, "update")
-            for name in plan.deletes:
-                await self.limiter.acquire(realm.key.namespace)
-                await admin.delete_role(remote, name)
-                metrics.replication_write(ROLE_KIND, "delete")
+                if write.operation == "create":
+                    assert write.body is not None
+                    await admin.create_role(remote, write.body)
+                elif write.operation == "update":
+                    assert write.body is not None
+                    await admin.update_role(remote, write.name, write.body)
+                else:
+                    await admin.delete_role(remote, write.name)
+                metrics.replication_write(role_kind.KIND, write.operation)
         except AdminError as e:
             rnd.failed = True
             rnd.verdicts[realm.key] = Verdict("Error", "WriteFailed", f"realm roles: {e}")
             return
-        if not plan.is_empty():
-            changed = [*(n for n, _ in plan.creates), *(n for n, _ in plan.updates), *plan.deletes]
-            rnd.note(realm.key, Event("Normal", "RolesSynced", f"realm roles written: {', '.join(changed)}"))
+        synced = role_kind.synced_event(plan)
+        if synced is not None:
+            rnd.note(realm.key, synced)
 
     async def _client_write(self, admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: Any) -> None:
         if isinstance(op, Delete):
             await admin.delete_client(realm, op.remote_id)
-            return
-        if isinstance(op, Release):
+        elif isinstance(op, Release):
+            # Read again right before: the body is the client as it is, less the marker.
             current = next((c for c in await admin.clients(realm) if c.get("id") == op.remote_id), None)
             if current is not None:
-                attributes = {k: v for k, v in (current.get("attributes") or {}).items()}
-                attributes.update({a: "" for a in MARKER_ATTRIBUTES})
-                await admin.update_client(realm, op.remote_id, {**current, "attributes": attributes})
-            return
-        if isinstance(op, Disable):
-            # As read, less what a PUT could damage: the secret (masked for some logins) and the read-only
-            # access map.
-            body = {k: v for k, v in op.current.items() if k not in ("secret", "access")}
-            await admin.update_client(realm, op.remote_id, {**body, "enabled": False})
-            return
-        body = marked(op.content, op.key)
-        if isinstance(op, Create):
-            scope.remote_ids[op.key] = await admin.create_client(realm, body)
-            return
-        assert isinstance(op, Update)
-        await admin.update_client(realm, op.remote_id, {**body, "id": op.remote_id})
+                await admin.update_client(realm, op.remote_id, client_kind.release_body(current))
+        elif isinstance(op, Disable):
+            await admin.update_client(realm, op.remote_id, client_kind.disable_body(op.current))
+        elif isinstance(op, Create):
+            scope.remote_ids[op.key] = await admin.create_client(realm, client_kind.upsert_body(op))
+        else:
+            assert isinstance(op, Update)
+            await admin.update_client(realm, op.remote_id, client_kind.upsert_body(op))
 
     # --- client secrets -------------------------------------------------------------------------------------
 
@@ -586,27 +561,17 @@ class Replicator:
         written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
         for c in clients:
             obj = rnd.objects[c.key]
-            secret_name = client_secret_name(obj)
+            secret_name = client_kind.client_secret_name(obj)
             remote = scope.remote_ids.get(c.key)
-            verdict = rnd.verdicts.get(c.key)
-            if secret_name is None or remote is None or c.deleting or (verdict and verdict.phase != "Ready"):
+            if secret_name is None or not client_kind.secret_due(c, remote, rnd.verdicts.get(c.key)):
                 continue
+            assert remote is not None  # secret_due
             existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
-            annotations = ((existing or {}).get("metadata") or {}).get("annotations") or {}
-            owned = any(
-                ref.get("uid") == obj["metadata"]["uid"]
-                for ref in ((existing or {}).get("metadata") or {}).get("ownerReferences") or []
-            )
-            if existing is not None and not owned:
-                rnd.verdicts[c.key] = Verdict(
-                    "Error", "SecretNotOwned", f"Secret {secret_name} exists and is not owned by this client"
-                )
+            step = client_kind.secret_step(obj, secret_name, existing, remote, c.key in written)
+            if isinstance(step, Verdict):
+                rnd.verdicts[c.key] = step
                 continue
-            if (
-                existing is not None
-                and annotations.get(names.ANNOTATION_CLIENT_ID) == remote
-                and c.key not in written
-            ):
+            if step == "keep":
                 continue
             try:
                 value = await admin.client_secret(realm, remote)
@@ -614,7 +579,7 @@ class Replicator:
                 rnd.failed = True
                 rnd.verdicts[c.key] = Verdict("Error", "SecretReadFailed", str(e))
                 continue
-            body = _secret_body(obj, secret_name, c.natural_key, value, remote)
+            body = client_kind.secret_body(obj, secret_name, c.natural_key, value, remote)
             if existing is not None and existing.get("data") == body["data"]:
                 continue
             try:
@@ -623,9 +588,7 @@ class Replicator:
                 rnd.failed = True
                 rnd.verdicts[c.key] = Verdict("Error", "SecretWriteFailed", str(e))
                 continue
-            rnd.note(
-                c.key, Event("Normal", "SecretWritten", f"client secret written to Secret {secret_name}")
-            )
+            rnd.note(c.key, client_kind.secret_written(secret_name))
 
     # --- Kubernetes side ------------------------------------------------------------------------------------
 
@@ -746,32 +709,3 @@ def _keep_orphans_of(
         if d.key in targets or acting_credentials(d.key, targets, logged_in) == cred
     ]
     scope.plan = replace(scope.plan, deletes=keep)
-
-
-def _secret_body(client: Obj, name: str, client_id: str, value: str, remote: str) -> Obj:
-    meta = client["metadata"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {
-            "name": name,
-            "namespace": meta["namespace"],
-            "labels": names.client_secret_labels(meta["name"]),
-            "annotations": {names.ANNOTATION_CLIENT_ID: remote},
-            "ownerReferences": [
-                {
-                    "apiVersion": names.API_VERSION,
-                    "kind": names.CLIENT_KIND,
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        },
-        "type": "Opaque",
-        "data": {
-            "clientId": base64.b64encode(client_id.encode()).decode(),
-            "clientSecret": base64.b64encode(value.encode()).decode(),
-        },
-    }

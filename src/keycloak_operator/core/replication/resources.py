@@ -18,8 +18,9 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT, HTTPS_PORT
+from keycloak_operator.core.replication.client import client_content
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.representations import client_content, realm_content, realm_name
+from keycloak_operator.core.replication.realm import realm_content, realm_name
 from keycloak_operator.core.replication.servers import (
     DEFAULT_POLICY,
     ServerPolicy,
@@ -290,14 +291,3 @@ def _raw_parent(obj: Obj, key: ObjectKey) -> ObjectKey | None:
     return ObjectKey(
         names.REALM_KIND, namespace if isinstance(namespace, str) else key.namespace, realm["name"]
     )
-
-
-def client_secret_name(obj: Obj) -> str | None:
-    """The Secret a confidential client's secret goes to; None for a public client (or an invalid spec)."""
-    try:
-        spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
-    except ValidationError:
-        return None
-    if spec.public_client:
-        return None
-    return spec.secret_name or names.client_secret(str(obj["metadata"]["name"]))

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from keycloak_operator.core import names
+from keycloak_operator.core.reconcile import Event
+
+KIND: Final = "RealmRole"  # the metrics' kind for realm roles, which have no resource of their own
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,27 @@ class RolesPlan:
 
     def is_empty(self) -> bool:
         return not (self.creates or self.updates or self.deletes)
+
+
+@dataclass(frozen=True)
+class RoleWrite:
+    operation: Literal["create", "update", "delete"]
+    name: str
+    body: dict[str, Any] | None  # None for a delete
+
+
+def declared_roles(content: Mapping[str, Any]) -> dict[str, str]:
+    """Role name -> description, from a realm content (realm.realm_content)."""
+    return {r["name"]: r.get("description", "") for r in content.get("roles", {}).get("realm", [])}
+
+
+def role_owner(realm_key_text: str) -> dict[str, list[str]]:
+    """Attributes marking a realm role as declared by the realm resource `namespace/name`."""
+    return {names.ROLE_OWNER_ATTRIBUTE: [realm_key_text]}
+
+
+def role_body(name: str, description: str, owner: str) -> dict[str, Any]:
+    return {"name": name, "description": description, "attributes": role_owner(owner)}
 
 
 def owner_of(role: Mapping[str, Any]) -> str | None:
@@ -50,3 +74,33 @@ def plan_roles(declared: Mapping[str, str], observed: Iterable[Mapping[str, Any]
         sorted(name for name, role in existing.items() if owner_of(role) == owner and name not in declared)
     )
     return plan
+
+
+def role_writes(plan: RolesPlan, owner: str) -> list[RoleWrite]:
+    """The plan's writes in the order they are made: creates, updates, then deletes."""
+    return [
+        *(
+            RoleWrite("create", name, role_body(name, description, owner))
+            for name, description in plan.creates
+        ),
+        *(
+            RoleWrite("update", name, role_body(name, description, owner))
+            for name, description in plan.updates
+        ),
+        *(RoleWrite("delete", name, None) for name in plan.deletes),
+    ]
+
+
+def conflict_event(plan: RolesPlan) -> Event | None:
+    """Declared roles held by roles the operator did not create: said on the realm, and left alone."""
+    if not plan.conflicts:
+        return None
+    return Event("Warning", "RoleConflict", f"roles not created by the operator: {', '.join(plan.conflicts)}")
+
+
+def synced_event(plan: RolesPlan) -> Event | None:
+    """What the plan wrote, once every write went through."""
+    if plan.is_empty():
+        return None
+    changed = [*(n for n, _ in plan.creates), *(n for n, _ in plan.updates), *plan.deletes]
+    return Event("Normal", "RolesSynced", f"realm roles written: {', '.join(changed)}")

@@ -3,7 +3,7 @@
 A replication round is keyed by its server's URL (ADR 0008), so two spellings of one server (`HTTPS://SSO`,
 `https://sso:443/`) must give one key: otherwise two rounds would each see the other's realms as orphans.
 Spellings normalisation cannot join (two DNS names of one host) are handled by the round itself, which never
-deletes a realm that some resource still declares (`sync.plan_realms`).
+deletes a realm that some resource still declares (`realm.plan_realms`).
 
 `spec.server.external` lets a tenant make the operator send an admin login anywhere, and wait on whatever
 answers; an installation can restrict it to an allow-list of hosts (`ServerPolicy.external_hosts`).

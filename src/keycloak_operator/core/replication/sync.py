@@ -1,9 +1,11 @@
-"""One replication round, planned: resources and what Keycloak holds -> writes and a verdict per resource.
+"""One replication scope, planned: resources and what Keycloak holds -> writes and a verdict per resource.
 
-Two scopes, each diffed whole: the realms of one server, then the clients of one realm. A scope is always
-diffed complete (every resource that targets it), because the diff deletes what is marked and not desired:
-diffing part of a scope would delete the rest. Resources that must not be written this round (forbidden,
-in conflict, unreachable, preserved) are `held`: the diff neither writes for them nor deletes their objects.
+What every kind shares; each kind's module (realm.py, client.py) says what its scope is and plans it with
+`plan_scope`. Two scopes today, each diffed whole: the realms of one server, then the clients of one realm.
+A scope is always diffed complete (every resource that targets it), because the diff deletes what is
+marked and not desired: diffing part of a scope would delete the rest. Resources that must not be written
+this round (forbidden, in conflict, unreachable, preserved) are `held`: the diff neither writes for them
+nor deletes their objects.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.diff import diff
+from keycloak_operator.core.replication.drift import drifted_fields
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.ownership import Claim, resolve
 from keycloak_operator.core.replication.plan import Actual, Desired, Plan
-from keycloak_operator.core.replication.representations import drifted_fields
 
 Phase = Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"]
 # A hash no marker can hold: an object edited by hand is planned as an update.
@@ -132,13 +133,15 @@ def plan_scope(
     *,
     remote_id_of: str,
     natural_key_of: str,
+    subresources: tuple[str, ...] = (),
     blocked: Mapping[ObjectKey, str] | None = None,
     namespaces: AbstractSet[str] | None = None,
     declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
     revocation: Revocation = NO_REVOCATION,
 ) -> ScopePlan:
     """Plan one scope. `observed`: every object of the scope as Keycloak returns it (attributes included);
-    `remote_id_of` / `natural_key_of`: the fields holding its id for the API and its unique name.
+    `remote_id_of` / `natural_key_of`: the fields holding its id for the API and its unique name;
+    `subresources`: fields of the content written by other calls, left out of the drift check.
     `blocked`: deleting resources that must wait (a realm with clients still declared), with why.
     `namespaces`: when the operator watches only some, markers from others are another operator's: they
     still hold their names, but are never diffed (an unseen resource would look deleted).
@@ -203,7 +206,7 @@ def plan_scope(
         want = wanted.get(a.key)
         obj = by_remote[a.remote_id]
         if want is not None and a.key not in held and a.remote_id == found[a.key]:
-            changed = drifted_fields(want.content, obj)
+            changed = drifted_fields(want.content, obj, subresources)
             if changed:
                 result.drift[a.key] = changed
                 a = Actual(a.key, a.remote_id, DRIFTED)
@@ -262,74 +265,3 @@ def settle(scope: ScopePlan, failed: Mapping[ObjectKey, str]) -> ScopePlan:
         if r.key not in failed:
             scope.finalizable.append(r.key)
     return scope
-
-
-def blocked_realm_deletes(realms: Sequence[Resource], clients: Sequence[Resource]) -> dict[ObjectKey, str]:
-    """A realm resource being deleted while clients are still declared in it waits, whole: deleting the
-    realm in Keycloak would take their clients with it behind their owners' backs."""
-    declared: dict[ObjectKey, list[str]] = {}
-    for c in clients:
-        # Only clients the realm allows count: a namespace it never allowed cannot keep it from going.
-        allowed = c.problem is None or c.problem.phase != "Forbidden"
-        if not c.deleting and c.parent is not None and allowed:
-            declared.setdefault(c.parent, []).append(f"{c.key.namespace}/{c.key.name}")
-    out = {}
-    for r in realms:
-        if r.deleting and r.key in declared:
-            listed = sorted(declared[r.key])
-            shown = ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
-            out[r.key] = f"clients are still declared in this realm: {shown}; delete them first"
-    return out
-
-
-def plan_realms(
-    realms: Sequence[Resource],
-    clients: Sequence[Resource],
-    observed: Iterable[Mapping[str, Any]],
-    namespaces: AbstractSet[str] | None = None,
-    *,
-    declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
-    revocation: Revocation = NO_REVOCATION,
-    waiting: Mapping[ObjectKey, str] | None = None,
-) -> ScopePlan:
-    """`waiting`: more realm deletions that must wait, with why (`watched.deletions_waiting`)."""
-    return plan_scope(
-        names.REALM_KIND,
-        realms,
-        observed,
-        remote_id_of="realm",
-        natural_key_of="realm",
-        blocked={**(waiting or {}), **blocked_realm_deletes(realms, clients)},
-        namespaces=namespaces,
-        declared_elsewhere=declared_elsewhere,
-        revocation=revocation,
-    )
-
-
-def plan_clients(
-    clients: Sequence[Resource],
-    observed: Iterable[Mapping[str, Any]],
-    namespaces: AbstractSet[str] | None = None,
-    *,
-    declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
-    revocation: Revocation = NO_REVOCATION,
-) -> ScopePlan:
-    return plan_scope(
-        names.CLIENT_KIND,
-        clients,
-        observed,
-        remote_id_of="id",
-        natural_key_of="clientId",
-        namespaces=namespaces,
-        declared_elsewhere=declared_elsewhere,
-        revocation=revocation,
-    )
-
-
-def releasable_without_server(realm: Resource) -> bool:
-    """A realm resource being deleted that names no server the operator can reach (its Keycloak resource is
-    gone, taking the server with it; or it was never allowed or valid, so nothing was written): nothing is
-    left for the operator to delete, and its finalizer goes. Otherwise a namespace holding both a Keycloak
-    and realms on it could never finish deleting. Not one whose Keycloak is in a namespace that could not be
-    read this round: that Keycloak was not found, which does not mean it is gone."""
-    return realm.deleting and realm.problem is not None and not waits_on_unreadable(realm.problem)

@@ -100,7 +100,7 @@ def deletions_waiting(
 ) -> dict[ObjectKey, str]:
     """Realms being deleted that must wait, with why: each given with its `clientNamespaces`. One that
     allows clients from a namespace that could not be read waits, since deleting it in Keycloak would take
-    their clients with it (what `sync.blocked_realm_deletes` does for clients it can see)."""
+    their clients with it (what `realm.blocked_realm_deletes` does for clients it can see)."""
     out: dict[ObjectKey, str] = {}
     for realm, client_namespaces in realms:
         blind = sorted(client_namespaces & unreadable)

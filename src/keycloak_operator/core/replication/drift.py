@@ -1,0 +1,34 @@
+"""Drift: which declared fields an object in Keycloak no longer has as written (edited by hand there).
+
+The content compared is what each kind declares (realm.py, client.py), whose list fields are sorted and
+de-duplicated because Keycloak stores them as sets: a reordered list is no change, on either side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def as_set(values: list[str]) -> list[str]:
+    """A list field Keycloak keeps as a set, in the one order its content hash is taken in."""
+    return sorted(set(values))
+
+
+def drifted_fields(
+    content: Mapping[str, Any], observed: Mapping[str, Any], subresources: tuple[str, ...] = ()
+) -> list[str]:
+    """Fields of `content` whose observed value differs (lists compared as sets); the marker (`attributes`)
+    and the kind's sub-resources (written by calls of their own) are checked elsewhere. Sorted, for a stable
+    event message."""
+    changed = []
+    for field, want in content.items():
+        if field in ("attributes", *subresources):
+            continue
+        have = observed.get(field)
+        if isinstance(want, list):
+            if not isinstance(have, list) or sorted(set(map(str, have))) != sorted(set(map(str, want))):
+                changed.append(field)
+        elif have != want and not (want == "" and have is None):  # Keycloak omits empty strings
+            changed.append(field)
+    return sorted(changed)

@@ -1,0 +1,147 @@
+"""The realm kind: a KeycloakRealm's representation in Keycloak, its scope (every realm of one server), what
+holds its deletion back, and the bodies of its writes.
+
+A realm is identified in Keycloak by its name, which is both its id in the admin API and its natural key.
+Its realm roles are part of its content (a change to them is a change to the realm) but are written through
+their own endpoints (roles.py): a realm PUT ignores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any, Final
+
+from keycloak_operator.core import names
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
+from keycloak_operator.core.replication.plan import Create, Update
+from keycloak_operator.core.replication.roles import role_owner
+from keycloak_operator.core.replication.sync import (
+    NO_REVOCATION,
+    Resource,
+    Revocation,
+    ScopePlan,
+    plan_scope,
+    waits_on_unreadable,
+)
+from keycloak_operator.models.realm import KeycloakRealmSpec, RealmRole
+
+KIND: Final = names.REALM_KIND
+# Fields of a realm representation that are part of the realm's content but written by other calls.
+SUBRESOURCES: Final = ("roles",)
+
+
+def realm_name(spec: KeycloakRealmSpec, resource_name: str) -> str:
+    return spec.realm_name or resource_name
+
+
+def realm_content(spec: KeycloakRealmSpec, resource_name: str) -> dict[str, Any]:
+    """The realm as the resource declares it; `roles` is applied through the roles endpoints."""
+    return {
+        "realm": realm_name(spec, resource_name),
+        "enabled": spec.enabled,
+        "displayName": spec.display_name,
+        "registrationAllowed": spec.login.registration_allowed,
+        "resetPasswordAllowed": spec.login.reset_password_allowed,
+        "rememberMe": spec.login.remember_me,
+        "loginWithEmailAllowed": spec.login.login_with_email_allowed,
+        "verifyEmail": spec.login.verify_email,
+        "accessTokenLifespan": spec.tokens.access_token_lifespan_seconds,
+        "ssoSessionIdleTimeout": spec.tokens.sso_session_idle_timeout_seconds,
+        "ssoSessionMaxLifespan": spec.tokens.sso_session_max_lifespan_seconds,
+        "roles": {"realm": [{"name": r.name, "description": r.description} for r in _sorted(spec.roles)]},
+    }
+
+
+def _sorted(roles: list[RealmRole]) -> list[RealmRole]:
+    return sorted(roles, key=lambda r: r.name)
+
+
+def realm_write(content: Mapping[str, Any]) -> dict[str, Any]:
+    """The body of a realm PUT: roles travel separately (Keycloak ignores them on update)."""
+    return {k: v for k, v in content.items() if k not in SUBRESOURCES}
+
+
+def owner_text(key: ObjectKey) -> str:
+    """The realm resource as its roles' owner attribute names it: `namespace/name`."""
+    return f"{key.namespace}/{key.name}"
+
+
+def create_body(op: Create) -> dict[str, Any]:
+    """A new realm, marked, with its declared roles (each marked as this resource's) in the same request."""
+    body = marked(op.content, op.key)
+    owner = owner_text(op.key)
+    body["roles"] = {"realm": [{**r, "attributes": role_owner(owner)} for r in op.content["roles"]["realm"]]}
+    return body
+
+
+def update_body(op: Update) -> dict[str, Any]:
+    return realm_write(marked(op.content, op.key))
+
+
+def release_body() -> dict[str, Any]:
+    """Preserve on delete: the marker's attributes emptied, so the realm stays and is no longer ours."""
+    return {"attributes": dict.fromkeys(MARKER_ATTRIBUTES, "")}
+
+
+def disable_body() -> dict[str, Any]:
+    """Revocation's first step: the realm switched off, otherwise kept whole."""
+    return {"enabled": False}
+
+
+def remote_id(op: Create | Update) -> str:
+    """The realm's id in Keycloak once written: its name (so a rename moves it)."""
+    return str(op.content["realm"])
+
+
+def blocked_realm_deletes(realms: Sequence[Resource], clients: Sequence[Resource]) -> dict[ObjectKey, str]:
+    """A realm resource being deleted while clients are still declared in it waits, whole: deleting the
+    realm in Keycloak would take their clients with it behind their owners' backs."""
+    declared: dict[ObjectKey, list[str]] = {}
+    for c in clients:
+        # Only clients the realm allows count: a namespace it never allowed cannot keep it from going.
+        allowed = c.problem is None or c.problem.phase != "Forbidden"
+        if not c.deleting and c.parent is not None and allowed:
+            declared.setdefault(c.parent, []).append(f"{c.key.namespace}/{c.key.name}")
+    out = {}
+    for r in realms:
+        if r.deleting and r.key in declared:
+            listed = sorted(declared[r.key])
+            shown = ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
+            out[r.key] = f"clients are still declared in this realm: {shown}; delete them first"
+    return out
+
+
+def plan_realms(
+    realms: Sequence[Resource],
+    clients: Sequence[Resource],
+    observed: Iterable[Mapping[str, Any]],
+    namespaces: AbstractSet[str] | None = None,
+    *,
+    declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
+    revocation: Revocation = NO_REVOCATION,
+    waiting: Mapping[ObjectKey, str] | None = None,
+) -> ScopePlan:
+    """`waiting`: more realm deletions that must wait, with why (`watched.deletions_waiting`)."""
+    return plan_scope(
+        KIND,
+        realms,
+        observed,
+        remote_id_of="realm",
+        natural_key_of="realm",
+        subresources=SUBRESOURCES,
+        blocked={**(waiting or {}), **blocked_realm_deletes(realms, clients)},
+        namespaces=namespaces,
+        declared_elsewhere=declared_elsewhere,
+        revocation=revocation,
+    )
+
+
+def releasable_without_server(realm: Resource) -> bool:
+    """A realm resource being deleted that names no server the operator can reach (its Keycloak resource is
+    gone, taking the server with it; or it was never allowed or valid, so nothing was written): nothing is
+    left for the operator to delete, and its finalizer goes. Otherwise a namespace holding both a Keycloak
+    and realms on it could never finish deleting. Not one whose Keycloak is in a namespace that could not be
+    read this round: that Keycloak was not found, which does not mean it is gone."""
+    return realm.deleting and realm.problem is not None and not waits_on_unreadable(realm.problem)
