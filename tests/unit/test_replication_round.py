@@ -238,11 +238,13 @@ class World:
         self.kube = FakeKube()
         self.server = FakeKeycloak()
         self.metrics: list[tuple[Any, ...]] = []
+        self.now = 1000.0  # the round's monotonic clock, in seconds
         self.replicator = Replicator(
             self.kube,  # type: ignore[arg-type]
             None,
             WriteLimiter(10_000, 10_000),
             lambda login: FakeAdmin(self.server, login),
+            clock=lambda: self.now,
         )
 
     def secret(self, ns: str, name: str, username: str, password: str) -> None:
@@ -463,15 +465,17 @@ async def test_a_forbidden_namespace_is_disabled_after_the_grace_then_deleted(wo
 async def test_an_external_server_that_refuses_the_login_is_retried_later_and_later(world: World) -> None:
     delays = []
     for _ in range(4):
-        delays.append((await world.round(EXT_URL))[0])
-        world.replicator._not_before.clear()  # as if the delay had passed
+        delay = (await world.round(EXT_URL))[0]
+        delays.append(delay)
+        world.now += delay or 0.0  # the retry comes when asked
     assert delays == [10.0, 20.0, 40.0, 80.0]
     assert world.server.calls == []
     status = world.obj(names.REALM_KIND, "team-x", "ext")["status"]
     assert status["phase"] == "Error" and status["conditions"][0]["reason"] == "AdminLoginFailed"
     # Within the delay, a resync does not hurry it.
     await world.round(EXT_URL)
-    assert await world.replicator.sync(EXT_URL) is None
+    world.now += 1.0
+    assert await world.round(EXT_URL) == (None, [], [])
 
 
 async def test_resources_that_name_no_server_are_reported_by_the_round_without_one(world: World) -> None:

@@ -25,8 +25,7 @@ from keycloak_operator.core.replication.watched import (
 )
 from keycloak_operator.shell.kube import ApiError
 from keycloak_operator.shell.leadership import Leadership
-from keycloak_operator.shell.ratelimit import WriteLimiter
-from keycloak_operator.shell.replication import Replicator
+from keycloak_operator.shell.replication.listing import Reader
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM, CLIENT = names.REALM_KIND, names.CLIENT_KIND
@@ -206,8 +205,8 @@ class RefusingKube:
 _KINDS = {names.REALM_PLURAL: REALM, names.CLIENT_PLURAL: CLIENT, names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND}
 
 
-def replicator(kube: RefusingKube, namespaces: list[str] | None) -> Replicator:
-    return Replicator(kube, namespaces, WriteLimiter(100, 100))  # type: ignore[arg-type]
+def reader(kube: RefusingKube, namespaces: list[str] | None) -> Reader:
+    return Reader(kube, namespaces)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -225,10 +224,11 @@ async def test_the_round_reads_every_namespace_that_answers(namespaces: Any, exp
         ],
     }
     kube = RefusingKube(objects, {"team-a"}, namespaces)
-    realms, clients, keycloaks, lst = await replicator(kube, ["team-a", "team-b"])._read()
-    assert [r["metadata"]["name"] for r in realms] == ["rb"]
-    assert [c["metadata"]["name"] for c in clients] == ["cb"]
-    assert [k["metadata"]["name"] for k in keycloaks] == ["kc"]
+    read = await reader(kube, ["team-a", "team-b"]).read()
+    lst = read.listing
+    assert [r["metadata"]["name"] for r in read.realms] == ["rb"]
+    assert [c["metadata"]["name"] for c in read.clients] == ["cb"]
+    assert [k["metadata"]["name"] for k in read.keycloaks] == ["kc"]
     assert list(lst.unlisted) == ["team-a"] and lst.unlisted["team-a"].standing == expected
     assert "403" in lst.unlisted["team-a"].error
     assert lst.observed == {"team-b"} and lst.failed == (expected == "unreadable")
@@ -246,15 +246,17 @@ async def test_a_keycloak_list_refused_leaves_the_whole_namespace_out() -> None:
     on_kc = {"server": {"keycloak": {"name": "kc"}}}
     objects = {"team-a": [k8s(REALM, "team-a", "ra", on_kc)], "team-b": [k8s(REALM, "team-b", "rb", on_kc)]}
     kube = KeycloaksRefused(objects, set(), [{"metadata": {"name": "team-a"}}])
-    realms, _, _, lst = await replicator(kube, ["team-a", "team-b"])._read()
-    assert [r["metadata"]["name"] for r in realms] == ["rb"] and list(lst.unlisted) == ["team-a"]
+    read = await reader(kube, ["team-a", "team-b"]).read()
+    assert [r["metadata"]["name"] for r in read.realms] == ["rb"] and list(read.listing.unlisted) == [
+        "team-a"
+    ]
 
 
 async def test_watching_every_namespace_a_refused_list_fails_the_round() -> None:
     """One cluster-wide LIST: there is no namespace to leave out, and nothing may be read as empty."""
     kube = RefusingKube({}, set(), [])
     with pytest.raises(ApiError):
-        await replicator(kube, None)._read()
+        await reader(kube, None).read()
 
 
 # --- leadership across the watched namespaces (HA: a peering object in each) --------------------------------

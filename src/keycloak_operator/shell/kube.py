@@ -91,6 +91,8 @@ CONFIG_MAPS = Resource("", "v1", "configmaps")
 EVENTS = Resource("", "v1", "events")
 NAMESPACES = Resource("", "v1", "namespaces")
 KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
+REALMS = Resource(names.GROUP, names.VERSION, names.REALM_PLURAL)
+CLIENTS = Resource(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
 CNPG_BACKUPS = Resource("postgresql.cnpg.io", "v1", "backups")
 VOLUME_SNAPSHOTS = Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from typing import Any, Final
 
 from keycloak_operator.core import names
@@ -22,6 +23,7 @@ from keycloak_operator.core.replication.sync import (
     Resource,
     Revocation,
     ScopePlan,
+    Verdict,
     plan_scope,
     waits_on_unreadable,
 )
@@ -145,3 +147,16 @@ def releasable_without_server(realm: Resource) -> bool:
     and realms on it could never finish deleting. Not one whose Keycloak is in a namespace that could not be
     read this round: that Keycloak was not found, which does not mean it is gone."""
     return realm.deleting and realm.problem is not None and not waits_on_unreadable(realm.problem)
+
+
+def with_login_problem(realm: Resource, status: int, message: str) -> Resource:
+    """A realm whose admin login failed (`status`, `message`: the error) has that as its problem, unless it
+    already has one: nothing is written for it this round, and a deleting one keeps its finalizer."""
+    if realm.problem is not None:
+        return realm
+    if realm.deleting and status == 404:
+        message += (
+            f"; the realm stays in Keycloak and this resource keeps the finalizer"
+            f" {names.REPLICATION_FINALIZER} until the Secret is back (or the finalizer is removed)"
+        )
+    return replace(realm, problem=Verdict("Error", "AdminLoginFailed", message))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,7 +27,7 @@ from keycloak_operator.core.replication.servers import (
     host_allowed,
     normalize_url,
 )
-from keycloak_operator.core.replication.sync import UNREADABLE, Resource, Verdict
+from keycloak_operator.core.replication.sync import UNREADABLE, Resource, ScopePlan, Verdict
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
 
@@ -241,6 +241,30 @@ def acting_credentials(
         return target.credentials
     eligible = [c for c in logged_in if c.may_act_for(key.namespace)]
     return min(eligible, key=lambda c: (not c.server_owned, c.namespace, c.secret)) if eligible else None
+
+
+def keep_orphans_of(
+    scope: ScopePlan,
+    cred: Credentials,
+    targets: Mapping[ObjectKey, RealmTarget],
+    logged_in: Iterable[Credentials],
+) -> None:
+    """Each orphan is deleted by exactly one login: the one `acting_credentials` names (the server's own
+    admin, or a login of the orphan's namespace). One no login may delete (an external server's realm of a
+    namespace with no login in this round) stays where it is: deleting it with another namespace's login
+    would be borrowing. `scope`: the realms `cred` planned; its deletes are narrowed in place."""
+    logins = list(logged_in)
+    keep = [
+        d
+        for d in scope.plan.deletes
+        if d.key in targets or acting_credentials(d.key, targets, logins) == cred
+    ]
+    scope.plan = replace(scope.plan, deletes=keep)
+
+
+def names_keycloaks(realms: Iterable[Obj]) -> bool:
+    """Whether any realm targets a Keycloak this operator runs (only then are Keycloaks listed)."""
+    return any(((o.get("spec") or {}).get("server") or {}).get("keycloak") for o in realms)
 
 
 def _unreadable(what: str, namespace: str) -> Verdict:

@@ -18,10 +18,11 @@ from typing import Any, Literal
 
 from keycloak_operator.core.replication.diff import diff
 from keycloak_operator.core.replication.drift import drifted_fields
+from keycloak_operator.core.replication.fairness import round_robin
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.ownership import Claim, resolve
-from keycloak_operator.core.replication.plan import Actual, Desired, Plan
+from keycloak_operator.core.replication.plan import Actual, Create, Delete, Desired, Plan, Update
 
 Phase = Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"]
 # A hash no marker can hold: an object edited by hand is planned as an update.
@@ -124,6 +125,27 @@ class ScopePlan:
     drift: dict[ObjectKey, list[str]] = field(default_factory=dict)  # key -> fields edited by hand
     remote_ids: dict[ObjectKey, str] = field(default_factory=dict)  # objects found, by our marker
     finalizable: list[ObjectKey] = field(default_factory=list)  # deleting, and nothing left in Keycloak
+
+    def phases(self) -> list[list[ScopeOperation]]:
+        """The writes in the order they are made: every removal (deletes, duplicates, releases, disables)
+        before any upsert, so a freed natural key can be taken in the same round; within a phase,
+        namespaces take turns (fairness.py)."""
+        removals: list[ScopeOperation] = [
+            *self.plan.deletes,
+            *self.plan.duplicates,
+            *self.releases,
+            *self.disables,
+        ]
+        upserts: list[ScopeOperation] = [*self.plan.creates, *self.plan.updates]
+        return [round_robin(ops, lambda op: op.key.namespace) for ops in (removals, upserts)]
+
+
+ScopeOperation = Delete | Create | Update | Release | Disable
+
+
+def operation(op: ScopeOperation) -> str:
+    """The operation as the write metrics name it: delete, create, update, release, disable."""
+    return type(op).__name__.lower()
 
 
 def plan_scope(

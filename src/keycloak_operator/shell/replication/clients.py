@@ -1,0 +1,102 @@
+"""Writes a realm's clients (core/replication/client.py plans them), then their Secrets."""
+
+from __future__ import annotations
+
+from keycloak_operator.core.replication import client
+from keycloak_operator.core.replication.plan import Create, Delete, Update
+from keycloak_operator.core.replication.round import Round, collect
+from keycloak_operator.core.replication.sync import (
+    Disable,
+    Release,
+    Resource,
+    ScopeOperation,
+    ScopePlan,
+    Verdict,
+    settle,
+)
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
+from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication.context import InRealm
+from keycloak_operator.shell.replication.executor import execute
+
+
+class ClientWriter:
+    def __init__(self, kube: Kube, limiter: WriteLimiter) -> None:
+        self.kube = kube
+        self.limiter = limiter
+
+    async def sync(self, rnd: Round, at: InRealm) -> None:
+        """The realm's clients, diffed whole against what the realm holds; then their Secrets."""
+        declared = [c for c in at.children if c.key.kind == client.KIND]
+        scope = client.plan_clients(
+            declared, await at.admin.clients(at.remote), at.watched, revocation=at.revocation
+        )
+
+        async def write(op: ScopeOperation) -> None:
+            await self._write(at.admin, at.remote, scope, op)
+
+        failed = await execute(scope, write, self.limiter, rnd)
+        settle(scope, failed)
+        collect(rnd, scope, {c.key: c for c in declared})
+        await self._secrets(rnd, at.admin, at.remote, declared, scope)
+
+    @staticmethod
+    async def _write(admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: ScopeOperation) -> None:
+        if isinstance(op, Delete):
+            await admin.delete_client(realm, op.remote_id)
+        elif isinstance(op, Release):
+            # Read again right before: the body is the client as it is, less the marker.
+            current = next((c for c in await admin.clients(realm) if c.get("id") == op.remote_id), None)
+            if current is not None:
+                await admin.update_client(realm, op.remote_id, client.release_body(current))
+        elif isinstance(op, Disable):
+            await admin.update_client(realm, op.remote_id, client.disable_body(op.current))
+        elif isinstance(op, Create):
+            scope.remote_ids[op.key] = await admin.create_client(realm, client.upsert_body(op))
+        else:
+            assert isinstance(op, Update)
+            await admin.update_client(realm, op.remote_id, client.upsert_body(op))
+
+    async def _secrets(
+        self, rnd: Round, admin: KeycloakAdmin, realm: str, clients: list[Resource], scope: ScopePlan
+    ) -> None:
+        """A confidential client's secret goes to a Secret in its namespace, owned by the client resource.
+        Read from Keycloak only when the Secret is missing, names another client, or the client was just
+        written: a quiet round GETs each such Secret by name and writes nothing. (By name, not a LIST per
+        namespace: the operator's role then needs no `list` on Secrets, which would hand it every Secret of
+        every watched namespace in one call.)"""
+        written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
+        for c in clients:
+            obj = rnd.objects[c.key]
+            secret_name = client.client_secret_name(obj)
+            remote = scope.remote_ids.get(c.key)
+            if (
+                secret_name is None
+                or remote is None
+                or not client.secret_due(c, remote, rnd.verdicts.get(c.key))
+            ):
+                continue
+            existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
+            step = client.secret_step(obj, secret_name, existing, remote, c.key in written)
+            if isinstance(step, Verdict):
+                rnd.verdicts[c.key] = step
+                continue
+            if step == "keep":
+                continue
+            try:
+                value = await admin.client_secret(realm, remote)
+            except AdminError as e:
+                rnd.failed = True
+                rnd.verdicts[c.key] = Verdict("Error", "SecretReadFailed", str(e))
+                continue
+            body = client.secret_body(obj, secret_name, c.natural_key, value, remote)
+            if existing is not None and existing.get("data") == body["data"]:
+                continue
+            try:
+                await self.kube.apply(body)
+            except ApiError as e:  # a terminating namespace, say: this client's problem, not the round's
+                rnd.failed = True
+                rnd.verdicts[c.key] = Verdict("Error", "SecretWriteFailed", str(e))
+                continue
+            rnd.note(c.key, client.secret_written(secret_name))

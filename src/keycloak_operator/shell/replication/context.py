@@ -1,0 +1,19 @@
+"""What a writer of something that lives inside a realm (its roles, its clients) is given by the round."""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from keycloak_operator.core.replication.sync import Resource, Revocation
+from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+
+
+@dataclass(frozen=True)
+class InRealm:
+    admin: KeycloakAdmin  # the login that acts for the realm
+    realm: Resource
+    remote: str  # the realm's name in Keycloak
+    children: list[Resource]  # every resource declared in the realm, of any kind (each writer takes its own)
+    watched: AbstractSet[str] | None  # namespaces whose markers may be diffed (watched.Listing.observed)
+    revocation: Revocation
