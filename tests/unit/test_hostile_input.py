@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from keycloak_operator.core import backups, children, keycloak_config, names, reconcile, versions
 from keycloak_operator.core.bluegreen import backup_name
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
-from keycloak_operator.core.replication.client import client_secret_name
+from keycloak_operator.core.replication.client_secret import client_secret_name
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import (
     RealmTarget,

@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 
 from keycloak_operator.core import names
 from keycloak_operator.core.reconcile import Event
-from keycloak_operator.core.replication import Create, ObjectKey, Update, content_hash, marked, read_marker
+from keycloak_operator.core.replication import (
+    Create,
+    ObjectKey,
+    Update,
+    client_secret,
+    content_hash,
+    marked,
+    read_marker,
+)
 from keycloak_operator.core.replication import client as client_kind
 from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication import roles as role_kind
@@ -146,15 +154,15 @@ def secret(uid: str = "uid-web", remote: str = "u1") -> dict[str, Any]:
 
 def test_a_secret_is_looked_at_only_for_a_ready_client_in_keycloak() -> None:
     c = Resource(CLIENT_KEY, "web", {}, T0)
-    assert client_kind.secret_due(c, "u1", None)
-    assert client_kind.secret_due(c, "u1", Verdict("Ready", "InSync"))
-    assert not client_kind.secret_due(c, None, None)
-    assert not client_kind.secret_due(c, "u1", Verdict("Conflict", "Conflict"))
-    assert not client_kind.secret_due(Resource(CLIENT_KEY, "web", {}, T0, deleting=True), "u1", None)
+    assert client_secret.secret_due(c, "u1", None)
+    assert client_secret.secret_due(c, "u1", Verdict("Ready", "InSync"))
+    assert not client_secret.secret_due(c, None, None)
+    assert not client_secret.secret_due(c, "u1", Verdict("Conflict", "Conflict"))
+    assert not client_secret.secret_due(Resource(CLIENT_KEY, "web", {}, T0, deleting=True), "u1", None)
 
 
 def test_the_secret_is_read_again_only_when_missing_stale_or_just_written() -> None:
-    step = client_kind.secret_step
+    step = client_secret.secret_step
     assert step(CLIENT_OBJ, "web-client-secret", None, "u1", False) == "read"
     assert step(CLIENT_OBJ, "web-client-secret", secret(), "u1", False) == "keep"
     assert step(CLIENT_OBJ, "web-client-secret", secret(), "u1", True) == "read"
@@ -168,7 +176,7 @@ def test_the_secret_is_read_again_only_when_missing_stale_or_just_written() -> N
 def test_the_secret_holds_the_client_id_and_secret_and_is_owned_by_the_client(
     client_id: str, value: str
 ) -> None:
-    body = client_kind.secret_body(CLIENT_OBJ, "web-client-secret", client_id, value, "u1")
+    body = client_secret.secret_body(CLIENT_OBJ, "web-client-secret", client_id, value, "u1")
     assert base64.b64decode(body["data"]["clientId"]).decode() == client_id
     assert base64.b64decode(body["data"]["clientSecret"]).decode() == value
     meta = body["metadata"]
@@ -181,7 +189,7 @@ def test_the_secret_holds_the_client_id_and_secret_and_is_owned_by_the_client(
         "uid-web",
         True,
     )
-    assert client_kind.secret_written("web-client-secret") == Event(
+    assert client_secret.secret_written("web-client-secret") == Event(
         "Normal", "SecretWritten", "client secret written to Secret web-client-secret"
     )
 

@@ -1,5 +1,5 @@
-"""The client kind: a KeycloakClient's representation in Keycloak, its scope (every client of one realm), the
-bodies of its writes, and the Secret a confidential client's secret goes to.
+"""The client kind: a KeycloakClient's representation in Keycloak, its scope (every client of one realm) and
+the bodies of its writes. The Secret a confidential client's secret goes to: client_secret.py.
 
 A client is identified in Keycloak by a generated id and named by its clientId, unique within its realm.
 It depends on its realm (planned once the realm is settled) and is written with the login that acts for it.
@@ -7,15 +7,11 @@ It depends on its realm (planned once the realm is settled) and is written with 
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, Final, Literal
-
-from pydantic import ValidationError
+from typing import Any, Final
 
 from keycloak_operator.core import names
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
@@ -25,7 +21,6 @@ from keycloak_operator.core.replication.sync import (
     Resource,
     Revocation,
     ScopePlan,
-    Verdict,
     plan_scope,
 )
 from keycloak_operator.models.realm import KeycloakClientSpec
@@ -88,73 +83,3 @@ def disable_body(current: Obj) -> dict[str, Any]:
     masked for some logins, and the read-only access map)."""
     body = {k: v for k, v in current.items() if k not in ("secret", "access")}
     return {**body, "enabled": False}
-
-
-# --- the client's Secret ------------------------------------------------------------------------------------
-
-
-def client_secret_name(obj: Obj) -> str | None:
-    """The Secret a confidential client's secret goes to; None for a public client (or an invalid spec)."""
-    try:
-        spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
-    except ValidationError:
-        return None
-    if spec.public_client:
-        return None
-    return spec.secret_name or names.client_secret(str(obj["metadata"]["name"]))
-
-
-def secret_due(client: Resource, remote: str | None, verdict: Verdict | None) -> bool:
-    """Whether the round looks at the client's Secret at all: only for a Ready client in Keycloak."""
-    return remote is not None and not client.deleting and (verdict is None or verdict.phase == "Ready")
-
-
-def secret_step(
-    obj: Obj, secret_name: str, existing: Obj | None, remote: str, written: bool
-) -> Literal["keep", "read"] | Verdict:
-    """With the Secret as found: `keep` it (it holds this client's secret and the client was not just
-    written), `read` the secret from Keycloak, or a verdict when the Secret is someone else's."""
-    meta = (existing or {}).get("metadata") or {}
-    owned = any(ref.get("uid") == obj["metadata"]["uid"] for ref in meta.get("ownerReferences") or [])
-    if existing is not None and not owned:
-        return Verdict(
-            "Error", "SecretNotOwned", f"Secret {secret_name} exists and is not owned by this client"
-        )
-    annotations = meta.get("annotations") or {}
-    if existing is not None and annotations.get(names.ANNOTATION_CLIENT_ID) == remote and not written:
-        return "keep"
-    return "read"
-
-
-def secret_body(client: Obj, name: str, client_id: str, value: str, remote: str) -> dict[str, Any]:
-    """The Secret holding a client's id and secret, owned by the client resource (so it goes with it)."""
-    meta = client["metadata"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {
-            "name": name,
-            "namespace": meta["namespace"],
-            "labels": names.client_secret_labels(meta["name"]),
-            "annotations": {names.ANNOTATION_CLIENT_ID: remote},
-            "ownerReferences": [
-                {
-                    "apiVersion": names.API_VERSION,
-                    "kind": names.CLIENT_KIND,
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        },
-        "type": "Opaque",
-        "data": {
-            "clientId": base64.b64encode(client_id.encode()).decode(),
-            "clientSecret": base64.b64encode(value.encode()).decode(),
-        },
-    }
-
-
-def secret_written(secret_name: str) -> Event:
-    return Event("Normal", "SecretWritten", f"client secret written to Secret {secret_name}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from keycloak_operator.core.replication import client
+from keycloak_operator.core.replication import client, client_secret
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import (
@@ -69,16 +69,16 @@ class ClientWriter:
         written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
         for c in clients:
             obj = rnd.objects[c.key]
-            secret_name = client.client_secret_name(obj)
+            secret_name = client_secret.client_secret_name(obj)
             remote = scope.remote_ids.get(c.key)
             if (
                 secret_name is None
                 or remote is None
-                or not client.secret_due(c, remote, rnd.verdicts.get(c.key))
+                or not client_secret.secret_due(c, remote, rnd.verdicts.get(c.key))
             ):
                 continue
             existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
-            step = client.secret_step(obj, secret_name, existing, remote, c.key in written)
+            step = client_secret.secret_step(obj, secret_name, existing, remote, c.key in written)
             if isinstance(step, Verdict):
                 rnd.verdicts[c.key] = step
                 continue
@@ -90,7 +90,7 @@ class ClientWriter:
                 rnd.failed = True
                 rnd.verdicts[c.key] = Verdict("Error", "SecretReadFailed", str(e))
                 continue
-            body = client.secret_body(obj, secret_name, c.natural_key, value, remote)
+            body = client_secret.secret_body(obj, secret_name, c.natural_key, value, remote)
             if existing is not None and existing.get("data") == body["data"]:
                 continue
             try:
@@ -99,4 +99,4 @@ class ClientWriter:
                 rnd.failed = True
                 rnd.verdicts[c.key] = Verdict("Error", "SecretWriteFailed", str(e))
                 continue
-            rnd.note(c.key, client.secret_written(secret_name))
+            rnd.note(c.key, client_secret.secret_written(secret_name))
