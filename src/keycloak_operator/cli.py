@@ -13,15 +13,16 @@ def _run(args: argparse.Namespace) -> int:
 
     from keycloak_operator.core.peering import default_priority
     from keycloak_operator.core.replication.servers import ServerPolicy
-    from keycloak_operator.shell import handlers, replication_handlers  # noqa: F401  (registers the handlers)
+    from keycloak_operator.shell import runtime  # registers the handlers, both controllers'
     from keycloak_operator.shell.leadership import leadership
+    from keycloak_operator.shell.settings import Settings
 
     try:
         policy = ServerPolicy(args.cluster_domain, tuple(h.lower() for h in args.external_server_host or ()))
     except ValueError as e:
         print(f"keycloak-operator run: {e}", file=sys.stderr)
         return 2
-    replication_handlers.configure(args.namespace, policy)
+    runtime.configure(Settings.parse(args.namespace, policy))
     priority = args.priority if args.priority is not None else default_priority()
     identity = _identity()
     leadership.configure(args.peering, identity, priority, args.namespace)

@@ -7,29 +7,21 @@ Keycloaks with a change in flight (after a restart, say) are urgent and go first
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import os
 import time
 from typing import Any
 
 import kopf
 
 from keycloak_operator.core import bluegreen, names, reconcile
-from keycloak_operator.shell import diagnostics, metrics
+from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.reconciler import reconcile_once
+from keycloak_operator.shell.settings import Settings
 from keycloak_operator.shell.workqueue import CUTOVER, ROUTINE, URGENT, WorkQueue
 
 log = logging.getLogger(__name__)
-
-RESYNC_SECONDS = float(os.environ.get("KCOP_RESYNC_SECONDS", "60"))
-WORKERS = int(os.environ.get("KCOP_WORKERS", "8"))
-# How long a silent replica counts as alive in the peering object: a standby takes over this long after the
-# leader died. kopf's default is 60 s.
-PEERING_LIFETIME = int(os.environ.get("KCOP_PEERING_LIFETIME", "60"))
 
 Key = tuple[str, str]  # (namespace, name)
 # A pass whose transition asks to be followed at once (requeue 0) is followed in the same worker, this many
@@ -39,14 +31,13 @@ CHAIN_LIMIT = 8
 
 
 class Runtime:
-    """What the handlers share for the life of one operator process."""
+    """What the Keycloak handlers share for the life of one operator process (the Kubernetes client is the
+    one the replication controller uses too: shell/runtime.py)."""
 
     def __init__(self) -> None:
         self.kube: Kube | None = None
         self.queue: WorkQueue[Key] | None = None
         self.known: dict[str, Key] = {}  # uid -> key, for waking an owner from its child's event
-        self.resync: asyncio.Task[None] | None = None
-        self.leadership: asyncio.Task[None] | None = None
 
 
 runtime = Runtime()
@@ -77,41 +68,25 @@ async def _process(key: Key) -> float | None:
         metrics.reconciled(names.KEYCLOAK_KIND, time.monotonic() - started, ok)
 
 
-async def _resync_forever() -> None:
-    while True:
-        await asyncio.sleep(RESYNC_SECONDS)
-        assert runtime.queue is not None
-        for key in list(runtime.known.values()):
-            runtime.queue.add(key)
+def resync() -> None:
+    """The resync tick (shell/runtime.py): every Keycloak seen goes through the queue again."""
+    assert runtime.queue is not None
+    for key in list(runtime.known.values()):
+        runtime.queue.add(key)
 
 
-@kopf.on.startup()
-async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
-    settings.persistence.finalizer = f"{names.GROUP}/finalizer"
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=names.GROUP)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=names.GROUP)
-    settings.posting.enabled = False  # our Events are posted explicitly, only when something happens
-    settings.watching.server_timeout = 300
-    settings.peering.lifetime = PEERING_LIFETIME
-    diagnostics.install()
-    runtime.kube = await Kube.connect()
-    runtime.queue = WorkQueue(_process, workers=WORKERS)
-    runtime.queue.start()
-    runtime.resync = asyncio.create_task(_resync_forever())
-    runtime.leadership = asyncio.create_task(leadership.watch(runtime.kube))
+def start(kube: Kube, settings: Settings) -> None:
+    """Called once at startup (shell/runtime.py), with the client and settings both controllers share."""
+    runtime.kube = kube
+    if runtime.queue is None:
+        runtime.queue = WorkQueue(_process, workers=settings.workers)
+        runtime.queue.start()
 
 
-@kopf.on.cleanup()
-async def cleanup(**_: Any) -> None:
-    for task in (runtime.resync, runtime.leadership):
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+async def stop() -> None:
+    """Its work queue; the shared client is closed after both controllers stopped."""
     if runtime.queue is not None:
         await runtime.queue.stop()
-    if runtime.kube is not None:
-        await runtime.kube.close()
 
 
 @kopf.on.event(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)

@@ -168,13 +168,17 @@ class Kube:
         self._pool_owner = _without_per_request_env_lookups(api)
 
     @classmethod
-    async def connect(cls) -> Kube:
-        """Same credentials as kopf: in-cluster service account, else the current kubeconfig."""
+    async def connect(cls, connections: int | None = None) -> Kube:
+        """Same credentials as kopf: in-cluster service account, else the current kubeconfig.
+        `connections`: the most connections to the API server at once (None: the client's default, 100)."""
         try:
             config.load_incluster_config()
         except config.ConfigException:
             await config.load_kube_config()
-        return cls(client.ApiClient())
+        configuration = client.Configuration.get_default_copy()
+        if connections is not None:
+            configuration.connection_pool_maxsize = connections
+        return cls(client.ApiClient(configuration))
 
     async def close(self) -> None:
         await self.api.close()

@@ -13,12 +13,8 @@ deadline at a time (shell/keycloak_admin.py), with a growing delay while they st
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import os
 import time
-from datetime import timedelta
 from typing import Any
 
 import kopf
@@ -33,32 +29,26 @@ from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication import Replicator
+from keycloak_operator.shell.settings import Settings
 from keycloak_operator.shell.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
-RESYNC_SECONDS = float(os.environ.get("KCOP_RESYNC_SECONDS", "60"))
-# Keycloak admin writes per second: all namespaces together, and any one namespace.
-WRITES_PER_SECOND = float(os.environ.get("KCOP_REPLICATION_WRITES_PER_SECOND", "50"))
-NAMESPACE_WRITES_PER_SECOND = float(os.environ.get("KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND", "10"))
-# A namespace removed from realmNamespaces / clientNamespaces: its objects are disabled after this long, and
-# deleted after twice this long (0: never; they stay as they were, held).
-REVOCATION_GRACE_SECONDS = float(os.environ.get("KCOP_REVOCATION_GRACE_SECONDS", "3600"))
 WORKERS_PER_LANE = 4
 NO_SERVER = ""  # rounds for resources that name no reachable server (reported, never written)
 
 
 class ReplicationRuntime:
+    """What the replication handlers share for the life of one operator process (the Kubernetes client and
+    the settings are the ones the Keycloak controller uses too: shell/runtime.py)."""
+
     def __init__(self) -> None:
-        self.namespaces: list[str] | None = None
         self.policy: ServerPolicy = DEFAULT_POLICY
-        self.kube: Kube | None = None
         self.replicator: Replicator | None = None
         self.own: WorkQueue[str] | None = None  # servers this operator runs
         self.external: WorkQueue[str] | None = None  # servers tenants name
         self.servers: dict[ObjectKey, str] = {}  # realm resource -> its server URL
         self.realms_of_client: dict[ObjectKey, ObjectKey] = {}
-        self.resync: asyncio.Task[None] | None = None
 
     def queue(self, url: str) -> None:
         own = url == NO_SERVER or names.is_keycloak_url(url, self.policy.cluster_domain)
@@ -68,13 +58,6 @@ class ReplicationRuntime:
 
 
 runtime = ReplicationRuntime()
-
-
-def configure(namespaces: list[str] | None, policy: ServerPolicy = DEFAULT_POLICY) -> None:
-    """The namespaces the operator watches (None: all; a round never touches markers of others), and where
-    admin logins may go."""
-    runtime.namespaces = namespaces
-    runtime.policy = policy
 
 
 async def _process(url: str) -> float | None:
@@ -88,46 +71,39 @@ async def _process(url: str) -> float | None:
         metrics.replication_round(time.monotonic() - started)
 
 
-async def _resync_forever() -> None:
-    while True:
-        await asyncio.sleep(RESYNC_SECONDS)
-        _queue_all()
-
-
-def _queue_all() -> None:
+def resync() -> None:
+    """The resync tick (shell/runtime.py): every server seen gets a round; it repairs hand edits made inside
+    Keycloak."""
     for url in {*runtime.servers.values(), NO_SERVER}:
         runtime.queue(url)
 
 
-@kopf.on.startup()
-async def replication_startup(**_: Any) -> None:
-    runtime.kube = await Kube.connect()
-    limiter = WriteLimiter(WRITES_PER_SECOND, NAMESPACE_WRITES_PER_SECOND)
-    runtime.replicator = Replicator(
-        runtime.kube,
-        runtime.namespaces,
-        limiter,
-        policy=runtime.policy,
-        revocation_grace=timedelta(seconds=REVOCATION_GRACE_SECONDS),
-    )
-    runtime.own = WorkQueue(_process, workers=WORKERS_PER_LANE)
-    runtime.external = WorkQueue(_process, workers=WORKERS_PER_LANE)
-    runtime.own.start()
-    runtime.external.start()
-    runtime.resync = asyncio.create_task(_resync_forever())
+def start(kube: Kube, settings: Settings) -> None:
+    """Called once at startup (shell/runtime.py), with the client and settings both controllers share: the
+    namespaces the operator watches (None: all; a round never touches markers of others), where admin
+    logins may go, the write limits and the revocation grace."""
+    runtime.policy = settings.policy
+    if runtime.replicator is None:
+        limiter = WriteLimiter(settings.writes_per_second, settings.namespace_writes_per_second)
+        runtime.replicator = Replicator(
+            kube,
+            settings.namespaces,
+            limiter,
+            policy=settings.policy,
+            revocation_grace=settings.revocation_grace,
+        )
+    if runtime.own is None or runtime.external is None:
+        runtime.own = WorkQueue(_process, workers=WORKERS_PER_LANE)
+        runtime.external = WorkQueue(_process, workers=WORKERS_PER_LANE)
+        runtime.own.start()
+        runtime.external.start()
 
 
-@kopf.on.cleanup()
-async def replication_cleanup(**_: Any) -> None:
-    if runtime.resync is not None:
-        runtime.resync.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await runtime.resync
+async def stop() -> None:
+    """Both lanes; the shared client is closed after both controllers stopped."""
     for lane in (runtime.own, runtime.external):
         if lane is not None:
             await lane.stop()
-    if runtime.kube is not None:
-        await runtime.kube.close()
 
 
 def _key(kind: str, body: kopf.Body) -> ObjectKey:

@@ -1,0 +1,50 @@
+"""The operator's settings, from the command line and the environment, parsed once when it starts and shared
+by both controllers (shell/runtime.py)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The operator's settings, from the command line and the environment, parsed once at start."""
+
+    namespaces: list[str] | None = None  # watched namespaces; None: all
+    policy: ServerPolicy = DEFAULT_POLICY  # where admin logins may go
+    resync_seconds: float = 60.0  # KCOP_RESYNC_SECONDS: both controllers' resync tick
+    workers: int = 8  # KCOP_WORKERS: Keycloak reconciles in flight
+    # KCOP_PEERING_LIFETIME: how long a silent replica counts as alive in the peering object (a standby takes
+    # over this long after the leader died; kopf's default is 60 s).
+    peering_lifetime: int = 60
+    # KCOP_REPLICATION_WRITES_PER_SECOND, KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND: Keycloak admin writes
+    # per second, all namespaces together and any one namespace.
+    writes_per_second: float = 50.0
+    namespace_writes_per_second: float = 10.0
+    # KCOP_REVOCATION_GRACE_SECONDS: a namespace removed from realmNamespaces / clientNamespaces has its
+    # objects disabled after this long, and deleted after twice this long (0: never; they stay, held).
+    revocation_grace: timedelta = field(default=timedelta(seconds=3600))
+
+    @classmethod
+    def parse(
+        cls,
+        namespaces: list[str] | None,
+        policy: ServerPolicy = DEFAULT_POLICY,
+        env: Mapping[str, str] = os.environ,
+    ) -> Settings:
+        """Raises ValueError for a variable that is not a number."""
+        return cls(
+            namespaces=namespaces,
+            policy=policy,
+            resync_seconds=float(env.get("KCOP_RESYNC_SECONDS", "60")),
+            workers=int(env.get("KCOP_WORKERS", "8")),
+            peering_lifetime=int(env.get("KCOP_PEERING_LIFETIME", "60")),
+            writes_per_second=float(env.get("KCOP_REPLICATION_WRITES_PER_SECOND", "50")),
+            namespace_writes_per_second=float(env.get("KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND", "10")),
+            revocation_grace=timedelta(seconds=float(env.get("KCOP_REVOCATION_GRACE_SECONDS", "3600"))),
+        )
