@@ -1,0 +1,292 @@
+"""A production-shaped Keycloak on real pods on the real node: a hostname, TLS from a Secret, forwarding
+headers believed only from a named proxy, a truststore from a ConfigMap, and a provider and a theme from an
+extension image. It becomes Ready through its real (HTTPS) probes; a token fetched over HTTPS through the
+Service, the certificate checked, carries the configured issuer; forged forwarding headers sent from another
+pod do not move the issuer; Keycloak trusts the truststore's CA for its own outgoing TLS; server info lists
+the provider and the theme. Then a blue-green patch upgrade (26.7.0 to 26.7.3) under HTTPS sign-ins: not one
+fails, and green keeps every one of those settings.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import localcluster
+from keycloak_operator.core import bluegreen as bg
+from keycloak_operator.core import names
+from localcluster import app_images, pki, real_keycloak, realnode, signins
+from localcluster.node_config import DNS_SERVICE_IP, NODE_NAME
+from tests.integration.support import extension_image
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.real_resources import replicate
+
+pytestmark = pytest.mark.integration
+
+FROM_VERSION, TO_VERSION = "26.7.0", "26.7.3"  # one minor line: blue-green on one database
+HOST = "sso.example.test"
+ISSUER = f"https://{HOST}:8443/realms/team"  # a bare host name: scheme and port follow the request
+UNTRUSTED_PROXY = "192.0.2.10/32"  # TEST-NET-1: no pod has it, so no forwarding header is believed
+KC = f"keycloaks.{names.GROUP}"
+FORGED = {"X-Forwarded-Host": "evil.example.test", "X-Forwarded-Proto": "http", "X-Forwarded-Port": "80"}
+
+
+@pytest.fixture(scope="module")
+def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[str, str]:
+    built = {
+        "from": app_images.keycloak(cluster, FROM_VERSION),
+        "to": app_images.keycloak(cluster, TO_VERSION),
+        "postgres": app_images.postgres(cluster),
+        "python": app_images.operator(cluster),  # Debian's python3: the other pod that forges headers
+    }
+    built["extension"] = extension_image.extension(cluster, TO_VERSION)
+    return built
+
+
+@pytest.fixture
+def real_operator(
+    cluster: localcluster.Cluster, crds: None, session_operator_stopped: None, tmp_path: Path
+) -> Iterator[OperatorProcess]:
+    proc = OperatorProcess(cluster.kubeconfig, tmp_path, cluster_dns=DNS_SERVICE_IP)
+    proc.start("--all-namespaces")
+    yield proc
+    proc.stop()
+
+
+def production(namespace: str, images: dict[str, str], image: str, cluster_name: str) -> dict[str, Any]:
+    ext = images["extension"]
+    return real_keycloak.keycloak(
+        "sso",
+        namespace,
+        image,
+        replicas=1,
+        hostname={"hostname": HOST},
+        proxy={"headers": "xforwarded", "trustedAddresses": [UNTRUSTED_PROXY]},
+        tls={"secret": "sso-tls"},
+        truststores=[{"name": "corporate", "configMap": {"name": "corporate-ca"}}],
+        extensions=[
+            {"name": "audit", "image": ext, "path": extension_image.PROVIDERS_PATH},
+            {"name": "theme", "image": ext, "path": extension_image.THEMES_PATH, "type": "themes"},
+        ],
+        upgradePolicy={"strategy": "BlueGreen"},
+        cacheIsolation={"clusterName": cluster_name},
+    )
+
+
+def running(kubectl: Kubectl, namespace: str, version: str) -> dict[str, Any] | None:
+    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
+    versions = status.get("versions") or {}
+    ok = (
+        status.get("phase") == "Running"
+        and status.get("readyReplicas") == 1
+        and versions.get("currentVersion", "").startswith(f"{version}#")
+        and not versions.get("nextVersion")
+        and (status.get("blueGreen") or {}).get("state", bg.IDLE) in (bg.IDLE, bg.COMPLETED)
+    )
+    return status if ok else None
+
+
+def claims(jwt: str) -> dict[str, Any]:
+    payload = jwt.split(".")[1]
+    return dict(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))))
+
+
+def forged_issuer(kubectl: Kubectl, namespace: str, image: str, colour: str) -> str:
+    """The issuer another pod on the real node reads from the discovery document, sending forged
+    X-Forwarded-* headers straight to the Service."""
+    service = f"{names.public_service('sso')}.{namespace}.svc"
+    url = f"https://{service}:8443/realms/team/.well-known/openid-configuration"
+    script = (
+        "import json, ssl, urllib.request\n"
+        f"request = urllib.request.Request({url!r}, headers={FORGED!r})\n"
+        "context = ssl.create_default_context(cafile='/ca/ca.pem')\n"
+        "print(json.load(urllib.request.urlopen(request, context=context, timeout=20))['issuer'])\n"
+    )
+    name = f"forger-{colour}"
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "forger",
+                        "image": image,
+                        "imagePullPolicy": "Never",
+                        "command": ["python3", "-c", script],
+                        "volumeMounts": [{"name": "ca", "mountPath": "/ca"}],
+                    }
+                ],
+                "volumes": [{"name": "ca", "configMap": {"name": "corporate-ca"}}],
+                **real_keycloak.ON_REAL_NODE,
+            },
+        }
+    )
+
+    def finished() -> str | None:
+        phase = ((kubectl.get("pod", name, namespace) or {}).get("status") or {}).get("phase")
+        return phase if phase in ("Succeeded", "Failed") else None
+
+    phase = wait_for(f"pod {name} finished", finished, timeout=120, interval=1)
+    logs = kubectl.run("logs", "-n", namespace, name, check=False).stdout.strip()
+    assert phase == "Succeeded", logs
+    return logs.splitlines()[-1]
+
+
+class Sso:
+    """The Keycloak `sso` as a client outside the cluster reaches it: HTTPS to the Service's ClusterIP, the
+    certificate checked against the test's CA and required to name the Service."""
+
+    def __init__(self, kubectl: Kubectl, namespace: str, ca: Path) -> None:
+        service = kubectl.get("service", names.public_service("sso"), namespace)
+        assert service is not None
+        assert [p["port"] for p in service["spec"]["ports"]] == [8443]  # HTTPS only: HTTP is off
+        self.url = f"https://{service['spec']['clusterIP']}:8443"
+        self.internal_url = f"https://{names.public_service('sso')}.{namespace}.svc:8443"  # as pods reach it
+        self.tls = signins.Tls(
+            ssl.create_default_context(cafile=str(ca)), f"{names.public_service('sso')}.{namespace}.svc"
+        )
+        admin = kubectl.get("secret", names.admin_secret("sso"), namespace)
+        assert admin is not None
+        self.creds = {k: base64.b64decode(v).decode() for k, v in admin["data"].items()}
+
+    def token(self, form: dict[str, str]) -> dict[str, Any] | None:
+        return real_keycloak.token(f"{self.url}/realms/team/protocol/openid-connect/token", form, self.tls)
+
+    def admin(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        return real_keycloak.admin(self.url, self.creds, method, path, body, self.tls)
+
+
+def check_settings(
+    kubectl: Kubectl, namespace: str, sso: Sso, images: dict[str, str], form: dict[str, str], colour: str
+) -> None:
+    """What must hold on blue and again on green."""
+    issued = wait_for("a token over HTTPS", lambda: sso.token(form), timeout=60)
+    assert claims(issued["access_token"])["iss"] == ISSUER
+    # Another pod forges every forwarding header: none is believed (the only trusted proxy is elsewhere).
+    assert forged_issuer(kubectl, namespace, images["python"], colour) == ISSUER
+    # Keycloak's own outgoing TLS trusts the truststore's CA: it fetches its Service's discovery document,
+    # whose certificate that CA signed (the JVM's CAs alone would refuse it).
+    discovery = f"{sso.internal_url}/realms/team/.well-known/openid-configuration"
+    status, imported = sso.admin(
+        "POST",
+        "/admin/realms/team/identity-provider/import-config",
+        {"providerId": "oidc", "fromUrl": discovery},
+    )
+    assert status == 200 and imported["issuer"] == ISSUER, (status, imported)
+    # The extension image's provider and theme are loaded.
+    status, info = sso.admin("GET", "/admin/serverinfo")
+    assert status == 200
+    listeners = info["providers"]["eventsListener"]["providers"]
+    assert extension_image.PROVIDER_ID in listeners, sorted(listeners)
+    assert extension_image.THEME in {t["name"] for t in info["themes"]["login"]}
+
+
+def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_green_upgrade(
+    cluster: localcluster.Cluster,
+    kubectl: Kubectl,
+    images: dict[str, str],
+    session_operator_stopped: None,
+    real_operator: OperatorProcess,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    service_names = tuple(
+        f"{names.public_service('sso')}.{namespace}.{suffix}" for suffix in ("svc", "svc.cluster.local")
+    )
+    ca, leaf = pki.serving(tmp_path / "tls", dns=(*service_names, HOST))
+    pem = {p.name: base64.b64encode(p.read_bytes()).decode() for p in (leaf.cert, leaf.key, ca.cert)}
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/tls",
+            "metadata": {"name": "sso-tls", "namespace": namespace},
+            "data": {"tls.crt": pem["tls.crt"], "tls.key": pem["tls.key"], "ca.crt": pem["ca.crt"]},
+        }
+    )
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "corporate-ca", "namespace": namespace},
+            "data": {"ca.pem": ca.cert.read_text()},
+        }
+    )
+    for obj in real_keycloak.postgres(namespace, images["postgres"]):
+        kubectl.apply(obj)
+    kubectl.apply(production(namespace, images, images["from"], "sso-blue"))
+    wait_for(
+        f"Keycloak {FROM_VERSION} Ready through its HTTPS probes, with its extensions built in the pod",
+        lambda: running(kubectl, namespace, FROM_VERSION),
+        timeout=600,
+        interval=2,
+    )
+    (pod,) = [
+        p
+        for p in kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso")
+        if not p["metadata"].get("deletionTimestamp")
+    ]
+    assert pod["spec"]["nodeName"] == NODE_NAME
+    assert [c["name"] for c in pod["spec"]["initContainers"]] == [
+        "extensions-base",
+        "extension-audit",
+        "extension-theme",
+        "build",
+    ]
+    secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
+    sso = Sso(kubectl, namespace, ca.cert)
+    form = {"grant_type": "client_credentials", "client_id": "backend", "client_secret": secret}
+    check_settings(kubectl, namespace, sso, images, form, "blue")
+
+    real_keycloak.create_user(sso.url, sso.creds, "team", "alice", "alice-password-1", sso.tls)
+    login = signins.Login(
+        f"{sso.url}/realms/team/protocol/openid-connect/token",
+        "backend",
+        secret,
+        "alice",
+        "alice-password-1",
+        tls=sso.tls,
+    )
+    load = signins.SignIns(login, max_seconds=900).start()
+    try:
+        wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
+        changed_at = time.monotonic()
+        kubectl.apply(production(namespace, images, images["to"], "sso-green"))
+        wait_for(
+            f"{TO_VERSION} serving after a blue-green upgrade",
+            lambda: running(kubectl, namespace, TO_VERSION),
+            timeout=900,
+            interval=2,
+        )
+        settled = time.monotonic() + 10
+        wait_for(
+            "sign-ins after the change",
+            lambda: sum(a.at > settled for a in list(load.attempts)) >= 20,
+            timeout=90,
+        )
+    finally:
+        attempts = load.stop()
+    failed = [a for a in attempts if not a.ok]
+    assert {a.grant for a in attempts} == {"client_credentials", "password"}
+    assert not failed, (
+        f"{len(failed)} of {len(attempts)} HTTPS sign-ins failed, from {failed[0].at - changed_at:+.1f} s "
+        f"after the change; first: {failed[:2]}"
+    )
+    (pod,) = [
+        p
+        for p in kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso")
+        if not p["metadata"].get("deletionTimestamp")
+    ]
+    assert pod["spec"]["containers"][0]["image"] == images["to"]
+    check_settings(kubectl, namespace, sso, images, form, "green")

@@ -1,0 +1,146 @@
+"""A minor upgrade of real Keycloak pods on the real node (26.5.6 to 26.7.3: the new version migrates the
+schema when it starts, and the old one cannot run on it) under the default policy: the planner recreates,
+no pod of the old version runs beside one of the new, the schema is migrated, and the downtime the operator
+measures and reports (status, event) matches the one real sign-ins see (first to last failed)."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import localcluster
+from keycloak_operator.core import names
+from localcluster import app_images, real_keycloak, realnode, signins
+from localcluster.node_config import DNS_SERVICE_IP
+from tests.integration.support import sampler
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.real_resources import replicate
+
+pytestmark = pytest.mark.integration
+
+FROM_VERSION, TO_VERSION = "26.5.6", "26.7.3"
+KC = f"keycloaks.{names.GROUP}"
+
+
+@pytest.fixture(scope="module")
+def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[str, str]:
+    return {
+        "from": app_images.keycloak(cluster, FROM_VERSION),
+        "to": app_images.keycloak(cluster, TO_VERSION),
+        "postgres": app_images.postgres(cluster),
+    }
+
+
+@pytest.fixture
+def real_operator(
+    cluster: localcluster.Cluster, crds: None, session_operator_stopped: None, tmp_path: Path
+) -> Iterator[OperatorProcess]:
+    proc = OperatorProcess(cluster.kubeconfig, tmp_path, cluster_dns=DNS_SERVICE_IP)
+    proc.start("--all-namespaces")
+    yield proc
+    proc.stop()
+
+
+def running(kubectl: Kubectl, namespace: str, version: str) -> dict[str, Any] | None:
+    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
+    versions = status.get("versions") or {}
+    ok = (
+        status.get("phase") == "Running"
+        and status.get("readyReplicas") == 1
+        and versions.get("currentVersion", "").startswith(f"{version}#")
+        and not versions.get("nextVersion")
+    )
+    return status if ok else None
+
+
+def changesets(kubectl: Kubectl, namespace: str) -> int:
+    """Rows of Liquibase's databasechangelog in Keycloak's database: each migration adds some."""
+    (pod,) = kubectl.list("pods", namespace, selector="app=postgres")
+    out = kubectl.run(
+        "exec", "-n", namespace, pod["metadata"]["name"], "--",
+        "psql", "-U", real_keycloak.DB_USER, "-d", real_keycloak.DB_NAME, "-tAc",
+        "select count(*) from databasechangelog",
+    ).stdout  # fmt: skip
+    return int(out.strip())
+
+
+def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
+    cluster: localcluster.Cluster,
+    kubectl: Kubectl,
+    images: dict[str, str],
+    session_operator_stopped: None,
+    real_operator: OperatorProcess,
+    namespace: str,
+) -> None:
+    for obj in real_keycloak.postgres(namespace, images["postgres"]):
+        kubectl.apply(obj)
+    kubectl.apply(real_keycloak.keycloak("sso", namespace, images["from"], replicas=1))
+    wait_for(
+        f"Keycloak {FROM_VERSION} Ready",
+        lambda: running(kubectl, namespace, FROM_VERSION),
+        timeout=480,
+        interval=2,
+    )
+    secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
+    service = kubectl.get("service", names.public_service("sso"), namespace)
+    assert service is not None
+    url = f"http://{service['spec']['clusterIP']}:8080"
+    admin = kubectl.get("secret", names.admin_secret("sso"), namespace)
+    assert admin is not None
+    creds = {k: base64.b64decode(v).decode() for k, v in admin["data"].items()}
+    real_keycloak.create_user(url, creds, "team", "alice", "alice-password-1")
+    before = changesets(kubectl, namespace)
+
+    login = signins.Login(
+        f"{url}/realms/team/protocol/openid-connect/token", "backend", secret, "alice", "alice-password-1"
+    )
+    load = signins.SignIns(login, max_seconds=900).start()
+    watch = sampler.for_cluster(cluster, namespace)
+    watch.interval = 0.5
+    with watch:
+        try:
+            wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
+            kubectl.apply(real_keycloak.keycloak("sso", namespace, images["to"], replicas=1))
+            status = wait_for(
+                f"{TO_VERSION} running after a recreate",
+                lambda: running(kubectl, namespace, TO_VERSION),
+                timeout=600,
+                interval=1,
+            )
+            settled = time.monotonic()
+            wait_for(
+                "sign-ins after the change",
+                lambda: sum(a.at > settled and a.ok for a in list(load.attempts)) >= 20,
+                timeout=90,
+            )
+        finally:
+            attempts = load.stop()
+
+    plan = status["upgradePlan"]
+    assert plan["path"] == "Recreate" and plan["toImage"] == images["to"], plan
+    # The old version never ran beside the new one: Recreate stops every old pod first.
+    mixed = [
+        s.at for s in watch.samples if {p.image for p in s.pods.values()} >= {images["from"], images["to"]}
+    ]
+    assert not mixed, f"old and new pods side by side at {mixed[:3]}"
+    assert changesets(kubectl, namespace) > before  # 26.7.3 migrated the schema when it started
+
+    # One window of failed sign-ins, then every one succeeds; the operator's figure covers it.
+    failed = [a for a in attempts if not a.ok]
+    assert failed, "a recreate with one replica must have a gap"
+    first, last = failed[0].at, failed[-1].at
+    assert all(a.ok for a in attempts if a.at > last)
+    assert all(a.ok for a in attempts if a.at < first)
+    seen = last - first
+    reported = plan["downtimeSeconds"]
+    assert seen - 2 <= reported <= seen + 10, (reported, seen)
+    events = kubectl.list("events", namespace)
+    measured = [e for e in events if e.get("reason") == "DowntimeMeasured"]
+    assert len(measured) == 1 and f"{reported} s" in measured[0]["message"], measured
+    print(f"recreate {FROM_VERSION} -> {TO_VERSION}: sign-ins failed {seen:.1f} s, operator: {reported} s")
