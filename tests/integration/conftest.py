@@ -10,6 +10,7 @@ import pytest
 
 import localcluster
 from localcluster import realnode
+from localcluster.node_config import DNS_SERVICE_IP
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 
@@ -81,6 +82,18 @@ def backup_crds(kubectl: Kubectl) -> None:
         "crd/backups.postgresql.cnpg.io",
         "crd/volumesnapshots.snapshot.storage.k8s.io",
     )
+
+
+@pytest.fixture
+def real_operator(
+    cluster: localcluster.Cluster, crds: None, session_operator_stopped: None, tmp_path: Path
+) -> Iterator[OperatorProcess]:
+    """The operator for one test on the real node (stopped after it), resolving names through the cluster's
+    DNS as a pod would, so that it reaches the real Keycloaks by their Service names."""
+    proc = OperatorProcess(cluster.kubeconfig, tmp_path, cluster_dns=DNS_SERVICE_IP)
+    proc.start("--all-namespaces")
+    yield proc
+    proc.stop()
 
 
 @pytest.fixture

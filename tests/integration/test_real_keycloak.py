@@ -11,10 +11,7 @@ resolves names through the cluster's DNS, as a pod would (OperatorProcess(cluste
 
 from __future__ import annotations
 
-import base64
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +19,8 @@ import pytest
 import localcluster
 from keycloak_operator.core import names
 from localcluster import app_images, real_keycloak, realnode, signins
-from localcluster.node_config import DNS_SERVICE_IP, NODE_NAME
-from tests.integration.support import jgroups, sampler
+from localcluster.node_config import NODE_NAME
+from tests.integration.support import jgroups, real_resources, sampler
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import replicate
@@ -42,17 +39,6 @@ def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[
         "from": app_images.keycloak(cluster, FROM_VERSION),
         "postgres": app_images.postgres(cluster),
     }
-
-
-@pytest.fixture
-def real_operator(
-    cluster: localcluster.Cluster, crds: None, session_operator_stopped: None, tmp_path: Path
-) -> Iterator[OperatorProcess]:
-    """The operator, started for one test (stopped after it), resolving through the cluster's DNS."""
-    proc = OperatorProcess(cluster.kubeconfig, tmp_path, cluster_dns=DNS_SERVICE_IP)
-    proc.start("--all-namespaces")
-    yield proc
-    proc.stop()
 
 
 def keycloak(namespace: str, image: str, **extra: Any) -> dict[str, Any]:
@@ -89,16 +75,7 @@ def views(kubectl: Kubectl, namespace: str) -> dict[str, tuple[str, int, set[str
 
 
 def running(kubectl: Kubectl, namespace: str, version: str) -> dict[str, Any] | None:
-    """Status once both replicas of `version` are Ready and nothing else is rolling."""
-    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
-    versions = status.get("versions") or {}
-    ok = (
-        status.get("phase") == "Running"
-        and status.get("readyReplicas") == 2
-        and versions.get("currentVersion", "").startswith(f"{version}#")
-        and not versions.get("nextVersion")
-    )
-    return status if ok else None
+    return real_resources.running(kubectl, namespace, version, replicas=2)
 
 
 def start_keycloak(
@@ -128,9 +105,7 @@ def token_for(url: str, form: dict[str, str]) -> dict[str, Any] | None:
 
 def create_user(kubectl: Kubectl, namespace: str, username: str, password: str) -> None:
     """A user in realm `team` (users are not replicated kinds yet), as the generated bootstrap admin."""
-    admin = kubectl.get("secret", names.admin_secret("sso"), namespace)
-    assert admin is not None
-    creds = {k: base64.b64decode(v).decode() for k, v in admin["data"].items()}
+    creds = real_resources.admin_credentials(kubectl, namespace)
     real_keycloak.create_user(base_url(kubectl, namespace), creds, "team", username, password)
 
 

@@ -13,18 +13,16 @@ import base64
 import json
 import ssl
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import localcluster
-from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import names
 from localcluster import app_images, pki, real_keycloak, realnode, signins
-from localcluster.node_config import DNS_SERVICE_IP, NODE_NAME
-from tests.integration.support import extension_image
+from localcluster.node_config import NODE_NAME
+from tests.integration.support import extension_image, real_resources
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import replicate
@@ -35,7 +33,6 @@ FROM_VERSION, TO_VERSION = "26.7.0", "26.7.3"  # one minor line: blue-green on o
 HOST = "sso.example.test"
 ISSUER = f"https://{HOST}:8443/realms/team"  # a bare host name: scheme and port follow the request
 UNTRUSTED_PROXY = "192.0.2.10/32"  # TEST-NET-1: no pod has it, so no forwarding header is believed
-KC = f"keycloaks.{names.GROUP}"
 FORGED = {"X-Forwarded-Host": "evil.example.test", "X-Forwarded-Proto": "http", "X-Forwarded-Port": "80"}
 
 
@@ -49,16 +46,6 @@ def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[
     }
     built["extension"] = extension_image.extension(cluster, TO_VERSION)
     return built
-
-
-@pytest.fixture
-def real_operator(
-    cluster: localcluster.Cluster, crds: None, session_operator_stopped: None, tmp_path: Path
-) -> Iterator[OperatorProcess]:
-    proc = OperatorProcess(cluster.kubeconfig, tmp_path, cluster_dns=DNS_SERVICE_IP)
-    proc.start("--all-namespaces")
-    yield proc
-    proc.stop()
 
 
 def production(namespace: str, images: dict[str, str], image: str, cluster_name: str) -> dict[str, Any]:
@@ -81,17 +68,13 @@ def production(namespace: str, images: dict[str, str], image: str, cluster_name:
     )
 
 
-def running(kubectl: Kubectl, namespace: str, version: str) -> dict[str, Any] | None:
-    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
-    versions = status.get("versions") or {}
-    ok = (
-        status.get("phase") == "Running"
-        and status.get("readyReplicas") == 1
-        and versions.get("currentVersion", "").startswith(f"{version}#")
-        and not versions.get("nextVersion")
-        and (status.get("blueGreen") or {}).get("state", bg.IDLE) in (bg.IDLE, bg.COMPLETED)
-    )
-    return status if ok else None
+def serving_pod(kubectl: Kubectl, namespace: str) -> dict[str, Any]:
+    (pod,) = [
+        p
+        for p in kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso")
+        if not p["metadata"].get("deletionTimestamp")
+    ]
+    return pod
 
 
 def claims(jwt: str) -> dict[str, Any]:
@@ -156,9 +139,7 @@ class Sso:
         self.tls = signins.Tls(
             ssl.create_default_context(cafile=str(ca)), f"{names.public_service('sso')}.{namespace}.svc"
         )
-        admin = kubectl.get("secret", names.admin_secret("sso"), namespace)
-        assert admin is not None
-        self.creds = {k: base64.b64decode(v).decode() for k, v in admin["data"].items()}
+        self.creds = real_resources.admin_credentials(kubectl, namespace)
 
     def token(self, form: dict[str, str]) -> dict[str, Any] | None:
         return real_keycloak.token(f"{self.url}/realms/team/protocol/openid-connect/token", form, self.tls)
@@ -228,15 +209,11 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
     kubectl.apply(production(namespace, images, images["from"], "sso-blue"))
     wait_for(
         f"Keycloak {FROM_VERSION} Ready through its HTTPS probes, with its extensions built in the pod",
-        lambda: running(kubectl, namespace, FROM_VERSION),
+        lambda: real_resources.running(kubectl, namespace, FROM_VERSION, replicas=1),
         timeout=600,
         interval=2,
     )
-    (pod,) = [
-        p
-        for p in kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso")
-        if not p["metadata"].get("deletionTimestamp")
-    ]
+    pod = serving_pod(kubectl, namespace)
     assert pod["spec"]["nodeName"] == NODE_NAME
     assert [c["name"] for c in pod["spec"]["initContainers"]] == [
         "extensions-base",
@@ -265,7 +242,7 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
         kubectl.apply(production(namespace, images, images["to"], "sso-green"))
         wait_for(
             f"{TO_VERSION} serving after a blue-green upgrade",
-            lambda: running(kubectl, namespace, TO_VERSION),
+            lambda: real_resources.running(kubectl, namespace, TO_VERSION, replicas=1),
             timeout=900,
             interval=2,
         )
@@ -283,10 +260,6 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
         f"{len(failed)} of {len(attempts)} HTTPS sign-ins failed, from {failed[0].at - changed_at:+.1f} s "
         f"after the change; first: {failed[:2]}"
     )
-    (pod,) = [
-        p
-        for p in kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso")
-        if not p["metadata"].get("deletionTimestamp")
-    ]
+    pod = serving_pod(kubectl, namespace)
     assert pod["spec"]["containers"][0]["image"] == images["to"]
     check_settings(kubectl, namespace, sso, images, form, "green")

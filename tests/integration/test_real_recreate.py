@@ -5,19 +5,14 @@ measures and reports (status, event) matches the one real sign-ins see (first to
 
 from __future__ import annotations
 
-import base64
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 import localcluster
 from keycloak_operator.core import names
 from localcluster import app_images, real_keycloak, realnode, signins
-from localcluster.node_config import DNS_SERVICE_IP
-from tests.integration.support import sampler
+from tests.integration.support import real_resources, sampler
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import replicate
@@ -25,7 +20,6 @@ from tests.integration.support.real_resources import replicate
 pytestmark = pytest.mark.integration
 
 FROM_VERSION, TO_VERSION = "26.5.6", "26.7.3"
-KC = f"keycloaks.{names.GROUP}"
 
 
 @pytest.fixture(scope="module")
@@ -35,28 +29,6 @@ def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[
         "to": app_images.keycloak(cluster, TO_VERSION),
         "postgres": app_images.postgres(cluster),
     }
-
-
-@pytest.fixture
-def real_operator(
-    cluster: localcluster.Cluster, crds: None, session_operator_stopped: None, tmp_path: Path
-) -> Iterator[OperatorProcess]:
-    proc = OperatorProcess(cluster.kubeconfig, tmp_path, cluster_dns=DNS_SERVICE_IP)
-    proc.start("--all-namespaces")
-    yield proc
-    proc.stop()
-
-
-def running(kubectl: Kubectl, namespace: str, version: str) -> dict[str, Any] | None:
-    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
-    versions = status.get("versions") or {}
-    ok = (
-        status.get("phase") == "Running"
-        and status.get("readyReplicas") == 1
-        and versions.get("currentVersion", "").startswith(f"{version}#")
-        and not versions.get("nextVersion")
-    )
-    return status if ok else None
 
 
 def changesets(kubectl: Kubectl, namespace: str) -> int:
@@ -83,7 +55,7 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     kubectl.apply(real_keycloak.keycloak("sso", namespace, images["from"], replicas=1))
     wait_for(
         f"Keycloak {FROM_VERSION} Ready",
-        lambda: running(kubectl, namespace, FROM_VERSION),
+        lambda: real_resources.running(kubectl, namespace, FROM_VERSION, replicas=1),
         timeout=480,
         interval=2,
     )
@@ -91,9 +63,7 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     service = kubectl.get("service", names.public_service("sso"), namespace)
     assert service is not None
     url = f"http://{service['spec']['clusterIP']}:8080"
-    admin = kubectl.get("secret", names.admin_secret("sso"), namespace)
-    assert admin is not None
-    creds = {k: base64.b64decode(v).decode() for k, v in admin["data"].items()}
+    creds = real_resources.admin_credentials(kubectl, namespace)
     real_keycloak.create_user(url, creds, "team", "alice", "alice-password-1")
     before = changesets(kubectl, namespace)
 
@@ -109,7 +79,7 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
             kubectl.apply(real_keycloak.keycloak("sso", namespace, images["to"], replicas=1))
             status = wait_for(
                 f"{TO_VERSION} running after a recreate",
-                lambda: running(kubectl, namespace, TO_VERSION),
+                lambda: real_resources.running(kubectl, namespace, TO_VERSION, replicas=1),
                 timeout=600,
                 interval=1,
             )

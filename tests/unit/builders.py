@@ -62,6 +62,21 @@ def observed(
     )
 
 
+def deployment(s: KeycloakSpec) -> dict[str, Any]:
+    """The Deployment the operator renders for `s` (its own image, track a, version v)."""
+    return reconcile.render_deployment(OWNER, s, image=s.image, track="a", version="v")
+
+
+def pod(s: KeycloakSpec) -> dict[str, Any]:
+    return dict(deployment(s)["spec"]["template"]["spec"])
+
+
+def container(s: KeycloakSpec) -> dict[str, Any]:
+    """The Keycloak container (the pod's only one)."""
+    (only,) = pod(s)["containers"]
+    return dict(only)
+
+
 def fields_v1(obj: Any) -> Any:
     """The fieldsV1 tree a manager that applied `obj` owns: maps granular, lists and scalars as leaves."""
     if isinstance(obj, dict):

@@ -14,23 +14,16 @@ from pydantic import ValidationError
 from keycloak_operator.core import drift, keycloak_config, pod_extensions, reconcile, versions
 from keycloak_operator.models.extensions import IMAGE_PATH
 from keycloak_operator.models.keycloak import KeycloakSpec
-from tests.unit.builders import NOW, OWNER, SECRETS, fields_v1, observed, spec
+from tests.unit import builders
+from tests.unit.builders import NOW, SECRETS, fields_v1, observed, spec
 
 THEME = {"name": "acme-theme", "image": "registry.example/acme/theme@sha256:" + "a" * 64, "type": "themes"}
 PROVIDER = {"name": "audit", "image": "registry.example/acme/audit:1.2", "path": "/opt/audit/jars"}
 
 
-def render(s: KeycloakSpec) -> dict[str, Any]:
-    return reconcile.render_deployment(OWNER, s, image=s.image, track="a", version="v")
-
-
-def pod(s: KeycloakSpec) -> dict[str, Any]:
-    return dict(render(s)["spec"]["template"]["spec"])
-
-
-def container(s: KeycloakSpec) -> dict[str, Any]:
-    (only,) = pod(s)["containers"]
-    return dict(only)
+render = builders.deployment
+pod = builders.pod
+container = builders.container
 
 
 def init(s: KeycloakSpec) -> dict[str, dict[str, Any]]:

@@ -11,22 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import children, drift, names, reconcile, versions
-from keycloak_operator.models.keycloak import KeycloakSpec
-from tests.unit.builders import OWNER, fields_v1, spec
+from keycloak_operator.core import children, drift, names, versions
+from tests.unit import builders
+from tests.unit.builders import fields_v1, spec
 
-
-def render(s: KeycloakSpec) -> dict[str, Any]:
-    return reconcile.render_deployment(OWNER, s, image=s.image, track="a", version="v")
-
-
-def pod(s: KeycloakSpec) -> dict[str, Any]:
-    return dict(render(s)["spec"]["template"]["spec"])
-
-
-def container(s: KeycloakSpec) -> dict[str, Any]:
-    (only,) = pod(s)["containers"]
-    return dict(only)
+render = builders.deployment
+pod = builders.pod
+container = builders.container
 
 
 def test_safe_defaults_meet_the_restricted_pod_security_standard() -> None:

@@ -1,13 +1,38 @@
-"""The realm and confidential client that tests on the real node replicate into a real Keycloak `sso`, through
-the operator's own KeycloakRealm and KeycloakClient resources."""
+"""What tests on the real node share about the real Keycloak `sso` the operator runs there: when it has
+rolled out a version, its admin credentials, and the realm and confidential client they replicate into it
+through the operator's own KeycloakRealm and KeycloakClient resources."""
 
 from __future__ import annotations
 
 import base64
 from typing import Any
 
+from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import names
 from tests.integration.support.kubectl import Kubectl, wait_for
+
+KC = f"keycloaks.{names.GROUP}"
+
+
+def running(kubectl: Kubectl, namespace: str, version: str, replicas: int) -> dict[str, Any] | None:
+    """Status once `replicas` pods of `version` are Ready and nothing else is rolling or upgrading."""
+    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
+    versions = status.get("versions") or {}
+    ok = (
+        status.get("phase") == "Running"
+        and status.get("readyReplicas") == replicas
+        and versions.get("currentVersion", "").startswith(f"{version}#")
+        and not versions.get("nextVersion")
+        and (status.get("blueGreen") or {}).get("state", bg.IDLE) in (bg.IDLE, bg.COMPLETED)
+    )
+    return status if ok else None
+
+
+def admin_credentials(kubectl: Kubectl, namespace: str) -> dict[str, str]:
+    """The bootstrap admin the operator generated for `sso`: username and password."""
+    admin = kubectl.get("secret", names.admin_secret("sso"), namespace)
+    assert admin is not None
+    return {k: base64.b64decode(v).decode() for k, v in admin["data"].items()}
 
 
 def phase(kubectl: Kubectl, resource: str, namespace: str, name: str) -> str:
