@@ -132,3 +132,13 @@ def test_a_roll_measures_nothing() -> None:
     )
     rolling = reconcile.decide(wanted, seen, now=T1)
     assert not (rolling.status or first.status)["upgradePlan"].get("downtimeStarted")
+
+
+def test_a_hand_edited_start_is_dropped_never_an_error() -> None:
+    """status is writable through the status subresource: a start that is not a time must neither stop the
+    reconcile nor give a figure."""
+    edited = PLAN.model_copy(update={"downtime_started": "yesterday"})
+    ready = downtime.measure(edited, deployment(NEW, 1), "v2", 2, T1)
+    assert ready.plan.downtime_started == "" and ready.plan.downtime_seconds is None and ready.message == ""
+    down = downtime.measure(edited, deployment(NEW, 0), "v2", 2, T1)
+    assert down.plan.downtime_started == T1  # measured afresh from this pass

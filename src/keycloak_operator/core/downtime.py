@@ -4,21 +4,20 @@ first sees a pod of the new version ready.
 
 Readiness is the Deployment's `readyReplicas` once its controller has seen the change (terminating pods do
 not count), which is what the Service's endpoints follow. The passes run on the Deployment's own events, so
-the figure is accurate to the reconcile's latency and the timestamps' second; it can only come out longer
-than the real gap, never shorter. Both ends are stored in status as they happen, so an operator restarted
-in the middle still reports the whole gap.
+the figure is the real gap to within the timestamps' second at each end, plus the reconcile's latency (a
+pass that comes late, or an operator that was down while the pods went, makes it longer). Both ends are
+stored in status as they happen, so an operator restarted in the middle still reports the whole gap.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
 from keycloak_operator.core import rollout, upgrade_plan
+from keycloak_operator.core.bluegreen import clock
 from keycloak_operator.models.keycloak import UpgradePlanStatus
 
-_TIME = "%Y-%m-%dT%H:%M:%SZ"
 REASON = "DowntimeMeasured"
 
 
@@ -28,9 +27,12 @@ class Measurement:
     message: str = ""  # once measured: the text of the event that reports it
 
 
-def _seconds(start: str, end: str) -> int:
-    parsed = [dt.datetime.strptime(t, _TIME).replace(tzinfo=dt.UTC) for t in (start, end)]
-    return max(0, round((parsed[1] - parsed[0]).total_seconds()))
+def _seconds(start: str, end: str) -> int | None:
+    """Whole seconds from `start` to `end`; None when either cannot be read."""
+    begin, finish = clock.parse(start), clock.parse(end)
+    if begin is None or finish is None:
+        return None
+    return max(0, round((finish - begin).total_seconds()))
 
 
 def _observed(deployment: dict[str, Any]) -> bool:
@@ -55,13 +57,17 @@ def measure(
     )
     if not measuring or deployment is None:
         return Measurement(plan)
+    if plan.downtime_started and clock.parse(plan.downtime_started) is None:
+        # A start that cannot be read (a hand-edited status) is dropped, never trusted: no figure rather
+        # than a wrong one, and never an error that would stop this Keycloak's reconcile.
+        plan = plan.model_copy(update={"downtime_started": ""})
     ready = rollout.ready_replicas(deployment)
     if not plan.downtime_started:
         if ready == 0 and rolling_to and rollout.version_of(deployment) == rolling_to:
             return Measurement(plan.model_copy(update={"downtime_started": now}))
         return Measurement(plan)
-    if ready > 0 and rollout.image_of(deployment) == plan.to_image:
-        seconds = _seconds(plan.downtime_started, now)
+    seconds = _seconds(plan.downtime_started, now)
+    if ready > 0 and rollout.image_of(deployment) == plan.to_image and seconds is not None:
         text = (
             f"{plan.from_image} -> {plan.to_image} (Recreate): no pod was ready for {seconds} s, from "
             f"{plan.downtime_started} to {now}"

@@ -23,14 +23,19 @@ def after(now: datetime, seconds: float) -> str:
     return stamp(datetime.fromtimestamp(math.ceil(at.timestamp()), UTC))
 
 
+def parse(text: str) -> datetime | None:
+    """A stored timestamp in UTC; None when it cannot be read (a hand-edited status)."""
+    try:
+        return utc(datetime.fromisoformat(text))
+    except ValueError:
+        return None
+
+
 def remaining(deadline: str, now: datetime) -> float:
     """Seconds left before `deadline`, never negative. An unreadable deadline counts as passed: a
     hand-edited status then fails safe (roll back, or end a drain) instead of waiting forever."""
-    try:
-        at = datetime.fromisoformat(deadline)
-    except ValueError:
-        return 0.0
-    return max((utc(at) - utc(now)).total_seconds(), 0.0)
+    at = parse(deadline)
+    return 0.0 if at is None else max((at - utc(now)).total_seconds(), 0.0)
 
 
 def expired(deadline: str, now: datetime) -> bool:
