@@ -28,10 +28,11 @@ ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(
 # writer added, `kubectl edit` or a mutating webhook, is theirs: apply would not remove it anyway).
 _SELECTOR = frozenset({"matchLabels", "matchExpressions"})
 OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
+    # Init containers and volumes: the last truststore or extension taken out leaves nothing else changed.
+    # (Keys inside a container cannot be listed here: containers are a keyed list, which managedFields
+    # records by name, not as one owned value. A spec change that removes one is a new version anyway,
+    # whose annotation on the Deployment differs.)
     ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS | {"initContainers", "volumes"},
-    # The Keycloak container's optional parts (paths skip list indexes: init containers share the path).
-    ("spec", "template", "spec", "containers"): frozenset({"volumeMounts", "lifecycle", "resources"}),
-    ("spec", "template", "spec", "initContainers"): frozenset({"env", "resources"}),
     ("spec", "template", "spec", "securityContext"): children.POD_SECURITY_KEYS,
     # The Ingress: its optional parts, and those of its rules' and TLS entries (atomic lists: the
     # operator owns each item whole).
