@@ -206,7 +206,7 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         mounts.extend(parts.mounts)
         volumes.extend(parts.volumes)
         if parts.init_containers:
-            pod_spec["initContainers"] = parts.init_containers
+            pod_spec.setdefault("initContainers", []).extend(parts.init_containers)
     if mounts:
         container["volumeMounts"] = mounts
         pod_spec["volumes"] = volumes

@@ -67,11 +67,12 @@ def truststores(spec: KeycloakSpec) -> PodParts:
     parts = PodParts()
     for store in spec.truststores or []:
         volume = f"truststore-{store.name}"
-        source: dict[str, Any] = (
-            {"secret": {"secretName": store.secret.name}}
-            if store.secret is not None
-            else {"configMap": {"name": store.config_map.name if store.config_map else ""}}
-        )
+        if store.secret is not None:
+            source: dict[str, Any] = {"secret": {"secretName": store.secret.name}}
+        elif store.config_map is not None:
+            source = {"configMap": {"name": store.config_map.name}}
+        else:
+            continue  # the model requires exactly one source
         parts.volumes.append({"name": volume, **source})
         parts.mounts.append(
             {"name": volume, "mountPath": f"{TRUSTSTORES_DIR}/{store.name}", "readOnly": True}
@@ -81,6 +82,14 @@ def truststores(spec: KeycloakSpec) -> PodParts:
 
 def _staged(volume: str) -> dict[str, Any]:
     return {"name": volume, "mountPath": f"{STAGING_DIR}/{volume}"}
+
+
+def _installed() -> list[dict[str, Any]]:
+    """The staged providers and themes where Keycloak reads them (a new list each time: never shared)."""
+    return [
+        {"name": PROVIDERS_VOLUME, "mountPath": PROVIDERS_DIR},
+        {"name": THEMES_VOLUME, "mountPath": THEMES_DIR},
+    ]
 
 
 def _copy(extension: Extension, security: dict[str, Any], run_as_user: int) -> dict[str, Any]:
@@ -102,10 +111,7 @@ def extensions(spec: KeycloakSpec, env: list[dict[str, Any]], security: dict[str
     shared = [PROVIDERS_VOLUME, THEMES_VOLUME]
     parts = PodParts(
         volumes=[{"name": v, "emptyDir": {}} for v in shared],
-        mounts=[
-            {"name": PROVIDERS_VOLUME, "mountPath": PROVIDERS_DIR},
-            {"name": THEMES_VOLUME, "mountPath": THEMES_DIR},
-        ],
+        mounts=_installed(),
         init_containers=[
             {
                 "name": BASE_CONTAINER,
@@ -125,7 +131,7 @@ def extensions(spec: KeycloakSpec, env: list[dict[str, Any]], security: dict[str
             "image": spec.image,
             "command": ["/bin/sh", "-c", _BUILD],
             "env": env,
-            "volumeMounts": [parts.mounts[0], parts.mounts[1], _staged(BUILD_VOLUME)],
+            "volumeMounts": [*_installed(), _staged(BUILD_VOLUME)],
             # The build writes lib/quarkus in its own filesystem, whatever the spec says of Keycloak's.
             "securityContext": {**security, "readOnlyRootFilesystem": False},
         }
