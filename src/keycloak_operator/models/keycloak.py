@@ -394,7 +394,7 @@ class UpgradePlanStatus(CrdModel):
     downtime_seconds: int | None = Field(
         default=None,
         description="Recreate: seconds from downtimeStarted until the operator first saw a pod of the new "
-        "version ready, as measured by the operator (to the second, never shorter than the real gap).",
+        "version ready, as measured by the operator (each end to the second, plus its passes' latency).",
     )
 
 
