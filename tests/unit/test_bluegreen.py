@@ -126,9 +126,9 @@ def test_image_change_starts_an_upgrade(stored: BlueGreenStatus | None) -> None:
     assert s.backup_name.startswith("kc-pre-") and len(s.backup_name) == len("kc-pre-") + 8
 
 
-@pytest.mark.parametrize("path", [up.RECREATE, up.REFUSE, up.BLUE_GREEN_COPY, None])
-def test_no_upgrade_starts_unless_the_planner_chose_a_shared_database(path: str | None) -> None:
-    """Recreate and Refuse are the reconcile's to carry out; a copy is not made by this version."""
+@pytest.mark.parametrize("path", [up.RECREATE, up.REFUSE, up.ROLL, None])
+def test_no_upgrade_starts_unless_the_planner_chose_a_blue_green_path(path: str | None) -> None:
+    """Recreate, Refuse and Roll are the reconcile's to carry out (the copy path: test_bluegreen_copy.py)."""
     assert step(None, world(upgrade_path=path)) == bg.Step(None)
 
 
@@ -561,6 +561,7 @@ def test_naive_now_is_utc() -> None:
 
 RESUME = [
     (bg.BACKING_UP, world(), [bg.CreateBackup("kc-pre-12345678", "cnpg")], bg.BACKING_UP),
+    (bg.COPYING_DATABASE, world(), [], bg.ROLLING_BACK),  # no Job recorded: never an unnamed one
     (
         bg.PROVISIONING_GREEN,
         world(backup_phase="completed"),

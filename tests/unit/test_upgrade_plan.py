@@ -92,7 +92,8 @@ def test_an_incompatible_change_under_blue_green_without_a_copy_recreates_when_d
 def test_an_incompatible_change_under_blue_green_without_a_copy_or_downtime_is_refused() -> None:
     p = planned("26.5.6", "26.7.3", strategy="BlueGreen")
     assert p.path == up.REFUSE
-    assert "minor change" in p.reason and "Set upgradePolicy.allowDowntime" in p.reason
+    assert "minor change" in p.reason and "set upgradePolicy.allowDowntime" in p.reason
+    assert "Set upgradePolicy.databaseCopy" in p.reason
 
 
 # --- the compatibility check --------------------------------------------------------------------------------

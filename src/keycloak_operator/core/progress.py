@@ -18,6 +18,7 @@ EVENTS_SHOWN = 8
 WAITING_FOR: Mapping[str, str] = {
     bg.IDLE: "nothing: no upgrade in flight",
     bg.BACKING_UP: "the database backup {backup} to complete",
+    bg.COPYING_DATABASE: "the copy of blue's database for green (Job {copy_job}) to complete",
     bg.PROVISIONING_GREEN: "green's Deployment and discovery Service to be created",
     bg.WAITING_FOR_GREEN: "every green replica to be Ready and listed as serving by green's EndpointSlices",
     bg.CUTTING_OVER: "the public Service to select green",
@@ -119,7 +120,8 @@ def progress(
     entered = next((h.get("at") for h in reversed(history) if h.get("state") == state), None)
     deadline = str(upgrade.get("deadline") or "")
     waiting = WAITING_FOR.get(state, "the operator (unknown state)").format(
-        backup=upgrade.get("backupName") or "(not created yet)"
+        backup=upgrade.get("backupName") or "(not created yet)",
+        copy_job=upgrade.get("copyJob") or "(not created yet)",
     )
     tracks = tuple(t for t in (_track("blue", blue), _track("green", green)) if t is not None)
     planned = status.get("upgradePlan") or {}

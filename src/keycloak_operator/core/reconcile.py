@@ -13,6 +13,7 @@ from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
     children,
     conditions,
+    database_copy,
     downtime,
     drift,
     durations,
@@ -30,6 +31,7 @@ from keycloak_operator.core import (
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.models.keycloak import (
     BlueGreenStatus,
+    DatabaseStatus,
     KeycloakSpec,
     KeycloakStatus,
     UpgradePlanStatus,
@@ -184,9 +186,12 @@ def render_deployment(
     version: str,
     green: bool = False,
     recreate: bool = False,
+    database: str = "",
 ) -> dict[str, Any]:
-    """The Deployment for `spec` running `image` on `track`; green and canonical share one pod template."""
+    """The Deployment for `spec` running `image` on `track` (on `database`, empty: the spec's); green and
+    canonical share one pod template."""
     cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
+    spec = database_copy.with_database(spec, database)
     return children.deployment(
         children.WorkloadInputs(
             owner=owner,
@@ -214,6 +219,7 @@ def decide(
     kept = bg.blue_kept(blue_green, canonical)
     image = bg.serving_image(blue_green, spec.image, canonical)
     track = _canonical_track(canonical, previous, blue_green)
+    database = database_copy.canonical_database(spec, previous.database, blue_green, track)
     cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
     problems = _problems(spec, observed, owner, admin_secret_name(owner, spec))
     # While blue serves an image the spec no longer names (an upgrade in flight, blue kept, a failed
@@ -264,6 +270,7 @@ def decide(
             version=version,
             recreate=rollout.use_recreate(canonical, cache.name)
             or (plan is not None and plan.path == upgrade_plan.RECREATE),
+            database=database.name,
         )
         # The Deployment goes first: with Recreate its old pods stop before the discovery selector moves on.
         if drift.needs_apply(desired, canonical):
@@ -343,7 +350,23 @@ def decide(
             service_monitor_served=observed.service_monitor_served,
         )
     )
-    new_status = new.model_copy(update={"versions": slots, "upgrade_plan": planned}).wire()
+    serving_database = database.name
+    if (
+        blue_green is not None
+        and blue_green.green_database
+        and bg.serving_track(blue_green, track) == (blue_green.green_track)
+    ):
+        serving_database = blue_green.green_database
+    recorded = database.model_copy(update={"serving": serving_database})
+    # Recorded only once a copy is involved: a Keycloak that never had one keeps the status it had.
+    database_status = (
+        recorded if recorded != DatabaseStatus(name=database.name, serving=database.name) else None
+    )
+    if previous.database is not None:
+        database_status = recorded
+    new_status = new.model_copy(
+        update={"versions": slots, "upgrade_plan": planned, "database": database_status}
+    ).wire()
     changed = new_status != previous.wire() or not observed.keycloak.get("status")
     secret = admin_secret_name(owner, spec)
     return Decision(
@@ -418,6 +441,18 @@ def _rolled_out(spec: KeycloakSpec, dep: dict[str, Any] | None, version: str) ->
         and rollout.rollout_complete(dep)
         and int(dep.get("spec", {}).get("replicas", -1)) == spec.replicas
     )
+
+
+def canonical_database(
+    keycloak: dict[str, Any],
+    spec: KeycloakSpec,
+    canonical: dict[str, Any] | None,
+    blue_green: BlueGreenStatus | None,
+) -> DatabaseStatus:
+    """The database the canonical Deployment's pods use (core/database_copy.canonical_database)."""
+    previous = stored_status(keycloak)
+    track = _canonical_track(canonical, previous, blue_green)
+    return database_copy.canonical_database(spec, previous.database, blue_green, track)
 
 
 def change_in_flight(stored: dict[str, Any]) -> bool:

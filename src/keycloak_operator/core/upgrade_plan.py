@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from keycloak_operator.core import database_copy
 from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, release_of
 from keycloak_operator.core.releases import PATCH_ROLLING_SINCE, line_of, line_text
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -182,8 +183,8 @@ def plan(given: PlanInput) -> Plan:
     return Plan(
         REFUSE,
         f"{why}; blue-green needs a database copy for green here, and none can be made for this database. "
-        "Set upgradePolicy.allowDowntime to recreate instead (downtime), or set the image back to the "
-        "running one",
+        "Set upgradePolicy.databaseCopy (managed and external tiers) to give green a copy; or set "
+        "upgradePolicy.allowDowntime to recreate instead (downtime); or set the image back to the running one",
         False,
     )
 
@@ -191,8 +192,9 @@ def plan(given: PlanInput) -> Plan:
 def for_spec(spec: KeycloakSpec, running_image: str) -> Plan:
     """The plan for moving the pods running `running_image` to `spec`'s image under `spec`'s policy.
 
-    No database copy is offered yet: this operator version cannot make one, so an upgrade that needs one
-    under BlueGreen recreates (allowDowntime) or is refused, instead of sharing a database it cannot share.
+    A database copy is offered where the user asked for one (upgradePolicy.databaseCopy) and this operator
+    can make it (managed and external tiers; not yet cnpg): otherwise an upgrade that needs one under
+    BlueGreen recreates (allowDowntime) or is refused, instead of sharing a database it cannot share.
     """
     policy = spec.upgrade_policy
     return plan(
@@ -200,7 +202,7 @@ def for_spec(spec: KeycloakSpec, running_image: str) -> Plan:
             running_image,
             spec.image,
             strategy=policy.strategy,
-            copy_possible=False,
+            copy_possible=database_copy.copy_possible(spec),
             allow_downtime=policy.allow_downtime,
         )
     )

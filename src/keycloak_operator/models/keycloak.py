@@ -124,6 +124,24 @@ class CacheIsolation(CrdModel):
     )
 
 
+class DatabaseCopy(CrdModel):
+    """Blue-green across a schema migration: green gets a copy of blue's database on the same server."""
+
+    image: str = Field(
+        min_length=1,
+        max_length=1024,
+        pattern=pt.NO_SPACE,
+        description="Image with PostgreSQL's client tools (sh, psql, pg_dump, pg_restore) of the server's "
+        "major version or newer, e.g. docker.io/library/postgres:17. The copy Job runs it with the "
+        "database's credentials, whose user must be allowed to create databases (CREATEDB).",
+    )
+    timeout: str = Field(
+        default="10m",
+        pattern=DURATION_PATTERN,
+        description="Deadline for the copy; past it, the upgrade rolls back.",
+    )
+
+
 class UpgradePolicy(CrdModel):
     strategy: Literal["Recreate", "BlueGreen"] = Field(
         default="Recreate",
@@ -140,6 +158,13 @@ class UpgradePolicy(CrdModel):
         "which migrates the schema, and no database copy can be made for green), recreate instead: every "
         "old pod stops before the first new one starts. False: such an upgrade is refused (Degraded, "
         "UpgradeRefused) and the running version keeps serving.",
+    )
+    database_copy: DatabaseCopy | None = Field(
+        default=None,
+        description="BlueGreen, managed and external tiers: an upgrade that migrates the schema (minor or "
+        "major) runs green on a copy of the database, made when the upgrade starts, instead of recreating "
+        "or refusing. Sign-ins keep working; what blue writes after the copy does not reach green. "
+        "Unset: no copy is ever made.",
     )
     green_ready_timeout: str = Field(
         default="15m", pattern=DURATION_PATTERN, description="BlueGreen: deadline for green to become Ready."
@@ -398,6 +423,16 @@ class UpgradePlanStatus(CrdModel):
     )
 
 
+class DatabaseStatus(CrdModel):
+    """Which database the pods use when an upgrade gave green a copy (the spec keeps the name you wrote)."""
+
+    name: str = Field(default="", description="The database the canonical Deployment's pods use.")
+    copied_from: str = Field(
+        default="", description="The spec's database this copy stands in for; empty when it is the spec's."
+    )
+    serving: str = Field(default="", description="The database of the pods behind the public Service.")
+
+
 class BlueGreenHistoryEntry(CrdModel):
     state: str
     at: str
@@ -411,6 +446,16 @@ class BlueGreenStatus(CrdModel):
     blue_track: str = ""
     green_track: str = ""
     backup_name: str = ""
+    path: str = Field(default="", description="BlueGreenShared or BlueGreenCopy.")
+    blue_database: str = Field(default="", description="The database blue runs on.")
+    green_database: str = Field(default="", description="The database green runs on (a copy, or blue's).")
+    copy_job: str = Field(default="", description="BlueGreenCopy: the Job that copies the database.")
+    copy_started: str = Field(default="", description="BlueGreenCopy: when the copy was asked for.")
+    write_window_seconds: int | None = Field(
+        default=None,
+        description="BlueGreenCopy: seconds from copyStarted to the cutover; what blue wrote then is not in "
+        "green's database.",
+    )
     started_at: str = ""
     deadline: str = ""
     message: str = ""
@@ -428,5 +473,6 @@ class KeycloakStatus(CrdModel):
     conditions: list[Condition] = Field(default_factory=list)
     versions: Versions = Field(default_factory=Versions)
     cache_cluster: CacheClusterStatus = Field(default_factory=CacheClusterStatus)
+    database: DatabaseStatus | None = None
     blue_green: BlueGreenStatus | None = None
     upgrade_plan: UpgradePlanStatus | None = None

@@ -112,6 +112,12 @@ PERMISSIONS: tuple[Permission, ...] = (
         "the snapshot before a managed-tier blue-green upgrade",
     ),
     Permission(
+        "batch",
+        "jobs",
+        ("get", "create"),
+        "the database copy for green in a blue-green upgrade (BlueGreenCopy)",
+    ),
+    Permission(
         "kopf.dev",
         "kopfpeerings",
         ("get", "list", "watch", "patch"),

@@ -95,6 +95,7 @@ REALMS = Resource(names.GROUP, names.VERSION, names.REALM_PLURAL)
 CLIENTS = Resource(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
 CNPG_BACKUPS = Resource("postgresql.cnpg.io", "v1", "backups")
 VOLUME_SNAPSHOTS = Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots")
+JOBS = Resource("batch", "v1", "jobs")
 
 _BY_KIND = {
     ("apps/v1", "Deployment"): DEPLOYMENTS,
@@ -109,6 +110,7 @@ _BY_KIND = {
     (names.API_VERSION, names.KEYCLOAK_KIND): KEYCLOAKS,
     ("postgresql.cnpg.io/v1", "Backup"): CNPG_BACKUPS,
     ("snapshot.storage.k8s.io/v1", "VolumeSnapshot"): VOLUME_SNAPSHOTS,
+    ("batch/v1", "Job"): JOBS,
 }
 
 

@@ -5,10 +5,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from keycloak_operator.core import backups, children, durations, names, network_policy, upgrade_plan
+from keycloak_operator.core import (
+    backups,
+    children,
+    database_copy,
+    durations,
+    names,
+    network_policy,
+    upgrade_plan,
+)
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
-from keycloak_operator.core.reconcile import owner_of, render_deployment
+from keycloak_operator.core.reconcile import canonical_database, owner_of, render_deployment
 from keycloak_operator.core.rollout import image_of
 from keycloak_operator.core.versions import version_of
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
@@ -16,6 +24,7 @@ from keycloak_operator.shell.kube import (
     CNPG_BACKUPS,
     DEPLOYMENTS,
     ENDPOINT_SLICES,
+    JOBS,
     SERVICES,
     VOLUME_SNAPSHOTS,
     Kube,
@@ -52,7 +61,11 @@ async def observe(
             ENDPOINT_SLICES, ns, label_selector=f"{names.LABEL_SERVICE_NAME}={discovery}"
         )
         green_serving = bg.serving_pods(slices)
+    copy_phase = None
+    if stored is not None and stored.state == bg.COPYING_DATABASE and stored.copy_job:
+        copy_phase = database_copy.job_phase(await kube.get(JOBS, ns, stored.copy_job))
     policy = spec.upgrade_policy
+    copy = policy.database_copy
     return bg.Observed(
         name=name,
         spec_image=spec.image,
@@ -70,6 +83,10 @@ async def observe(
         backup_phase=backup_phase,
         green_serving_endpoints=green_serving,
         upgrade_path=upgrade_plan.for_spec(spec, image_of(canonical)).path if canonical is not None else None,
+        database=canonical_database(keycloak, spec, canonical, stored).name,
+        spec_database=database_copy.spec_database(spec),
+        copy_timeout_s=durations.parse(copy.timeout) if copy is not None else 600.0,
+        copy_phase=copy_phase,
         green_discovery_exists=await kube.get(SERVICES, ns, names.discovery_service(name, green=True))
         is not None,
     )
@@ -82,7 +99,10 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
     match action:
         case bg.CreateBackup(name=backup):
             await kube.create(backups.backup_object(owner, spec, backup))
-        case bg.ApplyGreen(image=image, track=track):
+        case bg.CopyDatabase(job=job, source=source, target=target):
+            await kube.create(database_copy.job(owner, spec, name=job, source=source, target=target))
+        case bg.ApplyGreen(image=image, track=track, database=database):
+            spec = database_copy.with_database(spec, database)
             green_spec = spec.model_copy(update={"image": image})
             version = version_of(green_spec).format()
             cluster = _cache_cluster_of(owner, spec, image)
@@ -108,7 +128,8 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
             await kube.delete(
                 DEPLOYMENTS, ns, names.deployment(name, green=True), propagation="Orphan", uid=uid
             )
-        case bg.AdoptAsCanonical(image=image, track=track):
+        case bg.AdoptAsCanonical(image=image, track=track, database=database):
+            spec = database_copy.with_database(spec, database)
             version = version_of(spec.model_copy(update={"image": image})).format()
             await kube.apply(render_deployment(owner, spec, image=image, track=track, version=version))
         case bg.DeleteGreenDiscovery():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from keycloak_operator.core import names, upgrade_plan
+from keycloak_operator.core import database_copy, names, upgrade_plan
 from keycloak_operator.core.bluegreen import clock
 from keycloak_operator.core.bluegreen.model import (
     BACKING_UP,
@@ -34,9 +34,18 @@ def at_rest(s: Status | None, w: Observed, now: datetime) -> Step:
             return go(s, IDLE, now, f"spec is back to {w.spec_image}")
     if w.strategy != "BlueGreen" or w.blue is None or w.spec_image == image_of(w.blue):
         return rest(s)  # no blue: first creation is not an upgrade
-    if w.upgrade_path != upgrade_plan.BLUE_GREEN_SHARED:
+    if w.upgrade_path not in MACHINE_PATHS:
         return rest(s)  # the planner chose another path (Recreate, Refuse): the reconcile carries it out
     return _begin(s if s is not None else Status(), w, w.blue, now)
+
+
+# The planner's paths this machine carries out; the others are the reconcile's.
+MACHINE_PATHS = (upgrade_plan.BLUE_GREEN_SHARED, upgrade_plan.BLUE_GREEN_COPY)
+
+
+def path_of(s: Status) -> str:
+    """The path of an upgrade in flight; one recorded by an operator before copies existed shared."""
+    return s.path or upgrade_plan.BLUE_GREEN_SHARED
 
 
 def _completed_with_green(s: Status, w: Observed, now: datetime) -> Step:
@@ -55,11 +64,21 @@ def _completed_with_green(s: Status, w: Observed, now: datetime) -> Step:
 def _begin(s: Status, w: Observed, blue: Deployment, now: datetime) -> Step:
     blue_track = track_of(blue) or names.TRACKS[0]
     started = clock.stamp(now)
+    path = w.upgrade_path or upgrade_plan.BLUE_GREEN_SHARED
+    green_database = w.database
+    if path == upgrade_plan.BLUE_GREEN_COPY:
+        green_database = database_copy.copy_name(w.spec_database or w.database, w.spec_image, w.database)
     return go(
         s,
         BACKING_UP,
         now,
-        f"upgrade {image_of(blue)} -> {w.spec_image} started",
+        f"upgrade {image_of(blue)} -> {w.spec_image} started ({path})",
+        path=path,
+        blue_database=w.database,
+        green_database=green_database,
+        copy_job="",
+        copy_started="",
+        write_window_seconds=None,
         blue_image=image_of(blue),
         green_image=w.spec_image,
         blue_track=blue_track,
@@ -84,6 +103,10 @@ def spec_changed(s: Status, w: Observed, now: datetime) -> Step | None:
             now,
             f"cancelled: {w.spec_image} cannot run beside {s.blue_image} ({w.upgrade_path})",
         )
+    if path_of(s) != upgrade_plan.BLUE_GREEN_SHARED:
+        # Green's database was copied for the image that is going: green goes, and the new image starts
+        # over from rest on blue's database.
+        return go(s, CANCELLING, now, f"cancelled: {w.spec_image} replaces {s.green_image}; starting over")
     message = f"green image replaced: {s.green_image} -> {w.spec_image}"
     if s.state == BACKING_UP:  # no green yet; the backup under way still precedes any green
         return go(s, BACKING_UP, now, message, green_image=w.spec_image)

@@ -11,6 +11,7 @@ from keycloak_operator.models.keycloak import BlueGreenStatus
 
 IDLE: Final = "Idle"
 BACKING_UP: Final = "BackingUp"
+COPYING_DATABASE: Final = "CopyingDatabase"
 PROVISIONING_GREEN: Final = "ProvisioningGreen"
 WAITING_FOR_GREEN: Final = "WaitingForGreen"
 CUTTING_OVER: Final = "CuttingOver"
@@ -25,6 +26,7 @@ FAILED: Final = "Failed"
 STATES: Final = (
     IDLE,
     BACKING_UP,
+    COPYING_DATABASE,
     PROVISIONING_GREEN,
     WAITING_FOR_GREEN,
     CUTTING_OVER,
@@ -38,12 +40,13 @@ STATES: Final = (
 )
 AT_REST: Final = frozenset({IDLE, COMPLETED, FAILED})
 # Traffic has not left blue yet: a spec change may still cancel or replace the green in flight.
-BEFORE_CUTOVER: Final = frozenset({BACKING_UP, PROVISIONING_GREEN, WAITING_FOR_GREEN})
+BEFORE_CUTOVER: Final = frozenset({BACKING_UP, COPYING_DATABASE, PROVISIONING_GREEN, WAITING_FOR_GREEN})
 # Public traffic goes (or is being switched) to green.
 ON_GREEN: Final = frozenset({CUTTING_OVER, DRAINING, TEARING_DOWN_BLUE, PROMOTING, COMPLETED})
 
 Tier = Literal["cnpg", "managed", "external"]
 BackupPhase = Literal["pending", "completed", "failed"]
+CopyPhase = Literal["pending", "completed", "failed"]
 EventType = Literal["Normal", "Warning"]
 
 # --- what the shell observed --------------------------------------------------------------------------------
@@ -77,8 +80,14 @@ class Observed:
     # after the switch. Read only while waiting for green or cutting over; None when not read.
     green_serving_endpoints: int | None = None
     # The upgrade planner's path from blue's image to the spec's (core/upgrade_plan.py); the machine starts,
-    # or replaces its green, only for BlueGreenShared. None: not planned (no blue).
+    # or replaces its green, only for BlueGreenShared and BlueGreenCopy. None: not planned (no blue).
     upgrade_path: str | None = None
+    # The database blue's (canonical) pods use, and the spec's database name a copy is named after
+    # (core/database_copy.py); the copy Job's outcome while copying (None: no Job of the recorded name).
+    database: str = ""
+    spec_database: str = ""
+    copy_timeout_s: float = 600.0
+    copy_phase: CopyPhase | None = None
 
     @property
     def backup_possible(self) -> bool:
@@ -97,11 +106,22 @@ class CreateBackup:
 
 
 @dataclass(frozen=True)
+class CopyDatabase:
+    """Create the Job `job` that fills database `target` from `source`; an existing Job is kept."""
+
+    job: str
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
 class ApplyGreen:
-    """Server-side apply `{name}-green-keycloak` and `{name}-green-discovery` for this image and track."""
+    """Server-side apply `{name}-green-keycloak` and `{name}-green-discovery` for this image and track, the
+    pods on `database` (empty: the canonical Deployment's)."""
 
     image: str
     track: str
+    database: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,6 +156,7 @@ class AdoptAsCanonical:
 
     image: str
     track: str
+    database: str = ""
 
 
 @dataclass(frozen=True)
@@ -145,6 +166,7 @@ class DeleteGreenDiscovery:
 
 Action = (
     CreateBackup
+    | CopyDatabase
     | ApplyGreen
     | DeleteGreen
     | SwitchTraffic

@@ -14,10 +14,14 @@ at rest            | BlueGreen, blue exists, spec image != blue | -             
                    | the kept blue was removed by the user      | -                    | Promoting
 before cutover     | spec image == blue's image                 | -                    | Cancelling
   (the 3 below)    | spec image is a third image                | DeleteGreen          | ProvisioningGreen
-BackingUp          | tier cannot back up (external, no PVC)     | Warning NoBackup     | ProvisioningGreen
-                   | backup completed                           | -                    | ProvisioningGreen
+BackingUp          | tier cannot back up (external, no PVC)     | Warning NoBackup     | ProvisioningGreen *
+                   | backup completed                           | -                    | ProvisioningGreen *
                    | backup failed, or deadline passed          | -                    | RollingBack
                    | no backup object yet                       | CreateBackup         | BackingUp
+CopyingDatabase    | no Job or target recorded, target == source | -                   | RollingBack
+                   | no copy Job of the recorded name           | CopyDatabase         | CopyingDatabase
+  (BlueGreenCopy)  | copy Job complete                          | -                    | ProvisioningGreen
+                   | copy Job failed, or deadline passed        | -                    | RollingBack
 ProvisioningGreen  | a green of another image/track exists      | DeleteGreen          | ProvisioningGreen
                    | otherwise                                  | ApplyGreen           | WaitingForGreen
 WaitingForGreen    | green missing (crash, or deleted by hand)   | ApplyGreen           | WaitingForGreen
@@ -39,6 +43,8 @@ Promoting          | green exists                               | OrphanGreen   
                    | green gone, canonical missing              | AdoptAsCanonical     | Promoting
                    | canonical Ready, green discovery exists    | DeleteGreenDiscovery | Promoting
                    | canonical Ready, no green discovery        | -                    | Completed
+* BlueGreenCopy: CopyingDatabase instead, green on its own copy of blue's database from then on; at the
+  cutover the write window (copy asked for -> traffic on green) is recorded and reported.
 RollingBack,       | selector not on blue                       | SwitchTraffic(blue)  | (same)
   Cancelling       | green or green discovery exist             | DeleteGreen(Disc.)   | (same)
                    | all clean                                  | -                    | Failed / Idle
@@ -48,16 +54,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
-from keycloak_operator.core import names
+from keycloak_operator.core import database_copy, names, upgrade_plan
 from keycloak_operator.core.bluegreen import clock
-from keycloak_operator.core.bluegreen.entry import at_rest, spec_changed
+from keycloak_operator.core.bluegreen.entry import at_rest, path_of, spec_changed
 from keycloak_operator.core.bluegreen.model import (
     AT_REST,
     BACKING_UP,
     BEFORE_CUTOVER,
     CANCELLING,
     COMPLETED,
+    COPYING_DATABASE,
     CUTTING_OVER,
     DRAINING,
     FAILED,
@@ -69,6 +77,7 @@ from keycloak_operator.core.bluegreen.model import (
     WAITING_FOR_GREEN,
     AdoptAsCanonical,
     ApplyGreen,
+    CopyDatabase,
     CreateBackup,
     DeleteBlue,
     DeleteGreen,
@@ -119,9 +128,9 @@ def _backing_up(s: Status, w: Observed, now: datetime) -> Step:
     if not w.backup_possible:
         what = "managed tier without pvcName" if w.tier == "managed" else f"{w.tier} tier"
         warning = Event("Warning", "NoBackup", f"{what}: no backup can be taken; upgrading without one")
-        return go(s, PROVISIONING_GREEN, now, f"no backup ({what})", events=[warning], backup_name="")
+        return _backed_up(s, w, now, f"no backup ({what})", [warning], backup_name="")
     if w.backup_phase == "completed":
-        return go(s, PROVISIONING_GREEN, now, f"backup {s.backup_name} completed")
+        return _backed_up(s, w, now, f"backup {s.backup_name} completed", [], s.backup_name)
     if w.backup_phase == "failed":
         return go(s, ROLLING_BACK, now, f"backup {s.backup_name} failed")
     if clock.expired(s.deadline, now):
@@ -129,6 +138,42 @@ def _backing_up(s: Status, w: Observed, now: datetime) -> Step:
         return go(s, ROLLING_BACK, now, f"backup {s.backup_name} not completed within {timeout}")
     # Exactly once: only while no object of the recorded name exists; the create itself is by that name.
     actions = [CreateBackup(s.backup_name, w.tier)] if w.backup_phase is None else []
+    return stay(s, actions, min(clock.remaining(s.deadline, now), POLL_S))
+
+
+def _backed_up(
+    s: Status, w: Observed, now: datetime, message: str, events: list[Event], backup_name: str
+) -> Step:
+    """After the backup (or without one): green's own database is copied first on the copy path."""
+    if path_of(s) != upgrade_plan.BLUE_GREEN_COPY:
+        return go(s, PROVISIONING_GREEN, now, message, events=events, backup_name=backup_name)
+    started = clock.stamp(now)
+    return go(
+        s,
+        COPYING_DATABASE,
+        now,
+        f"{message}; copying database {s.blue_database} to {s.green_database} for green",
+        events=events,
+        copy_job=database_copy.job_name(w.name, s.green_database, started),
+        copy_started=started,
+        deadline=clock.after(now, w.copy_timeout_s),
+        backup_name=backup_name,
+    )
+
+
+def _copying_database(s: Status, w: Observed, now: datetime) -> Step:
+    if not (s.copy_job and s.green_database) or s.green_database == s.blue_database:
+        # A status edited by hand: never create an unnamed Job, never copy a database onto itself.
+        return go(s, ROLLING_BACK, now, "the database copy's Job or target is missing from status")
+    if w.copy_phase == "completed":
+        return go(s, PROVISIONING_GREEN, now, f"database {s.blue_database} copied to {s.green_database}")
+    if w.copy_phase == "failed":
+        return go(s, ROLLING_BACK, now, f"database copy failed: see the logs of Job {s.copy_job}")
+    if clock.expired(s.deadline, now):
+        timeout = format_seconds(w.copy_timeout_s)
+        return go(s, ROLLING_BACK, now, f"database copy (Job {s.copy_job}) not completed within {timeout}")
+    # Exactly once: only while no Job of the recorded name exists; the create itself is by that name.
+    actions = [CopyDatabase(s.copy_job, s.blue_database, s.green_database)] if w.copy_phase is None else []
     return stay(s, actions, min(clock.remaining(s.deadline, now), POLL_S))
 
 
@@ -143,7 +188,7 @@ def _provisioning_green(s: Status, w: Observed, now: datetime) -> Step:
         WAITING_FOR_GREEN,
         now,
         f"green {names.deployment(w.name, green=True)} applied with {s.green_image}",
-        actions=[ApplyGreen(s.green_image, s.green_track)],
+        actions=[_apply_green(s)],
         deadline=clock.after(now, w.green_ready_timeout_s),
     )
 
@@ -153,7 +198,7 @@ def _waiting_for_green(s: Status, w: Observed, now: datetime) -> Step:
     if g is None:
         # The apply that came with entering this state was cut off (or someone deleted green): redo it in
         # place, under the same deadline, so a resumed upgrade does not walk back through the table.
-        return stay(s, [ApplyGreen(s.green_image, s.green_track)])
+        return stay(s, [_apply_green(s)])
     if is_deleting(g):
         return stay(s)
     ready = green_ready(s, w)
@@ -165,7 +210,7 @@ def _waiting_for_green(s: Status, w: Observed, now: datetime) -> Step:
     if ready:  # the EndpointSlice controller has not caught up; it sends no event the operator watches
         return stay(s, wait=min(SLICE_POLL_S, clock.remaining(s.deadline, now)))
     if spec_replicas(g) != w.replicas:
-        return stay(s, [ApplyGreen(s.green_image, s.green_track)])  # scaled during the upgrade
+        return stay(s, [_apply_green(s)])  # scaled during the upgrade
     return stay(s, wait=clock.remaining(s.deadline, now))  # green's events wake us sooner
 
 
@@ -174,11 +219,31 @@ def _cutting_over(s: Status, w: Observed, now: datetime) -> Step:
         if not (green_ready(s, w) and green_serving(w)):  # traffic has not moved: wait again, same deadline
             return go(s, WAITING_FOR_GREEN, now, "green lost readiness before the switch")
         return stay(s, [SwitchTraffic(s.green_track)])
+    window = _write_window(s, now)
     if w.auto_teardown:
         delay = format_seconds(w.drain_delay_s)
         message = f"traffic on green (track {s.green_track}); blue goes in {delay}"
-        return go(s, DRAINING, now, message, deadline=clock.after(now, w.drain_delay_s))
-    return go(s, COMPLETED, now, f"traffic on green (track {s.green_track}); blue kept (autoTeardown false)")
+        return go(s, DRAINING, now, message, deadline=clock.after(now, w.drain_delay_s), **window)
+    message = f"traffic on green (track {s.green_track}); blue kept (autoTeardown false)"
+    return go(s, COMPLETED, now, message, **window)
+
+
+def _write_window(s: Status, now: datetime) -> dict[str, Any]:
+    """BlueGreenCopy: from the copy to the cutover, blue's writes did not reach green's database. Measured
+    from when the copy was asked for (before the dump began), so it errs long."""
+    started = clock.parse(s.copy_started) if s.copy_started else None
+    if path_of(s) != upgrade_plan.BLUE_GREEN_COPY or started is None:
+        return {}
+    seconds = max(0, round((now - started).total_seconds()))
+    message = (
+        f"writes made on blue ({s.blue_database}) from {s.copy_started} to the cutover, {seconds} s, are not "
+        f"in green's database {s.green_database}"
+    )
+    return {"write_window_seconds": seconds, "events": [Event("Normal", "WriteWindow", message)]}
+
+
+def _apply_green(s: Status) -> ApplyGreen:
+    return ApplyGreen(s.green_image, s.green_track, s.green_database)
 
 
 def _draining(s: Status, w: Observed, now: datetime) -> Step:
@@ -204,7 +269,7 @@ def _promoting(s: Status, w: Observed, now: datetime) -> Step:
     if g is not None:
         return stay(s) if is_deleting(g) else stay(s, [OrphanGreen(uid_of(g))])
     if b is None:
-        return stay(s, [AdoptAsCanonical(s.green_image, s.green_track)])
+        return stay(s, [AdoptAsCanonical(s.green_image, s.green_track, s.green_database)])
     if not fully_ready(b, w):
         return stay(s)
     if w.green_discovery_exists:  # only now: until the adoption is done the old pods keep using it
@@ -234,6 +299,7 @@ def _cancelling(s: Status, w: Observed, now: datetime) -> Step:
 
 _HANDLERS: dict[str, Callable[[Status, Observed, datetime], Step]] = {
     BACKING_UP: _backing_up,
+    COPYING_DATABASE: _copying_database,
     PROVISIONING_GREEN: _provisioning_green,
     WAITING_FOR_GREEN: _waiting_for_green,
     CUTTING_OVER: _cutting_over,

@@ -1,0 +1,207 @@
+"""Blue-green on a copy of the database: which database each colour uses, and the Job that makes the copy.
+
+A minor or major Keycloak release migrates the schema when it starts, after which the old release cannot use
+the database. So green gets its own database on the same server, filled from blue's when the upgrade starts
+(`pg_dump` then `pg_restore`, in a Job), and migrates that one; blue keeps serving from its untouched
+database until the cutover, and stays the way back while it is kept. The spec keeps the database name the
+user wrote (no GitOps drift); status.database says which database the pods use.
+
+Pure: the shell creates the Job and reads it back; nothing here knows a client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Final, Literal
+
+from keycloak_operator.core import names
+from keycloak_operator.core.children import Owner
+from keycloak_operator.core.images import release_of
+from keycloak_operator.core.keycloak_config import database_coordinates
+from keycloak_operator.models import patterns as pt
+from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
+
+CopyPhase = Literal["pending", "completed", "failed"]
+
+COMPONENT: Final = "database-copy"
+MAX_DATABASE: Final = 63  # PostgreSQL's identifier length
+_WORK: Final = "/work"
+# Who made a database, written on it as a comment: the Job drops an existing target only when it carries
+# this Keycloak's marker (a retried copy), never a database someone else made under that name.
+_MARKER_PREFIX: Final = "keycloak-operator copy"
+
+# Inputs arrive as environment variables, never spliced into the script. Database names match the CRD's
+# pattern (letters, digits, `_`, `-`: no quote can end an SQL identifier or literal), checked again in
+# `job` before rendering.
+SCRIPT: Final = """set -eu
+found=$(psql -v ON_ERROR_STOP=1 -d "$KCOP_SOURCE" -Atc "SELECT 'exists:' ||
+  coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE datname = '$KCOP_TARGET'")
+if [ -n "$found" ]; then
+  if [ "$found" != "exists:$KCOP_MARKER" ]; then
+    echo "database $KCOP_TARGET exists and was not made by this Keycloak's copy; not touching it" >&2
+    exit 1
+  fi
+  echo "dropping $KCOP_TARGET, left by an earlier copy"
+  psql -v ON_ERROR_STOP=1 -d "$KCOP_SOURCE" -c "DROP DATABASE \\"$KCOP_TARGET\\""
+fi
+psql -v ON_ERROR_STOP=1 -d "$KCOP_SOURCE" -c "CREATE DATABASE \\"$KCOP_TARGET\\"" \\
+  -c "COMMENT ON DATABASE \\"$KCOP_TARGET\\" IS '$KCOP_MARKER'"
+pg_dump --format=custom --no-owner --no-acl --file=/work/dump "$KCOP_SOURCE"
+pg_restore --no-owner --no-acl --exit-on-error --single-transaction --dbname="$KCOP_TARGET" /work/dump
+echo "copied $KCOP_SOURCE to $KCOP_TARGET"
+"""
+
+
+def copy_possible(spec: KeycloakSpec) -> bool:
+    """The user asked for copies, and this operator can make one for the tier (not yet for cnpg)."""
+    return spec.upgrade_policy.database_copy is not None and spec.database.tier in ("managed", "external")
+
+
+def spec_database(spec: KeycloakSpec) -> str:
+    return database_coordinates(spec)[2]
+
+
+def with_database(spec: KeycloakSpec, database: str) -> KeycloakSpec:
+    """`spec` with its tier's database name replaced: the pods of one colour on that colour's database."""
+    if not database or database == spec_database(spec):
+        return spec
+    db = spec.database
+    tier = db.cnpg or db.managed or db.external
+    if tier is None:
+        raise ValueError("no database tier set")
+    field = "cnpg" if db.cnpg is not None else "managed" if db.managed is not None else "external"
+    moved = db.model_copy(update={field: tier.model_copy(update={"database": database})})
+    return spec.model_copy(update={"database": moved})
+
+
+def copy_name(base: str, green_image: str, source: str) -> str:
+    """Green's database: the spec's name and green's release (`keycloak_26_7_3`), or a digest of the image
+    when its tag names no release. Deterministic, so a resumed upgrade copies into the same database; never
+    the source."""
+    release = release_of(green_image)
+    if release is not None and not release.prerelease:
+        suffix = f"_{release.major}_{release.minor}_{release.patch}"
+    else:
+        suffix = "_" + hashlib.sha256(green_image.encode()).hexdigest()[:10]
+    name = base[: MAX_DATABASE - len(suffix)] + suffix
+    if name == source:  # a chain of copies came back to this name: never copy a database onto itself
+        name = name[: MAX_DATABASE - 2] + "_c"
+    return name
+
+
+def job_name(keycloak: str, target: str, started: str) -> str:
+    digest = hashlib.sha256(f"{target}\0{started}".encode()).hexdigest()[:8]
+    return f"{keycloak}-dbcopy-{digest}"
+
+
+def marker(owner: Owner) -> str:
+    return f"{_MARKER_PREFIX} for {owner.namespace}/{owner.name} ({owner.uid})"
+
+
+def _checked(database: str) -> str:
+    if not re.fullmatch(pt.DATABASE, database) or len(database) > MAX_DATABASE:
+        raise ValueError(f"not a database name the copy can quote safely: {database!r}")
+    return database
+
+
+def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str) -> dict[str, Any]:
+    """The Job that fills `target` from `source` on the spec's database server, with its credentials."""
+    settings = spec.upgrade_policy.database_copy
+    if settings is None:
+        raise ValueError("spec.upgradePolicy.databaseCopy is not set")
+    if _checked(source) == _checked(target):
+        raise ValueError("a database is never copied onto itself")
+    host, port, _, credentials = database_coordinates(spec)
+
+    def secret(variable: str, key: str) -> dict[str, Any]:
+        return {"name": variable, "valueFrom": {"secretKeyRef": {"name": credentials, "key": key}}}
+
+    env = [
+        {"name": "PGHOST", "value": host},
+        {"name": "PGPORT", "value": str(port)},
+        secret("PGUSER", "username"),
+        secret("PGPASSWORD", "password"),
+        {"name": "PGCONNECT_TIMEOUT", "value": "10"},
+        {"name": "HOME", "value": _WORK},
+        {"name": "KCOP_SOURCE", "value": source},
+        {"name": "KCOP_TARGET", "value": target},
+        {"name": "KCOP_MARKER", "value": marker(owner)},
+    ]
+    container = {
+        "name": "copy",
+        "image": settings.image,
+        "command": ["sh", "-c", SCRIPT],
+        "env": env,
+        "volumeMounts": [{"name": "work", "mountPath": _WORK}],
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+        },
+    }
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [container],
+        "volumes": [{"name": "work", "emptyDir": {}}],
+        "enableServiceLinks": False,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65532,
+            "runAsGroup": 65532,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+    placement = spec.scheduling
+    if placement is not None and placement.node_selector:
+        pod_spec["nodeSelector"] = dict(placement.node_selector)
+    if placement is not None and placement.tolerations:
+        pod_spec["tolerations"] = [t.wire() for t in placement.tolerations]
+    labels = names.component_labels(owner.name, COMPONENT)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": owner.namespace,
+            "labels": labels,
+            "ownerReferences": [owner.reference()],
+        },
+        "spec": {
+            # One try: a failed copy rolls the upgrade back, and a new upgrade makes a new Job.
+            "backoffLimit": 0,
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
+    }
+
+
+def job_phase(obj: dict[str, Any] | None) -> CopyPhase | None:
+    """None when absent; completed or failed by the Job's conditions; pending otherwise."""
+    if obj is None:
+        return None
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if condition.get("status") != "True":
+            continue
+        if condition.get("type") == "Complete":
+            return "completed"
+        if condition.get("type") == "Failed":
+            return "failed"
+    return "pending"
+
+
+def canonical_database(
+    spec: KeycloakSpec, recorded: DatabaseStatus | None, blue_green: BlueGreenStatus | None, track: str
+) -> DatabaseStatus:
+    """The database of the canonical Deployment: green's once green has been promoted into it; the one
+    recorded while the spec still names the database that record stands in for; the spec's otherwise (a
+    user who changes the spec's database name moves the pods there)."""
+    wanted = spec_database(spec)
+    bg = blue_green
+    promoted = bg is not None and bg.state in ("Promoting", "Completed") and track == bg.green_track
+    if bg is not None and promoted and bg.green_database:
+        if bg.green_database == wanted:
+            return DatabaseStatus(name=wanted)
+        return DatabaseStatus(name=bg.green_database, copied_from=wanted)
+    if recorded is not None and recorded.name and recorded.copied_from == wanted:
+        return DatabaseStatus(name=recorded.name, copied_from=recorded.copied_from)
+    return DatabaseStatus(name=wanted)

@@ -1,0 +1,211 @@
+"""A minor upgrade of real Keycloak pods on the real node (26.5.6 to 26.7.3: the new version migrates the
+schema when it starts, and the old one cannot run on it) under BlueGreen with a database copy: green
+migrates its own copy of blue's database while blue keeps serving from the untouched one, sign-ins never
+fail, a rollback returns to blue on its database, and a second upgrade promotes green with its copy.
+
+Sign-ins run throughout. Liquibase's `databasechangelog` is read in each database to prove the old version
+never runs on a schema the new one migrated."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+import localcluster
+from keycloak_operator.core import names
+from localcluster import app_images, real_keycloak, realnode, signins
+from tests.integration.support import real_resources
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.real_resources import KC, replicate
+
+pytestmark = pytest.mark.integration
+
+FROM_VERSION, TO_VERSION = "26.5.6", "26.7.3"
+BLUE_DB, GREEN_DB = real_keycloak.DB_NAME, f"{real_keycloak.DB_NAME}_26_7_3"
+
+
+@pytest.fixture(scope="module")
+def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[str, str]:
+    return {
+        "from": app_images.keycloak(cluster, FROM_VERSION),
+        "to": app_images.keycloak(cluster, TO_VERSION),
+        "postgres": app_images.postgres(cluster),
+    }
+
+
+def sql(kubectl: Kubectl, namespace: str, database: str, query: str) -> str:
+    (pod,) = kubectl.list("pods", namespace, selector="app=postgres")
+    return kubectl.run(
+        "exec", "-n", namespace, pod["metadata"]["name"], "--",
+        "psql", "-U", real_keycloak.DB_USER, "-d", database, "-tAc", query,
+    ).stdout.strip()  # fmt: skip
+
+
+def schema(kubectl: Kubectl, namespace: str, database: str) -> tuple[int, str]:
+    """(Liquibase changesets applied, the newest one's id): each migration adds some."""
+    count = int(sql(kubectl, namespace, database, "select count(*) from databasechangelog"))
+    newest = sql(
+        kubectl, namespace, database, "select id from databasechangelog order by orderexecuted desc limit 1"
+    )
+    return count, newest
+
+
+def keycloak(namespace: str, image: str, postgres: str, *, keep_blue: bool) -> dict[str, Any]:
+    return real_keycloak.keycloak(
+        "sso",
+        namespace,
+        image,
+        replicas=1,
+        upgradePolicy={
+            "strategy": "BlueGreen",
+            "autoTeardown": not keep_blue,
+            "databaseCopy": {"image": postgres},
+        },
+    )
+
+
+def database_of(deployment: dict[str, Any] | None) -> tuple[str, str]:
+    """(image, KC_DB_URL_DATABASE) of a Deployment's Keycloak container."""
+    assert deployment is not None
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    return container["image"], str(env["KC_DB_URL_DATABASE"])
+
+
+def upgrade(kubectl: Kubectl, namespace: str, state: str) -> dict[str, Any] | None:
+    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
+    return status if (status.get("blueGreen") or {}).get("state") == state else None
+
+
+def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
+    kubectl: Kubectl,
+    images: dict[str, str],
+    session_operator_stopped: None,
+    real_operator: OperatorProcess,
+    namespace: str,
+) -> None:
+    for obj in real_keycloak.postgres(namespace, images["postgres"]):
+        kubectl.apply(obj)
+    kubectl.apply(keycloak(namespace, images["from"], images["postgres"], keep_blue=True))
+    wait_for(
+        f"Keycloak {FROM_VERSION} Ready",
+        lambda: real_resources.running(kubectl, namespace, FROM_VERSION, replicas=1),
+        timeout=480,
+        interval=2,
+    )
+    secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
+    service = kubectl.get("service", names.public_service("sso"), namespace)
+    assert service is not None
+    url = f"http://{service['spec']['clusterIP']}:8080"
+    creds = real_resources.admin_credentials(kubectl, namespace)
+    real_keycloak.create_user(url, creds, "team", "alice", "alice-password-1")
+    blue_schema = schema(kubectl, namespace, BLUE_DB)
+
+    login = signins.Login(
+        f"{url}/realms/team/protocol/openid-connect/token", "backend", secret, "alice", "alice-password-1"
+    )
+    load = signins.SignIns(login, max_seconds=1800).start()
+    try:
+        wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
+        # 1. Upgrade, blue kept: green serves from its own migrated copy.
+        kubectl.apply(keycloak(namespace, images["to"], images["postgres"], keep_blue=True))
+        status = wait_for(
+            "traffic on green, blue kept",
+            lambda: upgrade(kubectl, namespace, "Completed"),
+            timeout=900,
+            interval=2,
+        )
+        plan, upgraded = status["upgradePlan"], status["blueGreen"]
+        assert plan["path"] == "BlueGreenCopy", plan
+        assert (upgraded["blueDatabase"], upgraded["greenDatabase"]) == (BLUE_DB, GREEN_DB), upgraded
+        assert status["database"]["serving"] == GREEN_DB, status["database"]
+        assert upgraded["writeWindowSeconds"] > 0, upgraded
+        blue = kubectl.get("deployment", names.deployment("sso"), namespace)
+        green = kubectl.get("deployment", names.deployment("sso", green=True), namespace)
+        assert database_of(blue) == (images["from"], BLUE_DB)
+        assert database_of(green) == (images["to"], GREEN_DB)
+        # The old version's database was never migrated; green's copy was, and holds blue's data.
+        assert schema(kubectl, namespace, BLUE_DB) == blue_schema
+        green_schema = schema(kubectl, namespace, GREEN_DB)
+        assert green_schema[0] > blue_schema[0], (green_schema, blue_schema)
+        assert sql(kubectl, namespace, GREEN_DB, "select count(*) from realm where name = 'team'") == "1"
+        assert (
+            sql(kubectl, namespace, GREEN_DB, "select count(*) from client where client_id = 'backend'")
+            == "1"
+        )
+        assert (
+            sql(kubectl, namespace, GREEN_DB, "select count(*) from user_entity where username = 'alice'")
+            == "1"
+        )
+        windows = [e for e in kubectl.list("events", namespace) if e.get("reason") == "WriteWindow"]
+        assert len(windows) == 1 and GREEN_DB in windows[0]["message"], windows
+        on_green = time.monotonic()
+        wait_for(
+            "sign-ins on green", lambda: sum(a.at > on_green for a in list(load.attempts)) >= 20, timeout=90
+        )
+
+        # 2. Roll back: the kept blue serves again, from its untouched database.
+        kubectl.apply(keycloak(namespace, images["from"], images["postgres"], keep_blue=True))
+        status = wait_for(
+            "rolled back to blue", lambda: upgrade(kubectl, namespace, "Idle"), timeout=300, interval=1
+        )
+        wait_for(
+            "green removed",
+            lambda: kubectl.get("deployment", names.deployment("sso", green=True), namespace) is None,
+            timeout=120,
+        )
+        assert status["database"]["serving"] == BLUE_DB, status["database"]
+        assert schema(kubectl, namespace, BLUE_DB) == blue_schema
+        back = time.monotonic()
+        wait_for(
+            "sign-ins on blue again", lambda: sum(a.at > back for a in list(load.attempts)) >= 20, timeout=90
+        )
+
+        # 3. Upgrade again, blue torn down: the copy is made afresh (the earlier one is dropped: it is this
+        # Keycloak's), and green is promoted to the canonical Deployment with its database, no pod restarted.
+        kubectl.apply(keycloak(namespace, images["to"], images["postgres"], keep_blue=False))
+        serving = wait_for(
+            "green serving before promotion",
+            lambda: upgrade(kubectl, namespace, "Draining") or upgrade(kubectl, namespace, "TearingDownBlue"),
+            timeout=900,
+            interval=1,
+        )
+        (green_pod,) = kubectl.list(
+            "pods", namespace, selector=f"{names.LABEL_TRACK}={serving['blueGreen']['greenTrack']}"
+        )
+        status = wait_for(
+            f"{TO_VERSION} promoted",
+            lambda: real_resources.running(kubectl, namespace, TO_VERSION, replicas=1),
+            timeout=300,
+            interval=1,
+        )
+        assert status["blueGreen"]["state"] == "Completed"
+        assert status["database"] == {"name": GREEN_DB, "copiedFrom": BLUE_DB, "serving": GREEN_DB}
+        assert database_of(kubectl.get("deployment", names.deployment("sso"), namespace)) == (
+            images["to"],
+            GREEN_DB,
+        )
+        (promoted_pod,) = kubectl.list(
+            "pods",
+            namespace,
+            selector=f"{names.LABEL_INSTANCE}=sso,{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}",
+        )
+        assert promoted_pod["metadata"]["uid"] == green_pod["metadata"]["uid"]  # adopted, not restarted
+        assert schema(kubectl, namespace, BLUE_DB) == blue_schema
+        done = time.monotonic()
+        wait_for(
+            "sign-ins after promotion",
+            lambda: sum(a.at > done for a in list(load.attempts)) >= 20,
+            timeout=90,
+        )
+    finally:
+        attempts = load.stop()
+    failed = [a for a in attempts if not a.ok]
+    assert not failed, f"{len(failed)} of {len(attempts)} sign-ins failed; first: {failed[:2]}"
+    print(
+        f"copy upgrade {FROM_VERSION} -> {TO_VERSION}, rollback, upgrade again: "
+        f"{len(attempts)} sign-ins, 0 failed"
+    )
