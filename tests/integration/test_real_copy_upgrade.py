@@ -188,12 +188,15 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
             images["to"],
             GREEN_DB,
         )
-        (promoted_pod,) = kubectl.list(
-            "pods",
-            namespace,
-            selector=f"{names.LABEL_INSTANCE}=sso,{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}",
-        )
-        assert promoted_pod["metadata"]["uid"] == green_pod["metadata"]["uid"]  # adopted, not restarted
+        # Blue's pod may still be terminating (its grace period); the one that is not is green's, adopted by
+        # the canonical Deployment and never restarted.
+        server = f"{names.LABEL_INSTANCE}=sso,{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}"
+        live = [
+            p
+            for p in kubectl.list("pods", namespace, selector=server)
+            if not p["metadata"].get("deletionTimestamp")
+        ]
+        assert [p["metadata"]["uid"] for p in live] == [green_pod["metadata"]["uid"]], live
         assert schema(kubectl, namespace, BLUE_DB) == blue_schema
         done = time.monotonic()
         wait_for(

@@ -1,3 +1,5 @@
+import pytest
+
 from keycloak_operator.core import children, names
 from keycloak_operator.models.keycloak import KeycloakSpec
 
@@ -64,6 +66,25 @@ def test_credentials_are_referenced_never_inlined() -> None:
     assert env["KC_DB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "db-app", "key": "password"}
     assert env["KC_DB_URL_HOST"]["value"] == "db-rw"
     assert env["KC_BOOTSTRAP_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "kc-initial-admin"
+
+
+@pytest.mark.parametrize(
+    ("image", "legacy"),
+    [
+        ("quay.io/keycloak/keycloak:25.0.6", True),  # 25 reads KEYCLOAK_ADMIN*
+        ("quay.io/keycloak/keycloak:26.0.0", False),
+        ("quay.io/keycloak/keycloak:nightly", False),  # no release named: only the current names
+    ],
+)
+def test_keycloak_25_gets_the_admin_under_the_names_it_reads(image: str, legacy: bool) -> None:
+    env = env_of(children.deployment(inputs(spec=spec(image=image))))
+    assert env["KC_BOOTSTRAP_ADMIN_USERNAME"]["valueFrom"]["secretKeyRef"]["key"] == "username"
+    assert ("KEYCLOAK_ADMIN" in env) is legacy and ("KEYCLOAK_ADMIN_PASSWORD" in env) is legacy
+    if legacy:
+        assert env["KEYCLOAK_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+            "name": "kc-initial-admin",
+            "key": "password",
+        }
 
 
 def test_probes_use_the_management_port() -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from keycloak_operator.core import names
+from keycloak_operator.core.images import release_of
+from keycloak_operator.core.releases import BOOTSTRAP_ADMIN_SINCE, line_of
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.options import variable
 
@@ -25,6 +27,7 @@ CLUSTER_NAME_ENVS = ("KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME", "KC_CACHE_E
 RESERVED_ENV_PREFIXES = (
     "KC_DB_URL",
     "KC_BOOTSTRAP_ADMIN",
+    "KEYCLOAK_ADMIN",
     "KC_CACHE",
     "KC_SPI_CACHE_EMBEDDED",
     "KC_SPI_CONNECTIONS_INFINISPAN",
@@ -157,6 +160,17 @@ def _options(spec: KeycloakSpec) -> list[dict[str, Any]]:
     return env
 
 
+def _legacy_admin(spec: KeycloakSpec, admin_secret: str) -> list[dict[str, Any]]:
+    """The same admin under the names Keycloak 25 reads; only for images that name such a release."""
+    release = release_of(spec.image)
+    if release is None or line_of(release) >= BOOTSTRAP_ADMIN_SINCE:
+        return []
+    return [
+        _from_secret("KEYCLOAK_ADMIN", admin_secret, "username"),
+        _from_secret("KEYCLOAK_ADMIN_PASSWORD", admin_secret, "password"),
+    ]
+
+
 def environment(
     spec: KeycloakSpec, *, admin_secret: str, cache_cluster: str | None, discovery_dns: list[str]
 ) -> list[dict[str, Any]]:
@@ -170,6 +184,7 @@ def environment(
         _from_secret("KC_DB_PASSWORD", credentials, "password"),
         _from_secret("KC_BOOTSTRAP_ADMIN_USERNAME", admin_secret, "username"),
         _from_secret("KC_BOOTSTRAP_ADMIN_PASSWORD", admin_secret, "password"),
+        *_legacy_admin(spec, admin_secret),
         _plain("KC_HEALTH_ENABLED", "true"),
         _plain("KC_METRICS_ENABLED", "true"),
         *_serving(spec),

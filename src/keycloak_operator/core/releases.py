@@ -12,6 +12,9 @@ from keycloak_operator.core.images import SemVer
 
 Line = tuple[int, int]  # a minor line: (MAJOR, MINOR)
 
+# The first line that reads the bootstrap admin from KC_BOOTSTRAP_ADMIN_*; 25.x reads KEYCLOAK_ADMIN and
+# KEYCLOAK_ADMIN_PASSWORD (Keycloak 26.0.0 release notes).
+BOOTSTRAP_ADMIN_SINCE: Final[Line] = (26, 0)
 # The first minor line on which Keycloak rolls between its patch releases by default (rolling-updates:v2).
 PATCH_ROLLING_SINCE: Final[Line] = (26, 6)
 # The first release with `kc.sh update-compatibility`.

@@ -184,7 +184,8 @@ def plan(given: PlanInput) -> Plan:
         REFUSE,
         f"{why}; blue-green needs a database copy for green here, and none can be made for this database. "
         "Set upgradePolicy.databaseCopy (managed and external tiers) to give green a copy; or set "
-        "upgradePolicy.allowDowntime to recreate instead (downtime); or set the image back to the running one",
+        "upgradePolicy.allowDowntime to recreate instead (downtime); or set the image back to the running "
+        "one",
         False,
     )
 

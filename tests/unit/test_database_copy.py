@@ -1,0 +1,222 @@
+"""Blue-green on a database copy: which database each colour uses, the copy's name, and its Job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from keycloak_operator.core import database_copy as dc
+from keycloak_operator.core import reconcile, upgrade_plan
+from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
+from tests.unit.builders import OWNER
+
+OLD = "quay.io/keycloak/keycloak:26.5.6"
+NEW = "quay.io/keycloak/keycloak:26.7.3"
+COPY = {"image": "docker.io/library/postgres:17"}
+EXTERNAL = {"external": {"host": "pg.db.svc", "database": "keycloak", "credentialsSecret": {"name": "pg"}}}
+
+
+def spec(database: dict[str, Any] | None = None, **policy: Any) -> KeycloakSpec:
+    return KeycloakSpec.model_validate(
+        {"image": NEW, "database": database or EXTERNAL, "upgradePolicy": {"strategy": "BlueGreen", **policy}}
+    )
+
+
+# --- when a copy is offered ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("database", "asked", "possible"),
+    [
+        (EXTERNAL, True, True),
+        ({"managed": {"host": "pg", "credentialsSecret": {"name": "pg"}}}, True, True),
+        ({"cnpg": {"clusterName": "db"}}, True, False),  # not yet: a recovery Cluster is another step
+        (EXTERNAL, False, False),  # never unasked: the copy needs CREATEDB and an image the user chooses
+    ],
+)
+def test_a_copy_is_possible_only_where_asked_and_made(
+    database: dict[str, Any], asked: bool, possible: bool
+) -> None:
+    s = spec(database, **({"databaseCopy": COPY} if asked else {}))
+    assert dc.copy_possible(s) is possible
+    plan = upgrade_plan.for_spec(s, OLD)
+    assert plan.path == (upgrade_plan.BLUE_GREEN_COPY if possible else upgrade_plan.REFUSE)
+
+
+def test_a_patch_upgrade_shares_the_database_even_when_a_copy_is_possible() -> None:
+    s = spec(databaseCopy=COPY).model_copy(update={"image": "quay.io/keycloak/keycloak:26.7.4"})
+    assert upgrade_plan.for_spec(s, NEW).path == upgrade_plan.BLUE_GREEN_SHARED
+
+
+def test_a_downgrade_is_refused_even_with_a_copy() -> None:
+    s = spec(databaseCopy=COPY).model_copy(update={"image": OLD})
+    assert upgrade_plan.for_spec(s, NEW).path == upgrade_plan.REFUSE
+
+
+@pytest.mark.parametrize("image", ["", "postgres 17", "x" * 1025])
+def test_the_copy_image_is_checked(image: str) -> None:
+    with pytest.raises(ValidationError):
+        spec(databaseCopy={"image": image})
+
+
+# --- names --------------------------------------------------------------------------------------------------
+
+
+def test_the_copy_is_named_after_the_spec_database_and_green_release() -> None:
+    assert dc.copy_name("keycloak", NEW, "keycloak") == "keycloak_26_7_3"
+
+
+def test_an_image_without_a_release_gets_a_digest_suffix() -> None:
+    name = dc.copy_name("keycloak", "quay.io/keycloak/keycloak:nightly", "keycloak")
+    assert name.startswith("keycloak_") and len(name) == len("keycloak_") + 10
+    assert name == dc.copy_name("keycloak", "quay.io/keycloak/keycloak:nightly", "keycloak")  # deterministic
+
+
+@given(
+    st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,62}", fullmatch=True), st.sampled_from([OLD, NEW, "kc:dev"])
+)
+def test_a_copy_name_is_always_a_database_name_and_never_its_source(base: str, image: str) -> None:
+    name = dc.copy_name(base, image, base)
+    assert len(name) <= dc.MAX_DATABASE and name != base
+    assert dc.copy_name(base, image, name) != name  # a chain that comes back to the same name moves on
+    dc.job(OWNER, spec(databaseCopy=COPY), name="j", source=base, target=name)  # quotable
+
+
+def test_job_names_are_per_upgrade_and_stable() -> None:
+    a = dc.job_name("kc", "keycloak_26_7_3", "2026-01-01T00:00:00Z")
+    assert a == dc.job_name("kc", "keycloak_26_7_3", "2026-01-01T00:00:00Z")
+    assert a != dc.job_name("kc", "keycloak_26_7_3", "2026-01-01T00:00:01Z")
+    assert a.startswith("kc-dbcopy-")
+
+
+# --- the Job ------------------------------------------------------------------------------------------------
+
+
+def test_the_job_copies_with_the_database_credentials_and_no_splicing() -> None:
+    job = dc.job(
+        OWNER, spec(databaseCopy=COPY), name="kc-dbcopy-1", source="keycloak", target="keycloak_26_7_3"
+    )
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert container["image"] == COPY["image"]
+    assert env["PGHOST"]["value"] == "pg.db.svc" and env["PGPORT"]["value"] == "5432"
+    assert env["PGPASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "pg", "key": "password"}
+    assert (env["KCOP_SOURCE"]["value"], env["KCOP_TARGET"]["value"]) == ("keycloak", "keycloak_26_7_3")
+    assert OWNER.uid in env["KCOP_MARKER"]["value"]
+    # The names reach the script only through the environment.
+    assert container["command"] == ["sh", "-c", dc.SCRIPT] and "keycloak_26_7_3" not in dc.SCRIPT
+    assert job["spec"]["backoffLimit"] == 0 and pod["restartPolicy"] == "Never"
+    assert job["metadata"]["ownerReferences"] == [OWNER.reference()]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+
+
+def test_the_script_drops_only_a_target_this_keycloak_made() -> None:
+    assert 'if [ "$found" != "exists:$KCOP_MARKER" ]' in dc.SCRIPT
+    assert dc.SCRIPT.index("exit 1") < dc.SCRIPT.index("DROP DATABASE")
+    assert "--exit-on-error" in dc.SCRIPT and dc.SCRIPT.startswith("set -eu")
+
+
+def test_the_job_follows_the_pods_onto_their_nodes() -> None:
+    s = spec(databaseCopy=COPY, scheduling={}).model_copy()
+    s = KeycloakSpec.model_validate(
+        {
+            **s.wire(),
+            "scheduling": {
+                "nodeSelector": {"pool": "db"},
+                "tolerations": [{"key": "k", "operator": "Exists"}],
+            },
+        }
+    )
+    pod = dc.job(OWNER, s, name="j", source="a", target="b")["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"pool": "db"}
+    assert pod["tolerations"] == [{"key": "k", "operator": "Exists"}]
+
+
+@pytest.mark.parametrize(
+    ("source", "target"), [("keycloak", "keycloak"), ("a'b", "c"), ("a", 'b"c'), ("a", "")]
+)
+def test_the_job_refuses_names_it_cannot_quote_or_a_copy_onto_itself(source: str, target: str) -> None:
+    with pytest.raises(ValueError):
+        dc.job(OWNER, spec(databaseCopy=COPY), name="j", source=source, target=target)
+
+
+def test_no_job_without_the_setting() -> None:
+    with pytest.raises(ValueError):
+        dc.job(OWNER, spec(), name="j", source="a", target="b")
+
+
+@pytest.mark.parametrize(
+    ("conditions", "phase"),
+    [
+        ([], "pending"),
+        ([{"type": "Complete", "status": "True"}], "completed"),
+        ([{"type": "Failed", "status": "True"}], "failed"),
+        ([{"type": "Failed", "status": "False"}], "pending"),
+        (
+            [{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}],
+            "completed",
+        ),
+    ],
+)
+def test_job_phase(conditions: list[dict[str, str]], phase: str) -> None:
+    assert dc.job_phase({"status": {"conditions": conditions}}) == phase
+    assert dc.job_phase(None) is None
+    assert dc.job_phase({}) == "pending"
+
+
+# --- which database each Deployment uses ---------------------------------------------------------------
+
+
+def test_with_database_moves_only_the_name() -> None:
+    s = spec()
+    moved = dc.with_database(s, "keycloak_26_7_3")
+    assert moved.database.external is not None and s.database.external is not None
+    assert moved.database.external.database == "keycloak_26_7_3"
+    assert moved.database.external.host == s.database.external.host
+    assert dc.with_database(s, "") is s and dc.with_database(s, "keycloak") is s
+
+
+def bg(state: str, green: str = "keycloak_26_7_3") -> BlueGreenStatus:
+    return BlueGreenStatus(
+        state=state, blue_track="a", green_track="b", blue_database="keycloak", green_database=green
+    )
+
+
+@pytest.mark.parametrize(
+    ("recorded", "blue_green", "track", "name"),
+    [
+        (None, None, "a", "keycloak"),  # never copied
+        (None, bg("WaitingForGreen"), "a", "keycloak"),  # blue keeps its own during the upgrade
+        (None, bg("Completed"), "a", "keycloak"),  # blue kept: the canonical is still blue
+        (None, bg("Promoting"), "b", "keycloak_26_7_3"),  # green becomes canonical with its copy
+        (None, bg("Completed"), "b", "keycloak_26_7_3"),
+        (DatabaseStatus(name="keycloak_26_7_3", copied_from="keycloak"), None, "b", "keycloak_26_7_3"),
+        # The user renamed the spec's database: the record stood in for another name, the spec wins.
+        (DatabaseStatus(name="keycloak_26_7_3", copied_from="other"), None, "b", "keycloak"),
+        (None, bg("Completed", green="keycloak"), "b", "keycloak"),  # a shared upgrade
+        (None, bg("Failed"), "b", "keycloak"),  # a failed copy never moves the canonical
+    ],
+)
+def test_canonical_database(
+    recorded: DatabaseStatus | None, blue_green: BlueGreenStatus | None, track: str, name: str
+) -> None:
+    got = dc.canonical_database(spec(), recorded, blue_green, track)
+    assert got.name == name
+    assert got.copied_from == ("" if name == "keycloak" else "keycloak")
+
+
+def test_the_reconcile_renders_the_canonical_on_its_recorded_copy() -> None:
+    s = spec()
+    owner = reconcile.owner_of({"metadata": {"name": "kc", "namespace": "ns", "uid": "u"}})
+    rendered = reconcile.render_deployment(
+        owner, s, image=NEW, track="b", version="v", database="keycloak_26_7_3"
+    )
+    (container,) = rendered["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["KC_DB_URL_DATABASE"] == "keycloak_26_7_3"
