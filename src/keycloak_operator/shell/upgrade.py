@@ -93,9 +93,12 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
             )
             if policy is not None:
                 await kube.apply(policy)
+            # Green's track's membership Service before green's pods, which query only it (ADR 0018).
+            await kube.apply(children.membership_service(owner, track, cluster))
             await kube.apply(
                 render_deployment(owner, spec, image=image, track=track, version=version, green=True)
             )
+            # How the machine sees green's pods serving (its EndpointSlices); JGroups does not query it.
             await kube.apply(children.discovery_service(owner, track, cluster, green=True))
         case bg.SwitchTraffic(track=track):
             await kube.apply(children.public_service(owner, track, spec))
