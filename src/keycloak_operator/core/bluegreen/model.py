@@ -98,7 +98,8 @@ class CreateBackup:
 
 @dataclass(frozen=True)
 class ApplyGreen:
-    """Server-side apply `{name}-green-keycloak` and `{name}-green-discovery` for this image and track."""
+    """Server-side apply green's track's membership Service `{name}-discovery-<track>` (what its pods query,
+    ADR 0018), then `{name}-green-keycloak`, and `{name}-green-discovery` (how the machine sees it serve)."""
 
     image: str
     track: str
@@ -140,7 +141,7 @@ class AdoptAsCanonical:
 
 @dataclass(frozen=True)
 class DeleteGreenDiscovery:
-    """Delete `{name}-green-discovery`; absent is fine."""
+    """Delete `{name}-green-discovery` (the machine's view of green; no pod queries it); absent is fine."""
 
 
 Action = (

@@ -207,7 +207,9 @@ def _promoting(s: Status, w: Observed, now: datetime) -> Step:
         return stay(s, [AdoptAsCanonical(s.green_image, s.green_track)])
     if not fully_ready(b, w):
         return stay(s)
-    if w.green_discovery_exists:  # only now: until the adoption is done the old pods keep using it
+    # Only now: pods rendered before ADR 0018 query it until the adoption is done (newer ones query their
+    # track's membership Service, which the reconcile keeps).
+    if w.green_discovery_exists:
         return stay(s, [DeleteGreenDiscovery()])
     return go(s, COMPLETED, now, f"green promoted to {names.deployment(w.name)}")
 
