@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import children, discovery, names, reconcile
+from keycloak_operator.core import children, discovery, names, network_policy, reconcile
 from keycloak_operator.models.keycloak import BlueGreenStatus
 from tests.unit import builders
 from tests.unit.builders import OWNER, spec
@@ -227,3 +227,26 @@ def test_the_legacy_service_stays_through_an_upgrade_in_flight() -> None:
     seen = builders.observed(s, discovery_service=legacy)
     assert discovery.legacy_in_use(OWNER, [None, None], upgrade_in_flight=True)
     assert not reconcile.decide(s, seen, now=builders.NOW, blue_green=status).delete
+
+
+def policy_admits(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """matchLabels and the DoesNotExist expressions network_policy.same_cache_cluster writes."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        assert expression["operator"] == "DoesNotExist"
+        if expression["key"] in labels:
+            return False
+    return True
+
+
+@given(clusters, clusters, st.sampled_from(names.TRACKS), st.sampled_from(names.TRACKS))
+def test_the_network_policy_admits_every_peer_discovery_lists(
+    mine: str | None, theirs: str | None, my_track: str, their_track: str
+) -> None:
+    """Discovery and the NetworkPolicies agree: a pod listed by my track's Service may reach my JGroups
+    ports, and one the policy shuts out is never listed."""
+    service = children.membership_service(OWNER, my_track, mine)
+    peer = pod_labels(their_track, theirs)
+    admitted = policy_admits(network_policy.same_cache_cluster("kc", mine), peer)
+    assert selects(service, peer) == admitted == (mine == theirs)
