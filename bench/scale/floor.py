@@ -28,7 +28,6 @@ async def first_pass(api: Api, keycloak: Obj, db_secret: str) -> None:
         keycloak=keycloak,
         deployment=None,
         public_service=None,
-        discovery_service=None,
         existing_secrets=frozenset({db_secret}),
         version=versions.version_of(spec).format(),
     )

@@ -98,7 +98,7 @@ def describe_endpoints(sample: Sample, service: str) -> str:
 
 
 def assert_no_cache_mixing(samples: list[Sample], name: str) -> None:
-    for service in (names.discovery_service(name), names.discovery_service(name, green=True)):
+    for service in [names.membership_service(name, t) for t in names.TRACKS]:
         for s in samples:
             images = {s.pods[ip].image for ip in s.all_addresses.get(service, frozenset()) if ip in s.pods}
             majors = {image.rsplit(":", 1)[1].split(".")[0] for image in images}
@@ -193,8 +193,16 @@ def test_major_upgrade_with_teardown_has_zero_downtime_and_promotes_without_rest
         assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == new
         assert kubectl.get("deployment", names.deployment("bg", green=True), namespace) is None
         assert kubectl.get("service", names.discovery_service("bg", green=True), namespace) is None
-        discovery = kubectl.get("service", names.discovery_service("bg"), namespace)
+        # Promoted pods keep querying their track's membership Service; blue's track's one is gone.
+        track = dep["metadata"]["labels"][names.LABEL_TRACK]
+        discovery = kubectl.get("service", names.membership_service("bg", track), namespace)
         assert discovery["spec"]["selector"][names.LABEL_CACHE_CLUSTER] == "bg-v26"
+        gone = names.membership_service("bg", names.other_track(track))
+        wait_for(
+            "blue's membership Service gone",
+            lambda: kubectl.get("service", gone, namespace) is None,
+            timeout=30,
+        )
         public = kubectl.get("service", names.public_service("bg"), namespace)
         assert public["metadata"]["uid"] == public_uid
         assert (

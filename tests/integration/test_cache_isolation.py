@@ -36,7 +36,8 @@ def settled(kubectl: Kubectl, ns: str, name: str, image: str, replicas: int) -> 
 
 
 def discovery_of(name: str) -> str:
-    return names.discovery_service(name)
+    """The membership Service the canonical track's pods query (ADR 0018)."""
+    return names.membership_service(name, names.TRACKS[0])
 
 
 def major(image: str) -> str:
@@ -113,7 +114,8 @@ def test_patch_upgrade_keeps_the_cluster_and_rolls_without_downtime(
             "name": "patch-v26",
             "source": "autoRevision",
             "isolated": True,
-            "reason": "",
+            "reason": "autoRevision: isolated by name (Keycloak honours it from 26.7) and by discovery "
+            "membership: each pod discovers only the pods of its own cache cluster",
         }
         discovery_uid = kubectl.get("service", discovery_of("patch"), namespace)["metadata"]["uid"]
 

@@ -54,7 +54,7 @@ def test_create_gives_owned_children_and_ready_status(
     children = {
         ("deployment", names.deployment("alpha")),
         ("service", names.public_service("alpha")),
-        ("service", names.discovery_service("alpha")),
+        ("service", names.membership_service("alpha", "a")),
         ("secret", names.admin_secret("alpha")),
     }
     for kind, child in children:
@@ -63,7 +63,7 @@ def test_create_gives_owned_children_and_ready_status(
         owners = obj["metadata"].get("ownerReferences", [])
         assert [o["uid"] for o in owners] == [uid], f"{kind} {child} not owned by the Keycloak"
 
-    discovery = kubectl.get("service", names.discovery_service("alpha"), namespace)
+    discovery = kubectl.get("service", names.membership_service("alpha", "a"), namespace)
     assert discovery["spec"]["clusterIP"] == "None"
     assert discovery["spec"]["publishNotReadyAddresses"] is True
     assert discovery["spec"]["ports"][0]["port"] == 7800
@@ -198,7 +198,7 @@ def test_delete_cascades(kubectl: Kubectl, operator: OperatorProcess, namespace:
             for kind, child in [
                 ("deployment", names.deployment("delta")),
                 ("service", names.public_service("delta")),
-                ("service", names.discovery_service("delta")),
+                ("service", names.membership_service("delta", "a")),
                 ("secret", names.admin_secret("delta")),
             ]
         )

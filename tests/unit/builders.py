@@ -55,7 +55,6 @@ def observed(
         keycloak=keycloak(s, generation=generation, status=status, owner=owner),
         deployment=deployment,
         public_service=None,
-        discovery_service=None,
         existing_secrets=existing_secrets,
         version=versions.version_of(s).format(),
         **fields,

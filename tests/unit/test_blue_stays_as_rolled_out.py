@@ -53,7 +53,8 @@ def deployments(decision: reconcile.Decision) -> list[dict[str, Any]]:
 
 
 def discovery_selector(decision: reconcile.Decision) -> dict[str, str]:
-    service = next(o for o in decision.apply if o["metadata"]["name"] == names.discovery_service("kc"))
+    """Blue's track's membership Service: what blue's pods query (ADR 0018)."""
+    service = next(o for o in decision.apply if o["metadata"]["name"] == names.membership_service("kc", "a"))
     return dict(service["spec"]["selector"])
 
 

@@ -91,7 +91,7 @@ def test_a_completed_copy_provisions_green_on_it() -> None:
     moved_to(result, bg.PROVISIONING_GREEN)
     result = step(result.status, copy_world())
     moved_to(result, bg.WAITING_FOR_GREEN)
-    assert result.actions == [bg.ApplyGreen(GREEN, "b", GREEN_DB)]
+    assert result.actions == [bg.ApplyGreen(GREEN, "b", GREEN_DB, apart=True)]
 
 
 @pytest.mark.parametrize(

@@ -29,30 +29,42 @@ def test_auto_revision_is_stable_across_patch_and_minor(tag: str) -> None:
     assert (r.name, r.source) == ("kc-v26", "autoRevision")
 
 
+MEMBERSHIP = "each pod discovers only the pods of its own cache cluster"
+
+
 @pytest.mark.parametrize("tag", ["26.7.0", "26.7.3", "26.8.1", "27.0.0", "v26.7.3", "26.7.0-rc.1"])
-def test_a_name_isolates_only_on_releases_that_honour_it(tag: str) -> None:
+def test_from_26_7_a_name_isolates_by_name_and_membership(tag: str) -> None:
     assert revision(f"{IMG}:{tag}") == CacheClusterResolution(
-        "kc-v27" if tag.startswith("27") else "kc-v26", "autoRevision", True, "", False
+        "kc-v27" if tag.startswith("27") else "kc-v26",
+        "autoRevision",
+        True,
+        "autoRevision: isolated by name (Keycloak honours it from 26.7) and by discovery membership: "
+        + MEMBERSHIP,
+        False,
     )
 
 
 @pytest.mark.parametrize("tag", ["25.0.6", "26.0.0", "26.5.6", "26.6.1", "v26.1.0"])
-def test_before_26_7_the_name_is_rendered_but_isolation_is_not_claimed(tag: str) -> None:
-    """Real 25.0.6 and 26.5.6 servers given different names formed one view on channel ISPN."""
+def test_before_26_7_a_name_isolates_by_discovery_membership_alone(tag: str) -> None:
+    """Real 25.0.6 and 26.5.6 servers given different names formed one view on channel ISPN when they found
+    each other: the name is ignored, so only discovery membership (ADR 0018) keeps them apart, and the
+    reason says so."""
     r = revision(f"{IMG}:{tag}")
     assert (r.name, r.source, r.isolated, r.warning) == (
         f"kc-v{tag.lstrip('v')[:2]}",
         "autoRevision",
-        False,
         True,
+        False,
     )
+    assert r.reason.startswith("autoRevision: isolated by discovery membership only: " + MEMBERSHIP)
     assert "ignores the cluster name (honoured from 26.7)" in r.reason
 
 
-def test_an_explicit_name_on_an_image_that_names_no_release_is_not_claimed_either() -> None:
+def test_an_explicit_name_on_an_image_that_names_no_release_isolates_by_membership() -> None:
     r = resolve_cache_cluster("kc", iso(clusterName="team-x"), f"{IMG}:latest")
-    assert (r.name, r.isolated, r.warning) == ("team-x", False, True)
-    assert "names no release" in r.reason
+    assert (r.name, r.isolated, r.warning) == ("team-x", True, False)
+    assert "by discovery membership" in r.reason and "names no release" in r.reason
+    assert "unknown" in r.reason and "by name" not in r.reason
 
 
 def test_auto_revision_changes_on_major() -> None:
@@ -108,7 +120,8 @@ def test_the_reason_stays_short_for_a_huge_image() -> None:
 
 def test_auto_suffix_uses_the_whole_tag() -> None:
     r = resolve_cache_cluster("kc", iso(autoSuffix=True), f"{IMG}:26.7.1")
-    assert r == CacheClusterResolution("kc-26.7.1", "autoSuffix", True, "", False)
+    assert (r.name, r.source, r.isolated, r.warning) == ("kc-26.7.1", "autoSuffix", True, False)
+    assert r.reason.startswith("autoSuffix: isolated by name")
     with_digest = resolve_cache_cluster("kc", iso(autoSuffix=True), f"{IMG}:latest@{DIGEST}")
     assert with_digest.name == "kc-latest"
 
@@ -116,7 +129,8 @@ def test_auto_suffix_uses_the_whole_tag() -> None:
 def test_auto_suffix_sanitises_a_tag_that_is_no_label() -> None:
     r = resolve_cache_cluster("kc", iso(autoSuffix=True), f"{IMG}:26.0.")
     assert r.name == f"kc-26.0-{names.short_hash('kc-26.0.')}"
-    assert not r.isolated and r.warning  # a tag that names no release: Keycloak may ignore the name
+    # A tag that names no release: Keycloak may ignore the name; membership isolates all the same.
+    assert r.isolated and not r.warning and "by discovery membership" in r.reason
 
 
 @pytest.mark.parametrize("image", [f"{IMG}@{DIGEST}", IMG, "::bad::"])
@@ -136,7 +150,8 @@ def test_none_is_not_a_warning() -> None:
 def test_explicit_cluster_name_is_used_as_is_whatever_the_image() -> None:
     for image in (f"{IMG}:latest", f"{IMG}@{DIGEST}", "::bad::", f"{IMG}:27.0.0"):
         r = resolve_cache_cluster("kc", iso(clusterName="v26-upgrade", autoRevision=True), image)
-        assert (r.name, r.source, r.isolated) == ("v26-upgrade", "clusterName", image.endswith("27.0.0"))
+        assert (r.name, r.source, r.isolated, r.warning) == ("v26-upgrade", "clusterName", True, False)
+        assert ("isolated by name" in r.reason) == image.endswith("27.0.0")
 
 
 # Every combination of the three settings, against every kind of image.
@@ -167,10 +182,12 @@ def test_priority_order(cluster_name: str | None, auto_revision: bool, auto_suff
     else:
         expected = (None, "none")
     assert (r.name, r.source) == expected
-    assert r.isolated == (r.name is not None and kind in ("semver", "tag+digest"))
+    # Any resolved name isolates (by membership); by name as well only where the image is 26.7 or later.
+    assert r.isolated == (r.name is not None)
+    assert ("isolated by name" in r.reason) == (r.isolated and kind in ("semver", "tag+digest"))
     asked = bool(cluster_name or auto_revision or auto_suffix)
     assert r.warning == (asked and not r.isolated)
-    assert bool(r.reason) == r.warning
+    assert bool(r.reason) == asked
 
 
 def test_long_names_differing_only_at_the_end_do_not_collide() -> None:
@@ -212,11 +229,12 @@ def test_every_result_is_consistent_and_every_name_a_valid_label(
 ) -> None:
     r = resolve_cache_cluster(keycloak, isolation, image)
     assert r.name is None or names.is_label_value(r.name)
-    assert not r.isolated or r.name is not None
-    if r.isolated:
+    assert r.isolated == (r.name is not None)  # membership isolates whatever the version
+    if "isolated by name" in r.reason:  # the name is claimed only where Keycloak honours it
         version = release_of(image)
         assert version is not None and (version.major, version.minor) >= (26, 7)
-    assert bool(r.reason) == r.warning
+    assert r.warning == (not r.isolated and r.source != "none")
+    assert bool(r.reason) == (r.source != "none") and len(r.reason) < 500
     if isolation.cluster_name:
         assert (r.name, r.source) == (isolation.cluster_name, "clusterName")
 

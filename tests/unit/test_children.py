@@ -45,20 +45,35 @@ def test_deployment_selects_its_own_pods() -> None:
 
 def test_one_cluster_name_reaches_label_selector_and_setting() -> None:
     dep = children.deployment(inputs())
-    svc = children.discovery_service(OWNER, "a", "kc-v26")
+    svc = children.membership_service(OWNER, "a", "kc-v26")
     labels = dep["spec"]["template"]["metadata"]["labels"]
     assert svc["spec"]["selector"].items() <= labels.items()
     env = env_of(dep)
     assert env["KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME"]["value"] == "kc-v26"
     assert env["KC_CACHE_EMBEDDED_CLUSTER_NAME"]["value"] == "kc-v26"
-    assert "kc-discovery.ns.svc.cluster.local" in env["JAVA_OPTS_APPEND"]["value"]
+    # Only the track's own membership Service: never the other colour's (ADR 0018).
+    assert env["JAVA_OPTS_APPEND"]["value"] == "-Djgroups.dns.query=kc-discovery-a.ns.svc.cluster.local"
+    assert svc["metadata"]["name"] == "kc-discovery-a"
+    assert svc["spec"]["clusterIP"] == "None" and svc["spec"]["publishNotReadyAddresses"] is True
+    # Any track of the cache cluster: the selector has no track.
+    assert names.LABEL_TRACK not in svc["spec"]["selector"]
 
 
 def test_no_isolation_means_no_cluster_label_and_no_setting() -> None:
     dep = children.deployment(inputs(cache_cluster=None))
-    assert names.LABEL_CACHE_CLUSTER not in dep["spec"]["template"]["metadata"]["labels"]
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert names.LABEL_CACHE_CLUSTER not in labels
+    assert labels[names.LABEL_DEFAULT_CACHE_CLUSTER] == "true"
     assert not any("CLUSTER_NAME" in variable for variable in env_of(dep))
     assert names.LABEL_CACHE_CLUSTER not in children.discovery_service(OWNER, "a", None)["spec"]["selector"]
+    selector = children.membership_service(OWNER, "a", None)["spec"]["selector"]
+    assert selector[names.LABEL_DEFAULT_CACHE_CLUSTER] == "true" and names.LABEL_CACHE_CLUSTER not in selector
+    assert selector.items() <= labels.items()
+
+
+def test_a_named_pod_carries_no_default_marker() -> None:
+    labels = children.deployment(inputs())["spec"]["template"]["metadata"]["labels"]
+    assert names.LABEL_DEFAULT_CACHE_CLUSTER not in labels
 
 
 def test_credentials_are_referenced_never_inlined() -> None:
@@ -106,7 +121,10 @@ def test_rolling_by_default_recreate_on_request() -> None:
 def test_green_uses_green_names() -> None:
     dep = children.deployment(inputs(green=True, track="b"))
     assert dep["metadata"]["name"] == "kc-green-keycloak"
-    assert "kc-green-discovery.ns.svc" in env_of(dep)["JAVA_OPTS_APPEND"]["value"]
+    # Green's pods query their track's membership Service, which the canonical keeps after promotion.
+    assert (
+        env_of(dep)["JAVA_OPTS_APPEND"]["value"] == "-Djgroups.dns.query=kc-discovery-b.ns.svc.cluster.local"
+    )
     # The pod template is the same as the canonical one: promotion adopts green's pods without a restart.
     canonical = children.deployment(inputs(green=False, track="b"))
     assert dep["spec"]["template"] == canonical["spec"]["template"]

@@ -265,9 +265,15 @@ def observed(
     canonical: dict[str, Any] | None = None,
     green: dict[str, Any] | None = None,
     policies: tuple[dict[str, Any], ...] = (),
+    membership: tuple[dict[str, Any], ...] = (),
 ) -> reconcile.Observed:
     return builders.observed(
-        s, deployment=canonical, green=green, network_policies=policies, operator_namespace="kcop"
+        s,
+        deployment=canonical,
+        green=green,
+        network_policies=policies,
+        operator_namespace="kcop",
+        membership_services=membership,
     )
 
 
@@ -344,8 +350,14 @@ def test_a_new_cache_cluster_moves_the_policy_in_the_same_pass_as_the_pods() -> 
     old = spec(networkPolicy=ON, cacheIsolation={"clusterName": "one"})
     new = spec(networkPolicy=ON, cacheIsolation={"clusterName": "two"})
     before = policy(old, "a", "one")
+    discovery = children.membership_service(OWNER, "a", "one")
     decision = reconcile.decide(
-        new, observed(new, canonical=deployment(old, OLD, "a"), policies=(before,)), now="t"
+        new,
+        observed(new, canonical=deployment(old, OLD, "a"), policies=(before,), membership=(discovery,)),
+        now="t",
     )
     assert decision.apply[0]["kind"] == "Deployment"
+    # The track's membership Service moves to the new cluster in the same pass, after the Deployment.
+    (moved,) = [o for o in decision.apply[1:] if o["metadata"]["name"] == "kc-discovery-a"]
+    assert moved["spec"]["selector"][names.LABEL_CACHE_CLUSTER] == "two"
     assert jgroups_from(written(decision)["kc-keycloak-a"])[names.LABEL_CACHE_CLUSTER] == "two"

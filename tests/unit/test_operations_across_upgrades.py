@@ -60,11 +60,16 @@ GREEN = KeycloakSpec.model_validate({**EVERYTHING, "image": NEW})
 
 def pod_settings(dep: dict[str, Any]) -> dict[str, Any]:
     """What issue 15's settings put in a pod template. The Keycloak image (in the init containers that stage
-    and build the extensions too) and the variables that name the cache cluster are the upgrade's own."""
+    and build the extensions too) and the variables that name the cache cluster are the upgrade's own; so is
+    the discovery query, which names the track's own membership Service (ADR 0018; checked apart)."""
     pod = dep["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     keycloak = container["image"]
-    own = {"KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME", "KC_CACHE_EMBEDDED_CLUSTER_NAME"}
+    own = {
+        "KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME",
+        "KC_CACHE_EMBEDDED_CLUSTER_NAME",
+        "JAVA_OPTS_APPEND",
+    }
     env = [e for e in container["env"] if e["name"] not in own]
     init = [
         {**c, "image": "<keycloak>" if c["image"] == keycloak else c["image"]}
@@ -89,6 +94,10 @@ def test_green_runs_with_blues_pod_settings() -> None:
     green = reconcile.render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2", green=True)
     promoted = reconcile.render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2")
     assert pod_settings(green) == pod_settings(blue) == pod_settings(promoted)
+    for dep, track in ((blue, "a"), (green, "b"), (promoted, "b")):
+        (container,) = dep["spec"]["template"]["spec"]["containers"]
+        query = next(e["value"] for e in container["env"] if e["name"] == "JAVA_OPTS_APPEND")
+        assert query == f"-Djgroups.dns.query=kc-discovery-{track}.ns.svc.cluster.local"
     assert pod_settings(blue)["lifecycle"] == {"preStop": {"sleep": {"seconds": 20}}}
     assert pod_settings(blue)["container"]["readOnlyRootFilesystem"] is True
     init = pod_settings(blue)["init"]

@@ -98,7 +98,7 @@ def test_the_operators_namespace_from_the_environment_then_the_service_account(
     assert kube_module.operator_namespace() is None
 
 
-async def test_greens_policy_goes_before_greens_pods() -> None:
+async def test_greens_policy_and_membership_service_go_before_greens_pods() -> None:
     fake = FakeKube()
     s = spec(networkPolicy={"enabled": True}, cacheIsolation={"autoRevision": True})
     await upgrade.perform(
@@ -107,8 +107,9 @@ async def test_greens_policy_goes_before_greens_pods() -> None:
     applied = [what for verb, what in fake.calls if verb == "apply"]
     assert applied == [
         "NetworkPolicy/kc-keycloak-b",
+        "Service/kc-discovery-b",  # what green's pods query: there before they start (ADR 0018)
         "Deployment/kc-green-keycloak",
-        "Service/kc-green-discovery",
+        "Service/kc-green-discovery",  # the machine's view of green serving
     ]
     fake = FakeKube()
     await upgrade.perform(

@@ -2,8 +2,10 @@
 
 Honest by design: when the user asked for isolation and it cannot be derived deterministically (a moving,
 non-SemVer or digest-only tag, or an image that does not parse), isolation is OFF and the result says so,
-with what to do. It never falls back to the tag string, nor from autoRevision to autoSuffix. Every name is a
-valid label value, made so by names.label_value. Decisions: docs/adr/0003.
+with what to do. It never falls back to the tag string, nor from autoRevision to autoSuffix. A resolved
+name isolates on every version, because each pod discovers only pods of its own cache cluster (ADR 0018);
+the reason says whether Keycloak's own name check holds too (from 26.7). Every name is a valid label value,
+made so by names.label_value. Decisions: docs/adr/0003, 0018.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class CacheClusterResolution:
     name: str | None
     source: Source
     isolated: bool
-    reason: str = ""  # for people: why isolation is off; empty when all is as asked
+    reason: str = ""  # for people: how isolation holds, or why it is off; empty when none was asked
     warning: bool = False  # the user asked for isolation and did not get it
 
 
@@ -43,28 +45,34 @@ def _isolated(name: str, source: Source) -> CacheClusterResolution:
     return CacheClusterResolution(names.label_value(name), source, True)
 
 
+_MEMBERSHIP = "each pod discovers only the pods of its own cache cluster"
+
+
 def resolve_cache_cluster(
     keycloak_name: str, isolation: CacheIsolation, image: str
 ) -> CacheClusterResolution:
-    """The name to render, and whether it really isolates: only when the image is a release that honours it.
-    The name is rendered either way (labels and discovery selectors still use it)."""
+    """The name to render, and how it isolates. Discovery membership (a pod's discovery Service lists only
+    its cache cluster's pods) isolates on every version; Keycloak's name check adds to it from 26.7."""
     resolved = _resolve(keycloak_name, isolation, image)
     if not resolved.isolated:
         return resolved
     version = release_of(image)
     since = line_text(NAME_HONOURED_SINCE)
-    if version is None:
-        why = f"the image {image!r} names no release, and Keycloak honours a cluster name only from {since}"
-    elif line_of(version) < NAME_HONOURED_SINCE:
-        why = (
-            f"Keycloak {version.major}.{version.minor} ignores the cluster name (honoured from {since}): its "
-            "pods that find each other form one cluster whatever the name"
+    if version is not None and line_of(version) >= NAME_HONOURED_SINCE:
+        how = f"by name (Keycloak honours it from {since}) and by discovery membership: {_MEMBERSHIP}"
+    elif version is not None:
+        how = (
+            f"by discovery membership only: {_MEMBERSHIP}; Keycloak {version.major}.{version.minor} ignores "
+            f"the cluster name (honoured from {since})"
         )
     else:
-        return resolved
-    if len(why) > _WHY_MAX:
-        why = why[: _WHY_MAX - 1] + "…"
-    return CacheClusterResolution(resolved.name, resolved.source, False, f"{resolved.source}: {why}", True)
+        how = (
+            f"by discovery membership: {_MEMBERSHIP}; the image {image!r} names no release, so whether "
+            f"Keycloak honours the name too (from {since}) is unknown"
+        )
+    if len(how) > _WHY_MAX:
+        how = how[: _WHY_MAX - 1] + "…"
+    return CacheClusterResolution(resolved.name, resolved.source, True, f"{resolved.source}: isolated {how}")
 
 
 def _resolve(keycloak_name: str, isolation: CacheIsolation, image: str) -> CacheClusterResolution:

@@ -53,6 +53,11 @@ class Owner:
             "blockOwnerDeletion": True,
         }
 
+    def owns(self, child: dict[str, Any]) -> bool:
+        """Made by this Keycloak (its controller reference): only such a child is ever changed or deleted."""
+        refs = child.get("metadata", {}).get("ownerReferences", []) or []
+        return any(r.get("uid") == self.uid and r.get("controller") for r in refs)
+
 
 @dataclass(frozen=True)
 class WorkloadInputs:
@@ -85,8 +90,8 @@ def pod_labels(inputs: WorkloadInputs) -> dict[str, str]:
         **names.component_labels(inputs.owner.name, names.COMPONENT_SERVER),
         **names.server_selector(inputs.owner.name, inputs.track),
     }
-    if inputs.cache_cluster:
-        labels[names.LABEL_CACHE_CLUSTER] = inputs.cache_cluster
+    # The cache cluster's label: what the membership Services and the NetworkPolicies select by.
+    labels.update(names.cache_cluster_labels(inputs.cache_cluster))
     return labels
 
 
@@ -155,11 +160,9 @@ def service_monitor_wanted(spec: KeycloakSpec) -> bool:
 
 def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
     owner, spec = inputs.owner, inputs.spec
-    # Both discovery names, whatever the colour: the template must not depend on the Deployment's name.
-    discovery = [
-        names.discovery_dns(names.discovery_service(owner.name, green=green), owner.namespace)
-        for green in (False, True)
-    ]
+    # Only the track's own membership Service: the template must not depend on the Deployment's name (a
+    # promoted green keeps its pods), and must not name another cache cluster's Service (ADR 0018).
+    discovery = [names.discovery_dns(names.membership_service(owner.name, inputs.track), owner.namespace)]
     tls = spec.tls is not None
     env = keycloak_config.environment(
         spec, admin_secret=inputs.admin_secret, cache_cluster=inputs.cache_cluster, discovery_dns=discovery
@@ -236,27 +239,47 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
     }
 
 
-def discovery_service(
-    owner: Owner, track: str, cache_cluster: str | None, *, green: bool = False
-) -> dict[str, Any]:
-    """Headless Service for JGroups DNS discovery: lists pods before they are Ready so a cluster can form."""
+def _headless(owner: Owner, name: str, selector: dict[str, str]) -> dict[str, Any]:
+    """Headless, and lists pods before they are Ready, so a cluster can form before anything serves."""
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _metadata(
-            owner,
-            names.discovery_service(owner.name, green=green),
-            names.component_labels(owner.name, names.COMPONENT_DISCOVERY),
-        ),
+        "metadata": _metadata(owner, name, names.component_labels(owner.name, names.COMPONENT_DISCOVERY)),
         "spec": {
             "clusterIP": "None",
             "publishNotReadyAddresses": True,
-            "selector": names.discovery_selector(owner.name, track, cache_cluster),
+            "selector": selector,
             "ports": [
                 {"name": "jgroups", "port": JGROUPS_PORT, "targetPort": JGROUPS_PORT, "protocol": "TCP"}
             ],
         },
     }
+
+
+def membership_service(
+    owner: Owner, track: str, cache_cluster: str | None, *, apart: bool = False
+) -> dict[str, Any]:
+    """The Service the pods of `track` query for JGroups DNS discovery (ADR 0018): every server pod of this
+    Keycloak in `cache_cluster` (the track's pods' cache cluster), whatever its track, and no other; only
+    the track's own pods when the tracks must stay `apart` (discovery.tracks_apart)."""
+    return _headless(
+        owner,
+        names.membership_service(owner.name, track),
+        names.membership_selector(owner.name, cache_cluster, track if apart else None),
+    )
+
+
+def discovery_service(
+    owner: Owner, track: str, cache_cluster: str | None, *, green: bool = False
+) -> dict[str, Any]:
+    """A colour-named headless Service over one track's pods of one cache cluster. No pod rendered since
+    ADR 0018 queries it: green's is the blue-green machine's view of green's pods serving (its
+    EndpointSlices), the canonical one stays only while older pods may still query it."""
+    return _headless(
+        owner,
+        names.discovery_service(owner.name, green=green),
+        names.discovery_selector(owner.name, track, cache_cluster),
+    )
 
 
 def public_service(owner: Owner, track: str, spec: KeycloakSpec) -> dict[str, Any]:

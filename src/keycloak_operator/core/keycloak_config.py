@@ -190,11 +190,13 @@ def environment(
         *_serving(spec),
         *_addressing(spec),
         _plain("KC_CACHE", "ispn"),
-        # DNS discovery through the discovery Service, so membership follows its selector (seed 000). 26.7
-        # deprecates this stack in favour of jdbc-ping; ADR 0004 records why we keep it for now.
+        # DNS discovery through a discovery Service, so membership follows its selector (seed 000): on
+        # Keycloak before 26.7, which ignores the cluster name, that selector is all that keeps cache
+        # clusters apart (ADR 0018). 26.7 deprecates this stack in favour of jdbc-ping; ADR 0004 says why
+        # we keep it for now.
         _plain("KC_CACHE_STACK", "kubernetes"),
-        # DNS_PING takes a comma-separated list: pods query both discovery Services, so one pod template
-        # serves a green and, after promotion, the canonical Deployment without a restart (ADR 0007).
+        # DNS_PING takes a comma-separated list; the operator passes one name, the pod's track's membership
+        # Service, which a promoted green keeps (ADR 0007, 0018).
         _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={','.join(discovery_dns)}"),
     ]
     if cache_cluster:

@@ -32,6 +32,10 @@ LABEL_COMPONENT = "app.kubernetes.io/component"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_VERSION = "app.kubernetes.io/version"
 LABEL_CACHE_CLUSTER = f"{GROUP}/cache-cluster"
+# On the server pods that have no cache cluster name (Keycloak's default channel): a Service selector can only
+# ask for labels that are there, never for LABEL_CACHE_CLUSTER being absent, so the discovery of unnamed pods
+# needs a label of its own to leave named pods out (ADR 0018). A pod carries exactly one of the two.
+LABEL_DEFAULT_CACHE_CLUSTER = f"{GROUP}/default-cache-cluster"
 # A track is the slot a Deployment occupies ("a" or "b"): blue and green differ by track, never by colour,
 # so a promoted green keeps its labels and its pods.
 LABEL_TRACK = f"{GROUP}/track"
@@ -55,7 +59,7 @@ APP_NAME = "keycloak"
 TRACKS = ("a", "b")
 
 # Longest Keycloak name that keeps every derived Service name a valid DNS-1035 label (63 characters):
-# the longest suffix is "-green-discovery" (16 characters).
+# the longest suffix is "-green-discovery" (16 characters; the per-track "-discovery-a" has 12).
 MAX_KEYCLOAK_NAME = 63 - len("-green-discovery")
 
 LABEL_VALUE_MAX = 63
@@ -97,7 +101,16 @@ def deployment(keycloak: str, *, green: bool = False) -> str:
 
 
 def discovery_service(keycloak: str, *, green: bool = False) -> str:
+    """The colour-named headless Services. JGroups no longer queries them (ADR 0018): the green one is how
+    the blue-green machine sees green's pods serving; the canonical one is kept only while pods rendered
+    before ADR 0018 may still query it."""
     return f"{keycloak}-green-discovery" if green else f"{keycloak}-discovery"
+
+
+def membership_service(keycloak: str, track: str) -> str:
+    """The discovery Service the pods of `track` query (ADR 0018). Named by track, never by colour: a green
+    keeps its track when promoted, so its pods' query stays right without a restart."""
+    return f"{keycloak}-discovery-{track}"
 
 
 def public_service(keycloak: str) -> str:
@@ -170,10 +183,28 @@ def server_pods(keycloak: str) -> dict[str, str]:
 
 
 def discovery_selector(keycloak: str, track: str, cache_cluster: str | None) -> dict[str, str]:
-    """Selects the pods that may discover each other: one track, and one cache cluster when isolated."""
+    """The colour-named Services' selector: one track, and one cache cluster when named."""
     selector = server_selector(keycloak, track)
     if cache_cluster:
         selector[LABEL_CACHE_CLUSTER] = cache_cluster
+    return selector
+
+
+def cache_cluster_labels(cache_cluster: str | None) -> dict[str, str]:
+    """The label that says which cache cluster a server pod is in: its name, or the default one's marker."""
+    if cache_cluster:
+        return {LABEL_CACHE_CLUSTER: cache_cluster}
+    return {LABEL_DEFAULT_CACHE_CLUSTER: "true"}
+
+
+def membership_selector(keycloak: str, cache_cluster: str | None, track: str | None = None) -> dict[str, str]:
+    """Selects the pods a pod of cache cluster `cache_cluster` may discover: this Keycloak's server pods of
+    that cache cluster, of ANY track (two tracks with one name are one cluster), and no other; with no name,
+    this Keycloak's pods that have no name either. With `track`, only that track's: two versions that must
+    never share a cluster whatever their names (a blue-green upgrade on a database copy, ADR 0019)."""
+    selector = {**server_pods(keycloak), **cache_cluster_labels(cache_cluster)}
+    if track is not None:
+        selector[LABEL_TRACK] = track
     return selector
 
 

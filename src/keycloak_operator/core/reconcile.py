@@ -14,6 +14,7 @@ from keycloak_operator.core import (
     children,
     conditions,
     database_copy,
+    discovery,
     downtime,
     drift,
     durations,
@@ -54,10 +55,13 @@ class Observed:
     keycloak: dict[str, Any]
     deployment: dict[str, Any] | None
     public_service: dict[str, Any] | None
-    discovery_service: dict[str, Any] | None
     existing_secrets: frozenset[str]
     version: str = ""
     green: dict[str, Any] | None = None  # `{name}-green-keycloak`, read only when blue-green is in use
+    # The per-track membership Services that exist (`{name}-discovery-<track>`, read by name), and the
+    # colour-named `{name}-discovery` that pods rendered before ADR 0018 query.
+    membership_services: tuple[dict[str, Any], ...] = ()
+    discovery_service: dict[str, Any] | None = None
     pod_disruption_budget: dict[str, Any] | None = None
     ingress: dict[str, Any] | None = None
     service_monitor: dict[str, Any] | None = None
@@ -225,7 +229,7 @@ def decide(
     # While blue serves an image the spec no longer names (an upgrade in flight, blue kept, a failed
     # upgrade), blue stays exactly as it was rolled out. Rendered from the new spec it would restart the
     # pods serving every sign-in, with settings meant for green (a new cache cluster name even recreates
-    # them all at once); its discovery Service keeps selecting blue's own cache cluster.
+    # them all at once); its track's membership Service keeps selecting blue's own cache cluster.
     blue_frozen = canonical is not None and image != spec.image
     # The planner decides how the canonical Deployment moves to a new image: roll, recreate, or refuse and
     # keep the running version. Blue-green's own path is taken by the machine, which started this very pass
@@ -241,14 +245,21 @@ def decide(
 
     # nextVersion is recorded with this pass's status, which the shell writes before any child.
     slots = versions.begin(previous.versions, observed.version)
-    wanted = [(children.discovery_service(owner, track, blue_cache), observed.discovery_service)]
+    writes: list[dict[str, Any]] = []
     if not in_flight:  # while an upgrade runs, the machine alone moves traffic
-        public_track = bg.serving_track(blue_green, track)
-        wanted.append((children.public_service(owner, public_track, spec), observed.public_service))
-    writes = [obj for obj, actual in wanted if drift.needs_apply(obj, actual)]
+        public = children.public_service(owner, bg.serving_track(blue_green, track), spec)
+        if drift.needs_apply(public, observed.public_service):
+            writes.append(public)
     # Children outside the pods. A child of the same name that this Keycloak did not make is someone
     # else's: neither taken over nor deleted.
     removals: list[dict[str, Any]] = []
+    # Pods rendered before ADR 0018 query `{name}-discovery`: it stays, as it was always reconciled (the
+    # canonical track, blue's cache cluster), while such pods may run; then it goes. It is never created.
+    legacy = observed.discovery_service is not None and discovery.legacy_in_use(
+        owner, [canonical, observed.green], upgrade_in_flight=in_flight
+    )
+    legacy_service = children.discovery_service(owner, track, blue_cache) if legacy else None
+    _reconcile_child(legacy_service, observed.discovery_service, owner, writes, removals)
     budget = scheduling.pod_disruption_budget(spec, owner.name, owner.namespace, owner.reference())
     monitor = monitoring.service_monitor(spec, owner, crd_served=observed.service_monitor_served)
     for child, existing in [
@@ -272,11 +283,18 @@ def decide(
             or (plan is not None and plan.path == upgrade_plan.RECREATE),
             database=database.name,
         )
-        # The Deployment goes first: with Recreate its old pods stop before the discovery selector moves on.
+        # The Deployment goes first: with Recreate its old pods stop before a discovery selector moves on.
         if drift.needs_apply(desired, canonical):
             writes.insert(0, desired)
             rendered = desired
     tracks = _tracks_in_use(observed, track, rendered or canonical, blue_cache)
+    # A track's membership Service is created before anything else, so its pods find their peers when
+    # they start; one re-pointed goes after the Deployment; one whose track has no Deployment goes.
+    membership = discovery.membership(
+        owner, tracks, observed.membership_services, apart=discovery.tracks_apart(blue_green)
+    )
+    writes = [*membership.before_pods, *writes, *membership.after_pods]
+    removals.extend(membership.delete)
     policies = {
         p["metadata"]["name"]: p
         for p in network_policy.policies(spec, owner, tracks, observed.operator_namespace)
@@ -416,8 +434,7 @@ def _tracks_in_use(
 
 def _owned(child: dict[str, Any] | None, owner: children.Owner) -> bool:
     """Made by this Keycloak (its controller reference): only such a child is ever deleted."""
-    refs = (child or {}).get("metadata", {}).get("ownerReferences", []) or []
-    return any(r.get("uid") == owner.uid and r.get("controller") for r in refs)
+    return owner.owns(child or {})
 
 
 def _canonical_track(

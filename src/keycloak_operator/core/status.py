@@ -110,7 +110,7 @@ def _cache_condition(cache: CacheClusterResolution) -> conditions.Wanted:
             conditions.CACHE_ISOLATED,
             "True",
             _CACHE_REASONS.get(cache.source, "Isolated"),
-            f"cache cluster {cache.name}",
+            f"cache cluster {cache.name}" + (f"; {cache.reason}" if cache.reason else ""),
         )
     reason = "IsolationUnavailable" if cache.warning else "NotConfigured"
     return conditions.Wanted(

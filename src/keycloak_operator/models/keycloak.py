@@ -398,10 +398,12 @@ class CacheClusterStatus(CrdModel):
     source: str = Field(default="", description="clusterName, autoRevision, autoSuffix or none.")
     isolated: bool = Field(
         default=False,
-        description="Whether Keycloak keeps this cluster apart by its name: a name is rendered and the image "
-        "is a release that honours it (26.7 and later).",
+        description="Whether this cache cluster is kept apart: a name is resolved, and each pod discovers "
+        "only the pods of its own cache cluster (on every version); from 26.7 Keycloak also checks the name.",
     )
-    reason: str = Field(default="", description="Why isolation is off, when it is.")
+    reason: str = Field(
+        default="", description="How isolation holds (by membership, or by name too), or why it is off."
+    )
 
 
 class UpgradePlanStatus(CrdModel):

@@ -54,7 +54,8 @@ PERMISSIONS: tuple[Permission, ...] = (
         "",
         "services",
         ("get", "list", "watch", "create", "patch", "delete"),
-        "the public and discovery Services; blue-green deletes green's discovery Service",
+        "the public and discovery Services; a track's discovery Service is deleted when no Deployment of "
+        "the track is left; blue-green deletes green's discovery Service",
     ),
     Permission(
         "discovery.k8s.io",

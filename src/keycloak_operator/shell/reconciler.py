@@ -58,14 +58,18 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
     existing = {s for s in wanted_secrets if await kube.get(SECRETS, ns, s) is not None}
     maps = {m for m in keycloak_config.referenced_config_maps(spec) if await kube.get(CONFIG_MAPS, ns, m)}
     own_labels = names.selector_string(names.instance_labels(name))
+    # By name, not by label: a Service under one of these names that this Keycloak did not make must be seen
+    # (and left alone), not applied over.
+    membership = [await kube.get(SERVICES, ns, names.membership_service(name, t)) for t in names.TRACKS]
     # The ServiceMonitor is read whether wanted or not (one this Keycloak made may have to go; where the
     # kind is not served the read is a 404); discovery is asked only when one is wanted.
     return reconcile.Observed(
         keycloak=keycloak,
         deployment=await kube.get(DEPLOYMENTS, ns, names.deployment(name)),
         public_service=await kube.get(SERVICES, ns, names.public_service(name)),
-        discovery_service=await kube.get(SERVICES, ns, names.discovery_service(name)),
         existing_secrets=frozenset(existing),
+        membership_services=tuple(s for s in membership if s is not None),
+        discovery_service=await kube.get(SERVICES, ns, names.discovery_service(name)),
         existing_config_maps=frozenset(maps),
         version=versions.version_of(spec).format(),
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),

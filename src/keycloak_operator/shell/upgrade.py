@@ -101,7 +101,7 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
             await kube.create(backups.backup_object(owner, spec, backup))
         case bg.CopyDatabase(job=job, source=source, target=target):
             await kube.create(database_copy.job(owner, spec, name=job, source=source, target=target))
-        case bg.ApplyGreen(image=image, track=track, database=database):
+        case bg.ApplyGreen(image=image, track=track, database=database, apart=apart):
             spec = database_copy.with_database(spec, database)
             green_spec = spec.model_copy(update={"image": image})
             version = version_of(green_spec).format()
@@ -113,9 +113,12 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
             )
             if policy is not None:
                 await kube.apply(policy)
+            # Green's track's membership Service before green's pods, which query only it (ADR 0018).
+            await kube.apply(children.membership_service(owner, track, cluster, apart=apart))
             await kube.apply(
                 render_deployment(owner, spec, image=image, track=track, version=version, green=True)
             )
+            # How the machine sees green's pods serving (its EndpointSlices); JGroups does not query it.
             await kube.apply(children.discovery_service(owner, track, cluster, green=True))
         case bg.SwitchTraffic(track=track):
             await kube.apply(children.public_service(owner, track, spec))

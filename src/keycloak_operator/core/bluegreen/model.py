@@ -116,12 +116,14 @@ class CopyDatabase:
 
 @dataclass(frozen=True)
 class ApplyGreen:
-    """Server-side apply `{name}-green-keycloak` and `{name}-green-discovery` for this image and track, the
-    pods on `database` (empty: the canonical Deployment's)."""
+    """Server-side apply green's track's membership Service `{name}-discovery-<track>` (what its pods query,
+    ADR 0018), then `{name}-green-keycloak` with its pods on `database` (empty: the canonical Deployment's),
+    and `{name}-green-discovery` (how the machine sees it serve)."""
 
     image: str
     track: str
     database: str = ""
+    apart: bool = False  # green's membership Service selects green's track only (discovery.tracks_apart)
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ class AdoptAsCanonical:
 
 @dataclass(frozen=True)
 class DeleteGreenDiscovery:
-    """Delete `{name}-green-discovery`; absent is fine."""
+    """Delete `{name}-green-discovery` (the machine's view of green; no pod queries it); absent is fine."""
 
 
 Action = (

@@ -243,7 +243,8 @@ def _write_window(s: Status, now: datetime) -> dict[str, Any]:
 
 
 def _apply_green(s: Status) -> ApplyGreen:
-    return ApplyGreen(s.green_image, s.green_track, s.green_database)
+    copy = path_of(s) == upgrade_plan.BLUE_GREEN_COPY
+    return ApplyGreen(s.green_image, s.green_track, s.green_database, apart=copy)
 
 
 def _draining(s: Status, w: Observed, now: datetime) -> Step:
@@ -272,7 +273,9 @@ def _promoting(s: Status, w: Observed, now: datetime) -> Step:
         return stay(s, [AdoptAsCanonical(s.green_image, s.green_track, s.green_database)])
     if not fully_ready(b, w):
         return stay(s)
-    if w.green_discovery_exists:  # only now: until the adoption is done the old pods keep using it
+    # Only now: pods rendered before ADR 0018 query it until the adoption is done (newer ones query their
+    # track's membership Service, which the reconcile keeps).
+    if w.green_discovery_exists:
         return stay(s, [DeleteGreenDiscovery()])
     return go(s, COMPLETED, now, f"green promoted to {names.deployment(w.name)}")
 
