@@ -16,7 +16,7 @@ import pytest
 import localcluster
 from keycloak_operator.core import names
 from localcluster import app_images, real_keycloak, realnode, signins
-from tests.integration.support import real_resources
+from tests.integration.support import jgroups, real_resources
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import KC, replicate
@@ -110,14 +110,18 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
     load = signins.SignIns(login, max_seconds=1800).start()
     try:
         wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
-        # 1. Upgrade, blue kept: green serves from its own migrated copy.
-        kubectl.apply(keycloak(namespace, images["to"], images["postgres"], keep_blue=True))
-        status = wait_for(
-            "traffic on green, blue kept",
-            lambda: upgrade(kubectl, namespace, "Completed"),
-            timeout=900,
-            interval=2,
-        )
+        # 1. Upgrade, blue kept: green serves from its own migrated copy, and its JGroups view never holds
+        # blue's pod (the pair reaching 26.7: test_real_cache_membership.py has the ones before it).
+        with jgroups.ViewWatch(kubectl, namespace, "sso") as views:
+            kubectl.apply(keycloak(namespace, images["to"], images["postgres"], keep_blue=True))
+            status = wait_for(
+                "traffic on green, blue kept",
+                lambda: upgrade(kubectl, namespace, "Completed"),
+                timeout=900,
+                interval=2,
+            )
+            tracks = real_resources.side_by_side(kubectl, namespace)
+        jgroups.assert_apart(views.seen, tracks)
         plan, upgraded = status["upgradePlan"], status["blueGreen"]
         assert plan["path"] == "BlueGreenCopy", plan
         assert (upgraded["blueDatabase"], upgraded["greenDatabase"]) == (BLUE_DB, GREEN_DB), upgraded

@@ -95,3 +95,13 @@ class ViewWatch:
 
     def largest(self, cache_cluster: str) -> int:
         return max((len(v.members) for v in self.seen if v.cache_cluster == cache_cluster), default=0)
+
+
+def assert_apart(seen: set[View], tracks: dict[str, str]) -> None:
+    """Every view a pod logged holds pods of that pod's own track only (`tracks`: pod -> track, every pod
+    that ran), and every pod logged one: blue's and green's nodes never met."""
+    logged = {v.pod for v in seen}
+    assert set(tracks) <= logged, (tracks, logged)
+    for view in seen:
+        members = {pod_of(m, set(tracks)) for m in view.members}
+        assert None not in members and {tracks[m] for m in members if m} == {tracks[view.pod]}, view

@@ -5,6 +5,7 @@ through the operator's own KeycloakRealm and KeycloakClient resources."""
 from __future__ import annotations
 
 import base64
+import time
 from typing import Any
 
 from keycloak_operator.core import bluegreen as bg
@@ -69,3 +70,33 @@ def replicate(kubectl: Kubectl, namespace: str, **client_spec: Any) -> str:
     secret = kubectl.get("secret", names.client_secret("backend"), namespace)
     assert secret is not None
     return base64.b64decode(secret["data"]["clientSecret"]).decode()
+
+
+# Longer than MERGE3's max_interval in Keycloak's `kubernetes` stack (30 s): two views that were going to
+# merge have merged by then.
+SIDE_BY_SIDE_S = 45.0
+
+
+def ready_pods(kubectl: Kubectl, namespace: str) -> dict[str, str]:
+    """Ready server pods of `sso` (not terminating) -> their track."""
+    selector = f"{names.LABEL_INSTANCE}=sso,{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}"
+    out = {}
+    for pod in kubectl.list("pods", namespace, selector=selector):
+        conditions = {c["type"]: c["status"] for c in (pod.get("status") or {}).get("conditions") or []}
+        if conditions.get("Ready") == "True" and not pod["metadata"].get("deletionTimestamp"):
+            out[pod["metadata"]["name"]] = pod["metadata"]["labels"][names.LABEL_TRACK]
+    return out
+
+
+def side_by_side(kubectl: Kubectl, namespace: str, seconds: float = SIDE_BY_SIDE_S) -> dict[str, str]:
+    """Checks, every 2 s for `seconds`, that one ready pod of each track runs (blue kept beside green): an
+    observation window, not a wait for a result (a merge of two views can only be ruled out over time).
+    Returns every pod seen -> its track."""
+    seen: dict[str, str] = {}
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        pods = ready_pods(kubectl, namespace)
+        assert sorted(pods.values()) == sorted(names.TRACKS), pods
+        seen.update(pods)
+        time.sleep(2)
+    return seen

@@ -1,0 +1,106 @@
+"""Blue and green never share a JGroups view during an upgrade on Keycloak versions that ignore the cluster
+name (before 26.7), read from Keycloak's own logs on the real node.
+
+Both pairs merged into one view when every pod queried both discovery Services (ADR 0018;
+../shared/docs/keycloak-facts.md: 25.0.6 and 26.5.6 formed one view on channel `ISPN`, then green died of
+the other version's cache events). Now each pod queries only its track's Service, and on a database-copy
+upgrade that Service lists its own track's pods only. Each upgrade here is a database-copy blue-green
+(BlueGreenCopy) with `autoRevision` names, which are equal for the minor pair (`sso-v26` both) and ignored
+for the major one: membership alone keeps them apart. Blue is kept at the end so that both run side by side
+for longer than JGroups' merge interval, then the spec goes back and blue serves again; sign-ins run
+throughout and none fails. The pair reaching 26.7 (26.5.6 to 26.7.3) is test_real_copy_upgrade.py's."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+import localcluster
+from keycloak_operator.core import names
+from localcluster import app_images, real_keycloak, realnode, signins
+from tests.integration.support import jgroups, real_resources
+from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.real_resources import KC, replicate
+
+pytestmark = pytest.mark.integration
+
+
+def keycloak(namespace: str, image: str, postgres: str) -> dict[str, Any]:
+    return real_keycloak.keycloak(
+        "sso",
+        namespace,
+        image,
+        replicas=1,
+        cacheIsolation={"autoRevision": True},
+        upgradePolicy={"strategy": "BlueGreen", "autoTeardown": False, "databaseCopy": {"image": postgres}},
+    )
+
+
+def state(kubectl: Kubectl, namespace: str) -> str:
+    status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
+    return str((status.get("blueGreen") or {}).get("state", ""))
+
+
+@pytest.mark.parametrize(("old", "new"), [("26.4.7", "26.5.6"), ("25.0.6", "26.5.6")], ids=["minor", "major"])
+def test_blue_and_green_never_share_a_view_before_26_7(
+    cluster: localcluster.Cluster,
+    real_node: realnode.RealNode,
+    kubectl: Kubectl,
+    session_operator_stopped: None,
+    real_operator: OperatorProcess,
+    namespace: str,
+    old: str,
+    new: str,
+) -> None:
+    images = {v: app_images.keycloak(cluster, v) for v in (old, new)}
+    postgres = app_images.postgres(cluster)
+    for obj in real_keycloak.postgres(namespace, postgres):
+        kubectl.apply(obj)
+    kubectl.apply(keycloak(namespace, images[old], postgres))
+    wait_for(
+        f"Keycloak {old} Ready",
+        lambda: real_resources.running(kubectl, namespace, old, replicas=1),
+        timeout=600,
+        interval=2,
+    )
+    secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
+    service = kubectl.get("service", names.public_service("sso"), namespace)
+    assert service is not None
+    url = f"http://{service['spec']['clusterIP']}:8080"
+    real_keycloak.create_user(
+        url, real_resources.admin_credentials(kubectl, namespace), "team", "alice", "pw-1"
+    )
+    login = signins.Login(
+        f"{url}/realms/team/protocol/openid-connect/token", "backend", secret, "alice", "pw-1"
+    )
+    load = signins.SignIns(login, max_seconds=1200).start()
+    try:
+        with jgroups.ViewWatch(kubectl, namespace, "sso") as views:
+            wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
+            kubectl.apply(keycloak(namespace, images[new], postgres))
+            wait_for(
+                "green serving, blue kept", lambda: state(kubectl, namespace) == "Completed", timeout=900
+            )
+            plan = ((kubectl.get(KC, "sso", namespace) or {}).get("status") or {}).get("upgradePlan") or {}
+            assert plan.get("path") == "BlueGreenCopy", plan
+            # Both colours up side by side, watched for longer than JGroups takes to merge two views.
+            tracks = real_resources.side_by_side(kubectl, namespace)
+            views.collect()
+            kubectl.apply(keycloak(namespace, images[old], postgres))
+            wait_for("back on blue", lambda: state(kubectl, namespace) == "Idle", timeout=300)
+            back = time.monotonic()
+            wait_for(
+                "sign-ins on blue again",
+                lambda: sum(a.at > back for a in list(load.attempts)) >= 10,
+                timeout=90,
+            )
+    finally:
+        attempts = load.stop()
+
+    failed = [a for a in attempts if not a.ok]
+    assert not failed, f"{len(failed)} of {len(attempts)} sign-ins failed; first: {failed[:2]}"
+    jgroups.assert_apart(views.seen, tracks)
+    print(f"{old} -> {new}: {len(views.seen)} views, none shared; {len(attempts)} sign-ins, 0 failed")
