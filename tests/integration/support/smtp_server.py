@@ -49,8 +49,11 @@ class _Handler(socketserver.StreamRequestHandler):
                 blob = self._read()
             _, user, password = base64.b64decode(blob).decode().split("\0")
         elif mechanism == "LOGIN":
-            self._say("334 VXNlcm5hbWU6")
-            user = base64.b64decode(self._read()).decode()
+            if len(args) > 1:  # the user name as an initial response
+                user = base64.b64decode(args[1]).decode()
+            else:
+                self._say("334 VXNlcm5hbWU6")
+                user = base64.b64decode(self._read()).decode()
             self._say("334 UGFzc3dvcmQ6")
             password = base64.b64decode(self._read()).decode()
         else:
