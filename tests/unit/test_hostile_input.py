@@ -30,6 +30,7 @@ from keycloak_operator.core.bluegreen import backup_name
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.replication.client_secret import client_secret_name
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.realm import smtp_password_ref
 from keycloak_operator.core.replication.resources import (
     RealmTarget,
     client_resource,
@@ -390,6 +391,9 @@ def problems_of_realm(obj: dict[str, Any]) -> list[str]:
     if not is_subdomain(creds.secret):
         out.append(f"credentials Secret {creds.secret!r}")
     out += problems_of_address(creds.namespace, creds.secret)
+    smtp = smtp_password_ref(obj)  # read from the realm's own namespace, by this name
+    if smtp is not None:
+        out += problems_of_address(ns, smtp[0])
     realm = target.resource.natural_key
     if not realm or realm in (".", "..") or "/" in realm:
         out.append(f"realm name {realm!r} is not one Keycloak path segment")
@@ -471,6 +475,14 @@ REALM_ON_KC = {
 REALM_EXTERNAL = {
     "server": {"external": {"url": "https://sso.example.com", "adminSecret": {"name": "adm"}}},
     "realmName": "main",
+}
+REALM_SMTP = {
+    **REALM_ON_KC,
+    "smtp": {
+        "host": "smtp.example.com",
+        "from": "sso@example.com",
+        "auth": {"user": "mailer", "passwordSecret": {"name": "smtp", "key": "password"}},
+    },
 }
 CLIENT_BASE = {
     "realm": {"name": "main", "namespace": "home"},
@@ -570,6 +582,12 @@ CASES = [
     Case("realmName", KeycloakRealmSpec, REALM_ON_KC, ("realmName",)),
     Case("realmName (external)", KeycloakRealmSpec, REALM_EXTERNAL, ("realmName",)),
     Case("clientNamespaces[]", KeycloakRealmSpec, REALM_ON_KC, ("clientNamespaces", 0)),
+    Case(
+        "smtp.auth.passwordSecret.name",
+        KeycloakRealmSpec,
+        REALM_SMTP,
+        ("smtp", "auth", "passwordSecret", "name"),
+    ),
     Case("realm.name", KeycloakClientSpec, CLIENT_BASE, ("realm", "name")),
     Case("realm.namespace", KeycloakClientSpec, CLIENT_BASE, ("realm", "namespace")),
     Case("secretName", KeycloakClientSpec, CLIENT_BASE, ("secretName",)),

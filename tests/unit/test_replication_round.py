@@ -157,7 +157,11 @@ class FakeAdmin(KeycloakAdmin):
 
     async def realms(self) -> list[Obj]:
         self._call("realms")
-        return copy.deepcopy(list(self.server.realms.values()))
+        found = copy.deepcopy(list(self.server.realms.values()))
+        for r in found:  # as Keycloak does: a set SMTP password is never returned
+            if (r.get("smtpServer") or {}).get("password"):
+                r["smtpServer"]["password"] = "**********"
+        return found
 
     async def create_realm(self, body: Obj) -> str:
         self._call("create_realm", body["realm"], body)
@@ -166,7 +170,11 @@ class FakeAdmin(KeycloakAdmin):
 
     async def update_realm(self, realm: str, body: Obj) -> None:
         self._call("update_realm", realm, body)
+        before = (self.server.realms[realm].get("smtpServer") or {}).get("password")
         self.server.realms[realm].update(copy.deepcopy(body))
+        smtp = self.server.realms[realm].get("smtpServer") or {}
+        if smtp.get("password") == "**********":  # as Keycloak does: the mask keeps the stored password
+            smtp["password"] = before
 
     async def delete_realm(self, realm: str) -> None:
         self._call("delete_realm", realm)
@@ -486,3 +494,70 @@ async def test_resources_that_name_no_server_are_reported_by_the_round_without_o
         "team-a/onlost": "Pending",
         "team-a/stray": "Pending",
     }
+
+
+# --- a realm's SMTP password, from a Secret of its own namespace ------------------------------------------
+
+SMTP = {
+    "host": "smtp.example.com",
+    "from": "sso@example.com",
+    "auth": {"user": "mailer", "passwordSecret": {"name": "smtp", "key": "password"}},
+}
+
+
+def _smtp_secret(world: World, ns: str, password: str) -> None:
+    meta = {"namespace": ns, "name": "smtp"}
+    world.kube.add(
+        {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "data": {"password": _b64(password)}}
+    )
+
+
+def _leaks(password: str, writes: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Kubernetes writes (statuses, events, Secrets) that carry the password, in clear or base64."""
+    return [w for w in writes if password in repr(w) or _b64(password) in repr(w)]
+
+
+async def test_the_smtp_password_goes_only_into_its_realms_put_and_a_changed_secret_is_sent_again(
+    world: World,
+) -> None:
+    world.obj(names.REALM_KIND, "team-b", "other")["spec"]["smtp"] = SMTP
+    _smtp_secret(world, "team-b", "s3cret-one")
+    _smtp_secret(world, "team-a", "not-this-one")  # the Keycloak's namespace: never read for team-b's realm
+    _, calls, writes = await world.round(KC_URL)
+    created = next(c for c in calls if c[1:3] == ("create_realm", "other"))
+    assert created[3]["smtpServer"]["password"] == "s3cret-one"
+    assert "smtpPasswordSource" not in created[3]
+    assert not _leaks("s3cret-one", writes)
+    assert _phases(writes)["team-b/other"] == "Ready"
+
+    _, calls, writes = await world.round(KC_URL)
+    assert _writing(calls) == [] and writes == []  # steady: the masked password is in step
+
+    _smtp_secret(world, "team-b", "s3cret-two")  # a new resourceVersion
+    _, calls, writes = await world.round(KC_URL)
+    assert [c[1:3] for c in calls if c[1] == "update_realm"] == [("update_realm", "other")]
+    assert world.server.realms["other"]["smtpServer"]["password"] == "s3cret-two"
+    assert not _leaks("s3cret-two", writes) and not _leaks("s3cret-one", writes)
+
+    _, calls, writes = await world.round(KC_URL)
+    assert _writing(calls) == [] and writes == []
+
+
+async def test_a_missing_smtp_secret_holds_its_own_realm_only_with_a_condition_naming_the_field(
+    world: World,
+) -> None:
+    world.obj(names.REALM_KIND, "team-b", "other")["spec"]["smtp"] = SMTP
+    _smtp_secret(world, "team-a", "elsewhere")  # same name in another namespace: not the realm's
+    _, calls, writes = await world.round(KC_URL)
+    assert ("create_realm", "other") not in _writing(calls)
+    assert ("create_realm", "main") in _writing(calls)  # the other realms go on
+    status = world.obj(names.REALM_KIND, "team-b", "other")["status"]
+    assert status["phase"] == "Pending"
+    message = status["conditions"][0]["message"]
+    assert "spec.smtp.auth.passwordSecret" in message and "team-b/smtp" in message
+    assert not _leaks("elsewhere", writes)
+
+    _smtp_secret(world, "team-b", "now-here")
+    _, calls, _ = await world.round(KC_URL)
+    assert ("create_realm", "other") in _writing(calls)
+    assert world.server.realms["other"]["smtpServer"]["password"] == "now-here"

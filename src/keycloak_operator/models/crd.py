@@ -17,6 +17,7 @@ from keycloak_operator.models import extensions, hostname, network_policy, optio
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
+from keycloak_operator.models import realm_settings as rs
 from keycloak_operator.models.patterns import DNS1035_LABEL
 from keycloak_operator.models.peering_crd import peering_crds
 
@@ -251,9 +252,11 @@ def _replicated_schema(spec_model: type[BaseModel], description: str) -> dict[st
 
 def realm_crd() -> dict[str, Any]:
     schema = _replicated_schema(rm.KeycloakRealmSpec, "A realm replicated into Keycloak.")
-    schema["properties"]["spec"]["properties"]["server"]["x-kubernetes-validations"] = [
-        rm.SERVER_EXACTLY_ONE_RULE
-    ]
+    spec = schema["properties"]["spec"]["properties"]
+    spec["server"]["x-kubernetes-validations"] = [rm.SERVER_EXACTLY_ONE_RULE]
+    spec["internationalization"]["x-kubernetes-validations"] = [rs.DEFAULT_LOCALE_RULE]
+    # Each policy name at most once (Keycloak keeps one value per name); the model checks the same.
+    spec["passwordPolicy"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
     return _crd(
         plural=names.REALM_PLURAL,
         kind=names.REALM_KIND,
@@ -263,6 +266,9 @@ def realm_crd() -> dict[str, Any]:
             _column("Realm", ".spec.realmName"),
             _column("Keycloak", ".spec.server.keycloak.name"),
             _column("Phase", ".status.phase"),
+            _column("SMTP", ".spec.smtp.host", priority=1),
+            _column("Brute force", ".spec.bruteForceProtection.enabled", "boolean", priority=1),
+            _column("Events", ".spec.events.enabled", "boolean", priority=1),
             _column("Age", ".metadata.creationTimestamp", "date"),
         ],
     )

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from keycloak_operator.core import names
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.keycloak import Condition, SecretKeyRef
+from keycloak_operator.models.realm_settings import (
+    PASSWORD_POLICY_MAX,
+    AdminEventSettings,
+    BruteForceProtection,
+    EventSettings,
+    Internationalization,
+    PasswordPolicy,
+    SmtpSettings,
+    ThemeSettings,
+)
 
 NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
@@ -93,9 +103,35 @@ class KeycloakRealmSpec(CrdModel):
     login: LoginSettings = Field(default_factory=LoginSettings, description="Login page settings.")
     tokens: TokenSettings = Field(default_factory=TokenSettings, description="Token and session lifetimes.")
     roles: list[RealmRole] = Field(default_factory=list, max_length=1024, description="Realm roles.")
+    # The blocks below are optional; an absent one is not managed (realm_settings.py says why).
+    smtp: SmtpSettings | None = Field(default=None, description="Mail server; absent: not managed.")
+    themes: ThemeSettings | None = Field(default=None, description="Themes; absent: not managed.")
+    internationalization: Internationalization | None = Field(
+        default=None, description="Locales; absent: not managed."
+    )
+    password_policy: list[PasswordPolicy] | None = Field(
+        default=None,
+        max_length=PASSWORD_POLICY_MAX,
+        description="Password policies, each name at most once, rendered as Keycloak's policy string "
+        "(`length(12) and digits(1)`); empty: no policy; absent: not managed.",
+    )
+    brute_force_protection: BruteForceProtection | None = Field(
+        default=None, description="Brute-force detection; absent: not managed."
+    )
+    events: EventSettings | None = Field(default=None, description="Login events; absent: not managed.")
+    admin_events: AdminEventSettings | None = Field(
+        default=None, description="Admin events; absent: not managed."
+    )
     client_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakClients in this realm, besides the realm's own."
     )
+
+    @model_validator(mode="after")
+    def _one_policy_each(self) -> KeycloakRealmSpec:
+        names_ = [p.name for p in self.password_policy or []]
+        if len(names_) != len(set(names_)):
+            raise ValueError("passwordPolicy: each policy name at most once")
+        return self
 
 
 class RealmRef(CrdModel):

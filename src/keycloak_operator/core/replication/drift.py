@@ -9,6 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# Values Keycloak does not return at all: an empty string (a realm's passwordPolicy, a client's name), an
+# empty list (a realm's supportedLocales) and 0 (a realm's eventsExpiration, "never"). Such a field absent
+# from what Keycloak returns is in step.
+OMITTED: tuple[Any, ...] = ("", [], 0)
+
 
 def as_set(values: list[str]) -> list[str]:
     """A list field Keycloak keeps as a set, in the one order its content hash is taken in."""
@@ -26,9 +31,11 @@ def drifted_fields(
         if field in ("attributes", *subresources):
             continue
         have = observed.get(field)
+        if have is None and want in OMITTED and not isinstance(want, bool):  # False == 0 in Python
+            continue  # Keycloak leaves out a field holding its empty value
         if isinstance(want, list):
             if not isinstance(have, list) or sorted(set(map(str, have))) != sorted(set(map(str, want))):
                 changed.append(field)
-        elif have != want and not (want == "" and have is None):  # Keycloak omits empty strings
+        elif have != want:
             changed.append(field)
     return sorted(changed)

@@ -13,7 +13,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, Final
 
+from pydantic import ValidationError
+
 from keycloak_operator.core import names
+from keycloak_operator.core.replication import realm_settings
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
 from keycloak_operator.core.replication.plan import Create, Update
@@ -30,8 +33,9 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.models.realm import KeycloakRealmSpec, RealmRole
 
 KIND: Final = names.REALM_KIND
-# Fields of a realm representation that are part of the realm's content but written by other calls.
-SUBRESOURCES: Final = ("roles",)
+# Fields of a realm's content that are not in its PUT nor compared with what Keycloak returns: the roles
+# (written by calls of their own) and which SMTP password Secret was read (realm_settings.py).
+SUBRESOURCES: Final = ("roles", realm_settings.SMTP_PASSWORD_SOURCE)
 
 
 def realm_name(spec: KeycloakRealmSpec, resource_name: str) -> str:
@@ -53,6 +57,7 @@ def realm_content(spec: KeycloakRealmSpec, resource_name: str) -> dict[str, Any]
         "ssoSessionIdleTimeout": spec.tokens.sso_session_idle_timeout_seconds,
         "ssoSessionMaxLifespan": spec.tokens.sso_session_max_lifespan_seconds,
         "roles": {"realm": [{"name": r.name, "description": r.description} for r in _sorted(spec.roles)]},
+        **realm_settings.settings_content(spec),
     }
 
 
@@ -70,16 +75,44 @@ def owner_text(key: ObjectKey) -> str:
     return f"{key.namespace}/{key.name}"
 
 
-def create_body(op: Create) -> dict[str, Any]:
-    """A new realm, marked, with its declared roles (each marked as this resource's) in the same request."""
-    body = marked(op.content, op.key)
+def create_body(op: Create, smtp_password: str | None = None) -> dict[str, Any]:
+    """A new realm, marked, with its declared roles (each marked as this resource's) in the same request.
+    `smtp_password`: read from its Secret this round (realm_settings.py), put in only here."""
+    body = realm_settings.with_password(marked(op.content, op.key), smtp_password)
     owner = owner_text(op.key)
     body["roles"] = {"realm": [{**r, "attributes": role_owner(owner)} for r in op.content["roles"]["realm"]]}
     return body
 
 
-def update_body(op: Update) -> dict[str, Any]:
-    return realm_write(marked(op.content, op.key))
+def update_body(op: Update, smtp_password: str | None = None) -> dict[str, Any]:
+    return realm_settings.with_password(realm_write(marked(op.content, op.key)), smtp_password)
+
+
+def smtp_password_ref(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(Secret, key) of a realm resource's SMTP password; None without one (or with an invalid spec)."""
+    try:
+        spec = KeycloakRealmSpec.model_validate(obj.get("spec") or {})
+    except ValidationError:
+        return None
+    return realm_settings.password_ref(spec)
+
+
+def with_smtp_secret(
+    realm: Resource, ref: tuple[str, str], secret: Mapping[str, Any] | None
+) -> tuple[Resource, str | None]:
+    """The realm with what its SMTP password Secret (`secret`, read from the realm's own namespace, None if
+    missing) gives it: the Secret's version in its content and the password for the writer; or, when the
+    Secret or its key is missing, that as its problem (nothing written for it; other realms go on). A realm
+    that already has a problem or is being deleted needs no password: its Secret is not read (a namespace
+    being deleted takes its Secrets first, and must not keep the realm's finalizer)."""
+    if realm.problem is not None or realm.deleting:
+        return realm, None
+    found = realm_settings.read_password(realm.key.namespace, ref, secret)
+    if isinstance(found, Verdict):
+        return replace(realm, problem=found), None
+    assert secret is not None
+    content = {**realm.content, realm_settings.SMTP_PASSWORD_SOURCE: realm_settings.password_source(secret)}
+    return replace(realm, content=content), found
 
 
 def release_body() -> dict[str, Any]:

@@ -4,6 +4,7 @@ tenant's realms."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
 from keycloak_operator.core.replication import realm
@@ -41,10 +42,13 @@ class RealmWriter:
         declared: AbstractSet[ObjectKey],
         listing: Listing,
         revocation: Revocation,
+        smtp_passwords: Mapping[ObjectKey, str] | None = None,
     ) -> bool:
         """`realms`: this server's, with their login problems; `clients`: theirs (a realm with clients still
         declared waits to be deleted); `declared`: every realm resource, whatever its server (its object here
-        is never an orphan). False when no login could list the realms."""
+        is never an orphan); `smtp_passwords`: read this round, put into the realm's own writes only. False
+        when no login could list the realms."""
+        passwords = smtp_passwords or {}
         targets = admins.targets
         waiting = deletions_waiting(
             ((r, targets[r.key].client_namespaces) for r in realms), listing.unreadable
@@ -79,7 +83,7 @@ class RealmWriter:
             keep_orphans_of(scope, cred, targets, admins.logged_in)
 
             async def write(op: ScopeOperation, scope: ScopePlan = scope) -> None:
-                await self._write(admins.admin_for(op.key), op, scope)
+                await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key))
 
             failed = await execute(scope, write, self.limiter, rnd)
             settle(scope, failed)
@@ -96,7 +100,9 @@ class RealmWriter:
         rnd.failed = True
 
     @staticmethod
-    async def _write(admin: KeycloakAdmin, op: ScopeOperation, scope: ScopePlan) -> None:
+    async def _write(
+        admin: KeycloakAdmin, op: ScopeOperation, scope: ScopePlan, smtp_password: str | None
+    ) -> None:
         if isinstance(op, Delete):
             await admin.delete_realm(op.remote_id)
         elif isinstance(op, Release):
@@ -104,9 +110,9 @@ class RealmWriter:
         elif isinstance(op, Disable):
             await admin.update_realm(op.remote_id, realm.disable_body())
         elif isinstance(op, Create):
-            await admin.create_realm(realm.create_body(op))
+            await admin.create_realm(realm.create_body(op, smtp_password))
             scope.remote_ids[op.key] = realm.remote_id(op)
         else:
             assert isinstance(op, Update)
-            await admin.update_realm(op.remote_id, realm.update_body(op))
+            await admin.update_realm(op.remote_id, realm.update_body(op, smtp_password))
             scope.remote_ids[op.key] = realm.remote_id(op)  # a rename moves the realm

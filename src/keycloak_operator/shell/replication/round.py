@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -41,6 +41,7 @@ from keycloak_operator.shell.replication.listing import Reader
 from keycloak_operator.shell.replication.realms import RealmWriter
 from keycloak_operator.shell.replication.reporting import Reporter
 from keycloak_operator.shell.replication.roles import RoleWriter
+from keycloak_operator.shell.replication.smtp_secrets import with_smtp_passwords
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,10 @@ class Replicator:
             if not admins.logged_in:
                 reached = no_login(rnd, realms)
             else:
-                reached = await self._realms(rnd, admins, realms, in_scope_clients, targets, read.listing)
+                realms, passwords = await with_smtp_passwords(self.kube, realms, rnd.objects)
+                reached = await self._realms(
+                    rnd, admins, realms, in_scope_clients, targets, read.listing, passwords
+                )
             reached = reached and not admins.timed_out
         finally:
             await admins.close()
@@ -128,12 +132,13 @@ class Replicator:
         clients: list[Resource],
         every_target: dict[ObjectKey, RealmTarget],
         listing: Listing,
+        smtp_passwords: Mapping[ObjectKey, str],
     ) -> bool:
         """The server's realms, then what lives in each. False when no login could list the realms. A
         failure inside one realm is reported on that realm and its clients, and the others go on."""
         revocation = Revocation(datetime.now(UTC), self.revocation_grace)
         listed = await self.realms.sync(
-            rnd, admins, realms, clients, every_target.keys(), listing, revocation
+            rnd, admins, realms, clients, every_target.keys(), listing, revocation, smtp_passwords
         )
         for realm in realms:
             children = [c for c in clients if c.parent == realm.key]
