@@ -53,7 +53,7 @@ unit: setup
 # The cluster first, outside pytest: on a new machine it builds the control plane and the real node from Go
 # modules (20-30 minutes), longer than any one test may take (pytest-timeout); the tests then reuse it.
 integration: cluster
-	$(RUN) pytest tests/integration -q -m integration $(PYTEST_ARGS)
+	$(RUN) pytest tests/integration -q -m integration --durations=30 $(PYTEST_ARGS)
 
 test: lint typecheck unit integration
 

@@ -141,3 +141,29 @@ def test_a_recreates_downtime_is_shown_while_it_lasts_and_once_measured() -> Non
     after = {**during, "downtimeSeconds": 46}
     p = progress(keycloak(phase="Running", upgradePlan=after), None, None, [], NOW)
     assert p.plan.endswith("; no pod was ready for 46 s")
+
+
+def test_a_copy_upgrade_shows_both_databases_and_the_write_window() -> None:
+    k = keycloak(
+        blueGreen={
+            "state": bg.COPYING_DATABASE,
+            "path": "BlueGreenCopy",
+            "blueDatabase": "keycloak",
+            "greenDatabase": "keycloak_26_7_3",
+            "copyJob": "kc-dbcopy-1",
+            "writeWindowSeconds": 75,
+        },
+        database={"name": "keycloak", "serving": "keycloak"},
+    )
+    p = progress(k, None, None, [], NOW)
+    assert "kc-dbcopy-1" in p.waiting_for
+    assert p.database == (
+        "serving keycloak; blue on keycloak, green on keycloak_26_7_3; "
+        "write window 75 s (blue's writes after the copy)"
+    )
+
+
+def test_after_a_promoted_copy_the_serving_copy_is_named() -> None:
+    k = keycloak(database={"name": "k_26_7_3", "copiedFrom": "k", "serving": "k_26_7_3"})
+    assert progress(k, None, None, [], NOW).database == "serving k_26_7_3 (a copy standing in for k)"
+    assert progress(keycloak(), None, None, [], NOW).database == ""

@@ -66,6 +66,7 @@ class Progress:
     tracks: tuple[Track, ...]
     events: tuple[EventLine, ...]
     plan: str = ""  # the planner's last path and why (status.upgradePlan), empty before any image change
+    database: str = ""  # which database serves, when a copy is or was involved (status.database, blueGreen)
 
 
 def _age(stamp: str, now: datetime) -> float | None:
@@ -136,6 +137,7 @@ def progress(
     elif planned.get("downtimeStarted"):
         plan += f"; no pod ready since {planned['downtimeStarted']}"
     return Progress(
+        database=_database(status.get("database") or {}, upgrade),
         namespace=str(meta["namespace"]),
         name=str(meta["name"]),
         phase=str(status.get("phase") or "Pending"),
@@ -152,6 +154,22 @@ def progress(
         events=_events(events, now),
         plan=plan,
     )
+
+
+def _database(recorded: Mapping[str, Any], upgrade: Mapping[str, Any]) -> str:
+    """`serving X (copy of Y)`, and the copy upgrade's databases and write window; empty when no copy."""
+    parts = []
+    if recorded.get("serving"):
+        parts.append(f"serving {recorded['serving']}")
+        if recorded.get("copiedFrom"):
+            parts[-1] += f" (a copy standing in for {recorded['copiedFrom']})"
+    if upgrade.get("path") == "BlueGreenCopy":
+        parts.append(
+            f"blue on {upgrade.get('blueDatabase') or '-'}, green on {upgrade.get('greenDatabase') or '-'}"
+        )
+        if upgrade.get("writeWindowSeconds") is not None:
+            parts.append(f"write window {upgrade['writeWindowSeconds']} s (blue's writes after the copy)")
+    return "; ".join(parts)
 
 
 def deployments_of(name: str) -> tuple[str, str]:

@@ -33,6 +33,8 @@ def render(p: Progress) -> Group:
     if p.deadline_in_seconds is not None:
         upgrade += f" (deadline in {duration(p.deadline_in_seconds)})"
     head.add_row("plan", p.plan or "-")
+    if p.database:
+        head.add_row("database", p.database)
     head.add_row("upgrade", upgrade)
     head.add_row("waiting for", p.waiting_for)
     if p.message:
