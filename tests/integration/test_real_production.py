@@ -63,15 +63,18 @@ def production(namespace: str, images: dict[str, str], image: str, cluster_name:
             {"name": "audit", "image": ext, "path": extension_image.PROVIDERS_PATH},
             {"name": "theme", "image": ext, "path": extension_image.THEMES_PATH, "type": "themes"},
         ],
-        upgradePolicy={"strategy": "BlueGreen"},
+        # Keycloak's own compatibility check first (a Job): 26.7.0 -> 26.7.3 rolls (exit 0).
+        upgradePolicy={"strategy": "BlueGreen", "compatibilityCheck": True},
         cacheIsolation={"clusterName": cluster_name},
     )
 
 
 def serving_pod(kubectl: Kubectl, namespace: str) -> dict[str, Any]:
+    # Server pods only: the compatibility check's Job pod carries the instance label too.
+    server = f"{names.LABEL_INSTANCE}=sso,{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}"
     (pod,) = [
         p
-        for p in kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso")
+        for p in kubectl.list("pods", namespace, selector=server)
         if not p["metadata"].get("deletionTimestamp")
     ]
     return pod
@@ -263,3 +266,6 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
     pod = serving_pod(kubectl, namespace)
     assert pod["spec"]["containers"][0]["image"] == images["to"]
     check_settings(kubectl, namespace, sso, images, form, "green")
+    plan = ((kubectl.get(real_resources.KC, "sso", namespace) or {}).get("status") or {})["upgradePlan"]
+    assert plan["path"] == "BlueGreenShared", plan
+    assert plan["compatibilityCheck"].endswith("rolling update possible (exit 0)"), plan

@@ -20,6 +20,8 @@ from tests.integration.support.real_resources import replicate
 pytestmark = pytest.mark.integration
 
 FROM_VERSION, TO_VERSION = "26.5.6", "26.7.3"
+# Keycloak's own compatibility check first (a Job): for this pair it answers "not possible" (exit 3).
+CHECKED = {"compatibilityCheck": True}
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +54,7 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
 ) -> None:
     for obj in real_keycloak.postgres(namespace, images["postgres"]):
         kubectl.apply(obj)
-    kubectl.apply(real_keycloak.keycloak("sso", namespace, images["from"], replicas=1))
+    kubectl.apply(real_keycloak.keycloak("sso", namespace, images["from"], replicas=1, upgradePolicy=CHECKED))
     wait_for(
         f"Keycloak {FROM_VERSION} Ready",
         lambda: real_resources.running(kubectl, namespace, FROM_VERSION, replicas=1),
@@ -76,7 +78,9 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     with watch:
         try:
             wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
-            kubectl.apply(real_keycloak.keycloak("sso", namespace, images["to"], replicas=1))
+            kubectl.apply(
+                real_keycloak.keycloak("sso", namespace, images["to"], replicas=1, upgradePolicy=CHECKED)
+            )
             status = wait_for(
                 f"{TO_VERSION} running after a recreate",
                 lambda: real_resources.running(kubectl, namespace, TO_VERSION, replicas=1),
@@ -94,10 +98,19 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
 
     plan = status["upgradePlan"]
     assert plan["path"] == "Recreate" and plan["toImage"] == images["to"], plan
+    assert plan["compatibilityCheck"].endswith("rolling update not possible (exit 3)"), plan
+    assert "kc.sh update-compatibility check: rolling update not possible (exit 3)" in plan["reason"], plan
+
     # The old version never ran beside the new one: Recreate stops every old pod first.
-    mixed = [
-        s.at for s in watch.samples if {p.image for p in s.pods.values()} >= {images["from"], images["to"]}
-    ]
+    # Server pods only: the compatibility check's Job pod runs the new image beside blue, as it must.
+    def servers(sample: sampler.Sample) -> set[str]:
+        return {
+            p.image
+            for p in sample.pods.values()
+            if p.labels.get(names.LABEL_COMPONENT) == names.COMPONENT_SERVER
+        }
+
+    mixed = [s.at for s in watch.samples if servers(s) >= {images["from"], images["to"]}]
     assert not mixed, f"old and new pods side by side at {mixed[:3]}"
     assert changesets(kubectl, namespace) > before  # 26.7.3 migrated the schema when it started
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
     children,
+    compatibility_check,
     conditions,
     database_copy,
     discovery,
@@ -67,6 +68,8 @@ class Observed:
     service_monitor: dict[str, Any] | None = None
     network_policies: tuple[dict[str, Any], ...] = ()  # this Keycloak's, by its labels
     existing_config_maps: frozenset[str] = frozenset()  # of those the spec references
+    # The compatibility check for the image change at hand, when one is wanted (core/compatibility_check).
+    compatibility: compatibility_check.Answer = field(default_factory=compatibility_check.Answer)
     # Facts about the cluster and the operator, observed by the shell: whether the cluster serves the
     # ServiceMonitor kind (asked only when one is wanted), and the namespace the operator runs in (None
     # outside a cluster).
@@ -84,6 +87,7 @@ class Decision:
     delete: list[dict[str, Any]] = field(
         default_factory=list
     )  # children no longer wanted (their stored form)
+    create: list[dict[str, Any]] = field(default_factory=list)  # made once, never applied over (Jobs)
 
 
 def owner_of(keycloak: dict[str, Any]) -> children.Owner:
@@ -237,9 +241,13 @@ def decide(
     plan = None
     stored_bg = previous.blue_green
     just_started = in_flight and (stored_bg is None or stored_bg.state in bg.AT_REST)
+    check = observed.compatibility
+    # Keycloak's own compatibility check has not answered for this change: nothing moves until it does.
+    checking = False
     if canonical is not None and not kept and (just_started or not (blue_frozen or in_flight)):
-        plan = upgrade_plan.for_spec(spec, rollout.image_of(canonical))
-        if plan.path == upgrade_plan.REFUSE:
+        checking = check.pending
+        plan = None if checking else upgrade_plan.for_spec(spec, rollout.image_of(canonical), check.exit)
+        if plan is not None and plan.path == upgrade_plan.REFUSE:
             problems.append(conditions.Wanted(conditions.DEGRADED, "True", "UpgradeRefused", plan.reason))
     blue_cache = rollout.cache_cluster_of(canonical) if blue_frozen and canonical is not None else cache.name
 
@@ -269,7 +277,7 @@ def decide(
     ]:
         _reconcile_child(child, existing, owner, writes, removals)
     rendered: dict[str, Any] | None = None
-    may_render = not blue_frozen if canonical is not None else not (in_flight or kept)
+    may_render = (not blue_frozen and not checking) if canonical is not None else not (in_flight or kept)
     if not problems and may_render and not (blue_green is not None and blue_green.state == bg.PROMOTING):
         # The canonical Deployment carries the version it runs: the spec's, or the last one while blue serves.
         version = observed.version if image == spec.image else previous.versions.current_version
@@ -320,12 +328,28 @@ def decide(
         events.append(Event("Normal", "VersionStarted", f"rolling out {slots.next_version}"))
 
     planned = previous.upgrade_plan
+    create: list[dict[str, Any]] = []
+    checked = compatibility_check.describe(check.job, check.exit) if check.job else ""
+    if checking and canonical is not None:
+        planned = UpgradePlanStatus(
+            from_image=rollout.image_of(canonical),
+            to_image=spec.image,
+            reason="waiting for Keycloak's compatibility check before choosing a path",
+            compatibility_check=checked,
+        )
+        if not check.exists:
+            desired = render_deployment(
+                owner, spec, image=spec.image, track=track, version=observed.version, database=database.name
+            )
+            create.append(compatibility_check.job(owner, canonical, desired, check.job))
+            events.append(Event("Normal", "CompatibilityCheckStarted", checked))
     if plan is not None and plan.path != upgrade_plan.NONE:
         planned = UpgradePlanStatus(
             path=plan.path,
             from_image=rollout.image_of(canonical or {}),
             to_image=spec.image,
             reason=plan.reason,
+            compatibility_check=checked,
         )
         if previous.upgrade_plan is not None and _same_plan(planned, previous.upgrade_plan):
             planned = previous.upgrade_plan  # planned again before it started: its measurement goes on
@@ -394,6 +418,7 @@ def decide(
         events=events,
         revision=revision,
         delete=removals,
+        create=create,
     )
 
 

@@ -190,12 +190,13 @@ def plan(given: PlanInput) -> Plan:
     )
 
 
-def for_spec(spec: KeycloakSpec, running_image: str) -> Plan:
+def for_spec(spec: KeycloakSpec, running_image: str, check_exit: int | None = None) -> Plan:
     """The plan for moving the pods running `running_image` to `spec`'s image under `spec`'s policy.
 
     A database copy is offered where the user asked for one (upgradePolicy.databaseCopy) and this operator
     can make it (managed and external tiers; not yet cnpg): otherwise an upgrade that needs one under
     BlueGreen recreates (allowDowntime) or is refused, instead of sharing a database it cannot share.
+    `check_exit`: the compatibility check's answer for this change (core/compatibility_check.py), if any.
     """
     policy = spec.upgrade_policy
     return plan(
@@ -205,6 +206,7 @@ def for_spec(spec: KeycloakSpec, running_image: str) -> Plan:
             strategy=policy.strategy,
             copy_possible=database_copy.copy_possible(spec),
             allow_downtime=policy.allow_downtime,
+            check_exit=check_exit,
         )
     )
 

@@ -166,6 +166,14 @@ class UpgradePolicy(CrdModel):
         "or refusing. Sign-ins keep working; what blue writes after the copy does not reach green. "
         "Unset: no copy is ever made.",
     )
+    compatibility_check: bool = Field(
+        default=False,
+        description="Before an image change from and to Keycloak 26.2 or later, run `kc.sh "
+        "update-compatibility` in a Job (the running configuration's metadata, then the check with the "
+        "new image and configuration) and let its answer choose between rolling and recreating, or sharing "
+        "and copying the database; nothing changes until it answers. Other versions, or a check that "
+        "fails, fall back to the version rule.",
+    )
     green_ready_timeout: str = Field(
         default="15m", pattern=DURATION_PATTERN, description="BlueGreen: deadline for green to become Ready."
     )
@@ -414,6 +422,9 @@ class UpgradePlanStatus(CrdModel):
     to_image: str = Field(default="", description="The image the spec asked for.")
     reason: str = Field(
         default="", description="The versions, what Keycloak supports between them, and what follows."
+    )
+    compatibility_check: str = Field(
+        default="", description="The compatibility check Job and its answer, when one ran for this change."
     )
     downtime_started: str = Field(
         default="", description="Recreate: when the operator first saw no pod ready (the old pods stopped)."

@@ -116,7 +116,7 @@ PERMISSIONS: tuple[Permission, ...] = (
         "batch",
         "jobs",
         ("get", "create"),
-        "the database copy for green in a blue-green upgrade (BlueGreenCopy)",
+        "Keycloak's compatibility check before an upgrade, and the database copy for green (BlueGreenCopy)",
     ),
     Permission(
         "kopf.dev",

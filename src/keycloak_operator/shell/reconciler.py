@@ -16,12 +16,14 @@ from pydantic import ValidationError
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
     children,
+    compatibility_check,
     conditions,
     keycloak_config,
     merge_patch,
     monitoring,
     names,
     reconcile,
+    rollout,
     versions,
 )
 from keycloak_operator.core.bluegreen.milestones import transition
@@ -32,6 +34,7 @@ from keycloak_operator.shell.kube import (
     CONFIG_MAPS,
     DEPLOYMENTS,
     INGRESSES,
+    JOBS,
     KEYCLOAKS,
     NETWORK_POLICIES,
     POD_DISRUPTION_BUDGETS,
@@ -61,17 +64,20 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
     # By name, not by label: a Service under one of these names that this Keycloak did not make must be seen
     # (and left alone), not applied over.
     membership = [await kube.get(SERVICES, ns, names.membership_service(name, t)) for t in names.TRACKS]
+    canonical = await kube.get(DEPLOYMENTS, ns, names.deployment(name))
+    version = versions.version_of(spec).format()
     # The ServiceMonitor is read whether wanted or not (one this Keycloak made may have to go; where the
     # kind is not served the read is a 404); discovery is asked only when one is wanted.
     return reconcile.Observed(
         keycloak=keycloak,
-        deployment=await kube.get(DEPLOYMENTS, ns, names.deployment(name)),
+        deployment=canonical,
         public_service=await kube.get(SERVICES, ns, names.public_service(name)),
         existing_secrets=frozenset(existing),
         membership_services=tuple(s for s in membership if s is not None),
         discovery_service=await kube.get(SERVICES, ns, names.discovery_service(name)),
         existing_config_maps=frozenset(maps),
-        version=versions.version_of(spec).format(),
+        version=version,
+        compatibility=await _compatibility(kube, ns, name, spec, canonical, version),
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
         service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
@@ -83,6 +89,16 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         service_monitor_served=monitoring.wanted(spec) and await kube.serves(SERVICE_MONITORS),
         operator_namespace=operator_namespace(),
     )
+
+
+async def _compatibility(
+    kube: Kube, ns: str, name: str, spec: KeycloakSpec, canonical: dict[str, Any] | None, version: str
+) -> compatibility_check.Answer:
+    """The compatibility check Job for the image change at hand, read by name only when one is wanted."""
+    if canonical is None or not compatibility_check.wanted(spec, rollout.image_of(canonical)):
+        return compatibility_check.Answer()
+    job = compatibility_check.job_name(name, rollout.version_of(canonical), version)
+    return compatibility_check.answer(job, await kube.get(JOBS, ns, job))
 
 
 async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
@@ -101,7 +117,7 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
     step = None
     if upgrade.wanted(spec, stored):
         world = await upgrade.observe(
-            kube, keycloak, spec, observed.deployment, observed.public_service, stored
+            kube, keycloak, spec, observed.deployment, observed.public_service, stored, observed.compatibility
         )
         step = bg.step(stored, world, dt.datetime.now(dt.UTC))
         observed = dataclasses.replace(observed, green=world.green)
@@ -141,6 +157,9 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
         meta = obj["metadata"]
         if await kube.delete(resource_of(obj), namespace, meta["name"], uid=meta.get("uid")):
             log.info("deleted %s %s/%s", obj["kind"], namespace, meta["name"])
+    for obj in decision.create:
+        if await kube.create(obj) is not None:
+            log.info("created %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
     if step is not None:
         for action in step.actions:
             await upgrade.perform(kube, keycloak, spec, action)

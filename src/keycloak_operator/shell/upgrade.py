@@ -8,6 +8,7 @@ from typing import Any
 from keycloak_operator.core import (
     backups,
     children,
+    compatibility_check,
     database_copy,
     durations,
     names,
@@ -46,6 +47,7 @@ async def observe(
     canonical: dict[str, Any] | None,
     public: dict[str, Any] | None,
     stored: BlueGreenStatus | None,
+    check: compatibility_check.Answer | None = None,
 ) -> bg.Observed:
     ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
     tier = spec.database.tier
@@ -82,7 +84,7 @@ async def observe(
         public_selector_track=selector.get(names.LABEL_TRACK),
         backup_phase=backup_phase,
         green_serving_endpoints=green_serving,
-        upgrade_path=upgrade_plan.for_spec(spec, image_of(canonical)).path if canonical is not None else None,
+        upgrade_path=_path(spec, canonical, check or compatibility_check.Answer()),
         database=canonical_database(keycloak, spec, canonical, stored).name,
         spec_database=database_copy.spec_database(spec),
         copy_timeout_s=durations.parse(copy.timeout) if copy is not None else 600.0,
@@ -137,6 +139,16 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
             await kube.apply(render_deployment(owner, spec, image=image, track=track, version=version))
         case bg.DeleteGreenDiscovery():
             await kube.delete(SERVICES, ns, names.discovery_service(name, green=True))
+
+
+def _path(
+    spec: KeycloakSpec, canonical: dict[str, Any] | None, check: compatibility_check.Answer
+) -> str | None:
+    """The planner's path for the change at hand; None with no blue, or while the compatibility check runs
+    (the machine then waits at rest, as the reconcile does)."""
+    if canonical is None or check.pending:
+        return None
+    return upgrade_plan.for_spec(spec, image_of(canonical), check.exit).path
 
 
 def _cache_cluster_of(owner: children.Owner, spec: KeycloakSpec, image: str) -> str | None:
