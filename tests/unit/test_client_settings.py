@@ -18,7 +18,7 @@ from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication import client as client_kind
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication.marker import content_hash
-from keycloak_operator.core.replication.plan import Create
+from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.sync import Resource
 from keycloak_operator.models import crd
 from keycloak_operator.models.realm import KeycloakClientSpec
@@ -82,7 +82,11 @@ def test_client_writes_leave_the_sub_objects_to_their_own_endpoints() -> None:
         roles=[{"name": "r"}], protocolMappers=[AUDIENCE], defaultClientScopes=["basic"], pkceMethod="S256"
     )
     body = client_kind.upsert_body(Create(KEY, c, content_hash(c)))
-    assert not set(parts.SUBRESOURCES) & set(body)
+    # A create names its scopes (Keycloak attaches exactly those, not the realm's defaults); roles and
+    # mappers, and an update's scopes, go through their own endpoints.
+    assert set(parts.SUBRESOURCES) & set(body) == {"defaultClientScopes"}
+    update = client_kind.upsert_body(Update(KEY, "u-1", c, content_hash(c), "old"))
+    assert not set(parts.SUBRESOURCES) & set(update)
     assert body["attributes"]["pkce.code.challenge.method"] == "S256"
     assert body["attributes"]["kcop.dev.kind"] == names.CLIENT_KIND
 

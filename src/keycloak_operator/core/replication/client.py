@@ -73,7 +73,7 @@ def plan_clients(
 
 def upsert_body(op: Create | Update) -> dict[str, Any]:
     """A create's body; an update also names the id it replaces."""
-    body = client_parts.client_write(marked(op.content, op.key))
+    body = client_parts.client_write(marked(op.content, op.key), create=isinstance(op, Create))
     return body if isinstance(op, Create) else {**body, "id": op.remote_id}
 
 

@@ -86,9 +86,12 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-def client_write(body: Mapping[str, Any]) -> dict[str, Any]:
-    """A client's POST or PUT body: its sub-objects travel separately."""
-    return {k: v for k, v in body.items() if k not in SUBRESOURCES}
+def client_write(body: Mapping[str, Any], *, create: bool = False) -> dict[str, Any]:
+    """A client's POST or PUT body: its sub-objects travel separately. A create keeps the declared scope
+    lists: Keycloak then attaches exactly those (they were checked to exist: missing_scopes) instead of the
+    realm's defaults, which would be detached again one write at a time."""
+    kept = (DEFAULT_SCOPES, OPTIONAL_SCOPES) if create else ()
+    return {k: v for k, v in body.items() if k not in SUBRESOURCES or k in kept}
 
 
 @dataclass(frozen=True)
