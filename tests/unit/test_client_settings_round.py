@@ -81,3 +81,19 @@ async def test_a_missing_scope_and_a_failed_write_stay_on_their_clients(world: W
     assert lost["phase"] == "Pending" and "spec.optionalClientScopes" in lost["conditions"][0]["message"]
     assert not any(c["clientId"] == "lost" for c in world.server.clients["main"].values())
     assert world.obj(names.CLIENT_KIND, "team-a", "web")["status"]["phase"] == "Ready"
+
+
+async def test_a_name_held_by_a_hand_made_mapper_is_a_conflict_that_costs_a_quiet_round_nothing(
+    world: World,
+) -> None:
+    await world.round(KC_URL)
+    api = _api(world)
+    api["protocolMappers"] = [
+        {"id": "h-1", "name": "team", "protocolMapper": "oidc-sub-mapper", "config": {}}
+    ]
+    _, calls, _ = await world.round(KC_URL)
+    assert _parts(calls) == []  # left alone
+    status = world.obj(names.CLIENT_KIND, "team-a", "api")["status"]
+    assert status["phase"] == "Conflict" and "mapper team" in status["conditions"][0]["message"]
+    _, calls, writes = await world.round(KC_URL)
+    assert _parts(calls) == [] and writes == []

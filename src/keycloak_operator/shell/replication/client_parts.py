@@ -10,6 +10,7 @@ from typing import Any
 
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client_parts as parts
+from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
 from keycloak_operator.shell import metrics
@@ -48,10 +49,13 @@ async def sync_parts(
     scope: ScopePlan,
     observed: Mapping[str, Mapping[str, Any]],
     scopes: Mapping[str, str],
-) -> None:
+) -> dict[ObjectKey, Verdict]:
     """Each declared client in sync or just written: its sub-objects brought to what it declares. A failure
     is that client's alone. `observed`: the clients as listed this round, by id (a client just written is
-    read again: the listing predates the write)."""
+    read again: the listing predates the write). Returns the clients with a declared role or mapper held by
+    one made by hand: a Conflict for their status once their Secret is seen to (a status, unlike an event,
+    is written only when it changes, so a lasting conflict costs a quiet round nothing)."""
+    conflicts: dict[ObjectKey, Verdict] = {}
     written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
     for c in clients:
         remote = scope.remote_ids.get(c.key)
@@ -76,8 +80,9 @@ async def sync_parts(
             rnd.verdicts[c.key] = Verdict("Error", "WriteFailed", f"client roles, mappers or scopes: {e}")
             continue
         if plan.conflicts:
-            message = f"not created by the operator, left alone: {', '.join(plan.conflicts)}"
-            rnd.note(c.key, Event("Warning", "Conflict", message))
+            message = f"held by objects the operator did not create, left alone: {', '.join(plan.conflicts)}"
+            conflicts[c.key] = Verdict("Conflict", "Conflict", message + "; everything else was written")
         if plan.writes and c.key not in written:  # the client's content did not change: a hand edit
             message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
             rnd.note(c.key, Event("Normal", "DriftRepaired", message))
+    return conflicts

@@ -42,8 +42,11 @@ class ClientWriter:
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         by_id = {str(c.get("id")): c for c in observed if isinstance(c, dict)}
-        await sync_parts(rnd, at.admin, self.limiter, at.remote, declared, scope, by_id, scopes)
+        conflicts = await sync_parts(rnd, at.admin, self.limiter, at.remote, declared, scope, by_id, scopes)
         await self._secrets(rnd, at.admin, at.remote, declared, scope)
+        for key, verdict in conflicts.items():
+            if rnd.verdicts[key].phase == "Ready":
+                rnd.verdicts[key] = verdict
 
     @staticmethod
     async def _write(admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: ScopeOperation) -> None:
