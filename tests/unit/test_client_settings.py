@@ -303,7 +303,8 @@ def test_the_crd_carries_the_same_rules() -> None:
     props = schema["properties"]
     mapper = props["protocolMappers"]["items"]["properties"]
     assert "oidc-audience-mapper" in mapper["protocolMapper"]["enum"]
-    assert mapper["config"]["maxProperties"] == 32 and len(mapper["config"]["x-kubernetes-validations"]) == 2
+    assert mapper["config"]["maxProperties"] == 32 and len(mapper["config"]["x-kubernetes-validations"]) == 1
+    assert mapper["config"]["additionalProperties"]["maxLength"] == 4096
     assert props["roles"]["x-kubernetes-list-map-keys"] == ["name"]
     assert props["pkceMethod"]["enum"] == ["S256", "plain"]
     assert any("optionalClientScopes" in r["rule"] for r in schema["x-kubernetes-validations"])

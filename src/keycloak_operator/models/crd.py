@@ -284,7 +284,7 @@ def client_crd() -> dict[str, Any]:
     for field in ("roles", "protocolMappers"):
         spec[field].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
     config = spec["protocolMappers"]["items"]["properties"]["config"]
-    config["x-kubernetes-validations"] = [cs.CONFIG_RULE, cs.CONFIG_VALUES_RULE]
+    config["x-kubernetes-validations"] = [cs.CONFIG_RULE]
     return _crd(
         plural=names.CLIENT_PLURAL,
         kind=names.CLIENT_KIND,
