@@ -29,6 +29,7 @@ from tests.unit.builders import BASE
 
 Obj = dict[str, Any]
 KC_URL = names.keycloak_url("kc", "team-a", HTTP_PORT)
+_CLIENT_PARTS = ("protocolMappers", "defaultClientScopes", "optionalClientScopes")
 EXT_URL = "https://sso.example.com"
 _STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _KINDS = {
@@ -122,6 +123,8 @@ class FakeKeycloak:
         self.clients: dict[str, dict[str, Obj]] = {}
         self.calls: list[tuple[Any, ...]] = []
         self.failing: set[str] = set()  # clientIds whose create or update is refused
+        self.client_roles: dict[str, dict[str, Obj]] = {}  # by client id
+        self.scopes = {"basic": "s-basic", "profile": "s-profile", "email": "s-email", "roles": "s-roles"}
         self._ids = 0
 
     def realm(self, body: Obj) -> None:
@@ -210,7 +213,9 @@ class FakeAdmin(KeycloakAdmin):
         self._call("update_client", realm, remote, body)
         if body["clientId"] in self.server.failing:
             raise AdminError(500, f"update client {body['clientId']}: 500")
-        self.server.clients[realm][remote] = copy.deepcopy(body)
+        # As Keycloak does: a client PUT keeps the client's mappers and scopes (client_parts.py).
+        kept = {k: v for k, v in self.server.clients[realm][remote].items() if k in _CLIENT_PARTS}
+        self.server.clients[realm][remote] = {**copy.deepcopy(body), **kept}
 
     async def delete_client(self, realm: str, remote: str) -> None:
         self._call("delete_client", realm, remote)
@@ -219,6 +224,46 @@ class FakeAdmin(KeycloakAdmin):
     async def client_secret(self, realm: str, remote: str) -> str:
         self._call("client_secret", realm, remote)
         return f"secret-of-{remote}"
+
+    async def client(self, realm: str, client_id: str) -> Obj:
+        self._call("client", realm, client_id)
+        return copy.deepcopy(self.server.clients[realm][client_id])
+
+    async def client_scopes(self, realm: str) -> list[Obj]:
+        self._call("client_scopes", realm)
+        return [{"name": n, "id": i} for n, i in self.server.scopes.items()]
+
+    async def client_roles(self, realm: str, client_id: str) -> list[Obj]:
+        self._call("client_roles", realm, client_id)
+        return copy.deepcopy(list(self.server.client_roles.get(client_id, {}).values()))
+
+    async def write_client_part(
+        self,
+        realm: str,
+        client_id: str,
+        part: str,
+        operation: str,
+        name: str,
+        remote_id: str | None,
+        body: Any,
+    ) -> None:
+        self._call("write_client_part", realm, client_id, part, operation, name)
+        c = self.server.clients[realm][client_id]
+        if c["clientId"] in self.server.failing:
+            raise AdminError(500, f"{part} {name}: 500")
+        if part == "role":
+            roles = self.server.client_roles.setdefault(client_id, {})
+            roles.pop(name) if operation == "delete" else roles.__setitem__(name, copy.deepcopy(body))
+        elif part == "mapper":
+            kept = [m for m in c.get("protocolMappers") or [] if m["name"] != name]
+            if operation != "delete":  # Keycloak adds config keys of its own
+                config = {**body["config"], "introspection.token.claim": "true"}
+                kept.append({**copy.deepcopy(body), "id": remote_id or f"m-{name}", "config": config})
+            c["protocolMappers"] = kept
+        else:
+            field = "defaultClientScopes" if part == "default-scope" else "optionalClientScopes"
+            names_ = [n for n in c.get(field) or [] if n != name]
+            c[field] = names_ if operation == "delete" else [*names_, name]
 
 
 def _resource(kind: str, ns: str, name: str, spec: Obj, **meta: Any) -> Obj:

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel
 
 from keycloak_operator.core import keycloak_config, names
+from keycloak_operator.models import client_settings as cs
 from keycloak_operator.models import extensions, hostname, network_policy, options
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
@@ -275,15 +276,25 @@ def realm_crd() -> dict[str, Any]:
 
 
 def client_crd() -> dict[str, Any]:
+    schema = _replicated_schema(rm.KeycloakClientSpec, "An OIDC client replicated into a Keycloak realm.")
+    spec_schema = schema["properties"]["spec"]
+    spec_schema.setdefault("x-kubernetes-validations", []).append(cs.SCOPES_DISJOINT_RULE)
+    spec = spec_schema["properties"]
+    # Each name at most once (roles and mappers are identified by name); the model checks the same.
+    for field in ("roles", "protocolMappers"):
+        spec[field].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    config = spec["protocolMappers"]["items"]["properties"]["config"]
+    config["x-kubernetes-validations"] = [cs.CONFIG_RULE]
     return _crd(
         plural=names.CLIENT_PLURAL,
         kind=names.CLIENT_KIND,
         short_names=["kcclient"],
-        schema=_replicated_schema(rm.KeycloakClientSpec, "An OIDC client replicated into a Keycloak realm."),
+        schema=schema,
         columns=[
             _column("Client ID", ".spec.clientId"),
             _column("Realm", ".spec.realm.name"),
             _column("Phase", ".status.phase"),
+            _column("PKCE", ".spec.pkceMethod", priority=1),
             _column("Age", ".metadata.creationTimestamp", "date"),
         ],
     )

@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from keycloak_operator.core import names
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.client_settings import ClientSettings
 from keycloak_operator.models.keycloak import Condition, SecretKeyRef
 from keycloak_operator.models.realm_settings import (
     PASSWORD_POLICY_MAX,
@@ -139,7 +140,7 @@ class RealmRef(CrdModel):
     namespace: str | None = pt.namespace_name("Its namespace; defaults to the client's.", default=None)
 
 
-class KeycloakClientSpec(CrdModel):
+class KeycloakClientSpec(ClientSettings):
     realm: RealmRef = Field(description="The KeycloakRealm this client belongs to.")
     client_id: str = Field(min_length=1, max_length=255, pattern=pt.NO_SPACE, description="OIDC client_id.")
     name: str = Field(default="", max_length=255, description="Display name.")

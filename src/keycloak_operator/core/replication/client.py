@@ -12,6 +12,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication import client_parts
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
@@ -30,6 +31,8 @@ Obj = Mapping[str, Any]
 
 
 def client_content(spec: KeycloakClientSpec) -> dict[str, Any]:
+    """The client as declared; the optional settings only when declared (client_parts.py), so a client
+    declaring none has the content, and the hash, it had before they existed."""
     return {
         "clientId": spec.client_id,
         "name": spec.name,
@@ -42,6 +45,7 @@ def client_content(spec: KeycloakClientSpec) -> dict[str, Any]:
         "directAccessGrantsEnabled": spec.direct_access_grants_enabled,
         # Keycloak refuses service accounts on a public client; the flag is meaningless there.
         "serviceAccountsEnabled": spec.service_accounts_enabled and not spec.public_client,
+        **client_parts.settings_content(spec),
     }
 
 
@@ -59,6 +63,8 @@ def plan_clients(
         observed,
         remote_id_of="id",
         natural_key_of="clientId",
+        subresources=client_parts.SUBRESOURCES,
+        compare_attributes=True,
         namespaces=namespaces,
         declared_elsewhere=declared_elsewhere,
         revocation=revocation,
@@ -67,7 +73,7 @@ def plan_clients(
 
 def upsert_body(op: Create | Update) -> dict[str, Any]:
     """A create's body; an update also names the id it replaces."""
-    body = marked(op.content, op.key)
+    body = client_parts.client_write(marked(op.content, op.key), create=isinstance(op, Create))
     return body if isinstance(op, Create) else {**body, "id": op.remote_id}
 
 

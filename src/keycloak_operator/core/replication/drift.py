@@ -21,12 +21,24 @@ def as_set(values: list[str]) -> list[str]:
 
 
 def drifted_fields(
-    content: Mapping[str, Any], observed: Mapping[str, Any], subresources: tuple[str, ...] = ()
+    content: Mapping[str, Any],
+    observed: Mapping[str, Any],
+    subresources: tuple[str, ...] = (),
+    *,
+    attributes: bool = False,
 ) -> list[str]:
     """Fields of `content` whose observed value differs (lists compared as sets); the marker (`attributes`)
-    and the kind's sub-resources (written by calls of their own) are checked elsewhere. Sorted, for a stable
-    event message."""
+    and the kind's sub-resources (written by calls of their own) are checked elsewhere. With `attributes`
+    (a kind that declares some: a client's PKCE, say), each declared attribute too, as `attributes.<key>`
+    (one Keycloak leaves out holds ""). Sorted, for a stable event message."""
     changed = []
+    declared_attributes = content.get("attributes")
+    if attributes and isinstance(declared_attributes, Mapping):
+        have_attributes = observed.get("attributes")
+        have_map = have_attributes if isinstance(have_attributes, Mapping) else {}
+        for key, want in declared_attributes.items():
+            if (have_map.get(key) or "") != want:
+                changed.append(f"attributes.{key}")
     for field, want in content.items():
         if field in ("attributes", *subresources):
             continue

@@ -156,6 +156,7 @@ def plan_scope(
     remote_id_of: str,
     natural_key_of: str,
     subresources: tuple[str, ...] = (),
+    compare_attributes: bool = False,
     blocked: Mapping[ObjectKey, str] | None = None,
     namespaces: AbstractSet[str] | None = None,
     declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
@@ -163,7 +164,8 @@ def plan_scope(
 ) -> ScopePlan:
     """Plan one scope. `observed`: every object of the scope as Keycloak returns it (attributes included);
     `remote_id_of` / `natural_key_of`: the fields holding its id for the API and its unique name;
-    `subresources`: fields of the content written by other calls, left out of the drift check.
+    `subresources`: fields of the content written by other calls, left out of the drift check;
+    `compare_attributes`: the content's declared attributes are drift-checked too (drift.py).
     `blocked`: deleting resources that must wait (a realm with clients still declared), with why.
     `namespaces`: when the operator watches only some, markers from others are another operator's: they
     still hold their names, but are never diffed (an unseen resource would look deleted).
@@ -228,7 +230,7 @@ def plan_scope(
         want = wanted.get(a.key)
         obj = by_remote[a.remote_id]
         if want is not None and a.key not in held and a.remote_id == found[a.key]:
-            changed = drifted_fields(want.content, obj, subresources)
+            changed = drifted_fields(want.content, obj, subresources, attributes=compare_attributes)
             if changed:
                 result.drift[a.key] = changed
                 a = Actual(a.key, a.remote_id, DRIFTED)

@@ -17,6 +17,7 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication.client_parts import realm_scopes, sync_parts, with_missing_scopes
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
 
@@ -29,9 +30,10 @@ class ClientWriter:
     async def sync(self, rnd: Round, at: InRealm) -> None:
         """The realm's clients, diffed whole against what the realm holds; then their Secrets."""
         declared = [c for c in at.children if c.key.kind == client.KIND]
-        scope = client.plan_clients(
-            declared, await at.admin.clients(at.remote), at.watched, revocation=at.revocation
-        )
+        scopes = await realm_scopes(at.admin, at.remote, declared)
+        declared = with_missing_scopes(declared, scopes)
+        observed = await at.admin.clients(at.remote)
+        scope = client.plan_clients(declared, observed, at.watched, revocation=at.revocation)
 
         async def write(op: ScopeOperation) -> None:
             await self._write(at.admin, at.remote, scope, op)
@@ -39,7 +41,12 @@ class ClientWriter:
         failed = await execute(scope, write, self.limiter, rnd)
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
+        by_id = {str(c.get("id")): c for c in observed if isinstance(c, dict)}
+        conflicts = await sync_parts(rnd, at.admin, self.limiter, at.remote, declared, scope, by_id, scopes)
         await self._secrets(rnd, at.admin, at.remote, declared, scope)
+        for key, verdict in conflicts.items():
+            if rnd.verdicts[key].phase == "Ready":
+                rnd.verdicts[key] = verdict
 
     @staticmethod
     async def _write(admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: ScopeOperation) -> None:

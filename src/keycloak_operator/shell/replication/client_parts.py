@@ -1,0 +1,88 @@
+"""Writes a client's sub-objects (roles, protocol mappers, client scopes) once the client itself is written;
+core/replication/client_parts.py plans them. A quiet round reads only what clients declare (a client's
+roles when it declares roles, the realm's scopes when one declares scopes) and writes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from keycloak_operator.core.reconcile import Event
+from keycloak_operator.core.replication import client_parts as parts
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.round import Round
+from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
+from keycloak_operator.shell import metrics
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.ratelimit import WriteLimiter
+
+KIND = "ClientPart"  # the metrics' kind for a client's sub-objects
+
+
+async def realm_scopes(admin: KeycloakAdmin, realm: str, clients: list[Resource]) -> dict[str, str]:
+    """Name -> id of the realm's client scopes; read only when a client declares scopes."""
+    if not any(parts.declares_scopes(c.content) for c in clients):
+        return {}
+    return {
+        str(s["name"]): str(s["id"])
+        for s in await admin.client_scopes(realm)
+        if isinstance(s, Mapping) and isinstance(s.get("name"), str) and isinstance(s.get("id"), str)
+    }
+
+
+def with_missing_scopes(clients: list[Resource], scopes: Mapping[str, str]) -> list[Resource]:
+    """A client naming a scope the realm lacks gets that as its problem: nothing is written for it."""
+    out = []
+    for c in clients:
+        missing = None if c.problem is not None else parts.missing_scopes(c.content, scopes)
+        out.append(c if missing is None or c.deleting else replace(c, problem=missing))
+    return out
+
+
+async def sync_parts(
+    rnd: Round,
+    admin: KeycloakAdmin,
+    limiter: WriteLimiter,
+    realm: str,
+    clients: list[Resource],
+    scope: ScopePlan,
+    observed: Mapping[str, Mapping[str, Any]],
+    scopes: Mapping[str, str],
+) -> dict[ObjectKey, Verdict]:
+    """Each declared client in sync or just written: its sub-objects brought to what it declares. A failure
+    is that client's alone. `observed`: the clients as listed this round, by id (a client just written is
+    read again: the listing predates the write). Returns the clients with a declared role or mapper held by
+    one made by hand: a Conflict for their status once their Secret is seen to (a status, unlike an event,
+    is written only when it changes, so a lasting conflict costs a quiet round nothing)."""
+    conflicts: dict[ObjectKey, Verdict] = {}
+    written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
+    for c in clients:
+        remote = scope.remote_ids.get(c.key)
+        verdict = rnd.verdicts.get(c.key)
+        if c.deleting or remote is None or verdict is None or verdict.phase != "Ready":
+            continue
+        if not any(k in c.content for k in parts.SUBRESOURCES):
+            continue
+        owner = f"{c.key.namespace}/{c.key.name}"
+        try:
+            current = await admin.client(realm, remote) if c.key in written else observed.get(remote, {})
+            roles = await admin.client_roles(realm, remote) if parts.ROLES in c.content else None
+            plan = parts.plan_parts(c.content, current, roles, scopes, owner)
+            for write in plan.ordered():
+                await limiter.acquire(c.key.namespace)
+                await admin.write_client_part(
+                    realm, remote, write.part, write.operation, write.name, write.remote_id, write.body
+                )
+                metrics.replication_write(KIND, write.operation)
+        except AdminError as e:
+            rnd.failed = True
+            rnd.verdicts[c.key] = Verdict("Error", "WriteFailed", f"client roles, mappers or scopes: {e}")
+            continue
+        if plan.conflicts:
+            message = f"held by objects the operator did not create, left alone: {', '.join(plan.conflicts)}"
+            conflicts[c.key] = Verdict("Conflict", "Conflict", message + "; everything else was written")
+        if plan.writes and c.key not in written:  # the client's content did not change: a hand edit
+            message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
+            rnd.note(c.key, Event("Normal", "DriftRepaired", message))
+    return conflicts

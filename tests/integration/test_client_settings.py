@@ -1,0 +1,178 @@
+"""A client's roles, protocol mappers, client scopes, PKCE and logout settings replicated into the real
+Keycloak server by the operator running as a real process; a token the client gets carries what its mappers
+declare."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from localcluster.keycloak import KeycloakProcess
+from tests.integration.support.keycloak_api import KeycloakApi
+from tests.integration.support.kubectl import Kubectl, events, wait_for
+from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.test_replication import (
+    CLIENT_RES,
+    REALM_RES,
+    admin_secret,
+    client,
+    phase,
+    realm,
+    replication_settled,
+    wait_phase,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def keycloak(kubectl: Kubectl) -> Iterator[KeycloakProcess]:
+    kc = KeycloakProcess(args=["--metrics-enabled=true"])
+    kc.start()
+    yield kc
+
+    def realms_left() -> list[Any]:
+        return [
+            r
+            for r in kubectl.list(REALM_RES, None)
+            if ((r["spec"].get("server") or {}).get("external") or {}).get("url") == kc.url
+        ]
+
+    try:
+        wait_for("realms on this server deleted", lambda: not realms_left(), timeout=120)
+    finally:
+        kc.stop()
+        kc.cleanup()
+
+
+HARDCODED = {
+    "name": "team-claim",
+    "protocolMapper": "oidc-hardcoded-claim-mapper",
+    "config": {
+        "claim.name": "team",
+        "claim.value": "web",
+        "jsonType.label": "String",
+        "access.token.claim": "true",
+    },
+}
+AUDIENCE = {
+    "name": "api-audience",
+    "protocolMapper": "oidc-audience-mapper",
+    "config": {"included.custom.audience": "api.example.com", "access.token.claim": "true"},
+}
+
+
+def settings() -> dict[str, Any]:
+    return {
+        "serviceAccountsEnabled": True,
+        "roles": [{"name": "reader"}, {"name": "writer", "description": "may write"}],
+        "protocolMappers": [HARDCODED, AUDIENCE],
+        "defaultClientScopes": ["basic", "roles", "profile"],
+        "optionalClientScopes": ["email"],
+        "pkceMethod": "S256",
+        "logout": {"frontChannel": False, "backChannelUrl": "https://web.example.com/logout"},
+        "accessTokenLifespanSeconds": 600,
+        "postLogoutRedirectUris": ["https://web.example.com/bye"],
+    }
+
+
+def token_claims(kc: KeycloakProcess, realm_name: str, client_id: str, secret: str) -> dict[str, Any]:
+    data = urllib.parse.urlencode(
+        {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}
+    ).encode()
+    url = f"{kc.url}/realms/{realm_name}/protocol/openid-connect/token"
+    with urllib.request.urlopen(url, data, timeout=30) as r:
+        access = json.load(r)["access_token"]
+    payload = access.split(".")[1]
+    return dict(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))))
+
+
+def mappers(api: KeycloakApi, rn: str, uuid: str) -> dict[str, dict[str, Any]]:
+    found = api.call("GET", f"/{rn}/clients/{uuid}/protocol-mappers/models") or []
+    return {m["name"]: m for m in found}
+
+
+def test_client_settings_reach_keycloak_the_token_and_are_repaired(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    operator: OperatorProcess,
+    namespace: str,
+) -> None:
+    api = KeycloakApi(keycloak)
+    ns, rn = namespace, f"c-{namespace}"
+    kubectl.apply(admin_secret(keycloak, ns))
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    ref = {"name": "main"}
+    kubectl.apply(client(ns, "web", ref, "web", **settings()))
+    # A client naming a scope the realm lacks waits, says which field, and holds nobody else up.
+    kubectl.apply(client(ns, "lost", ref, "lost", defaultClientScopes=["no-such-scope"]))
+    wait_phase(kubectl, CLIENT_RES, ns, "web", "Ready", timeout=90)
+    wait_phase(kubectl, CLIENT_RES, ns, "lost", "Pending")
+    lost = kubectl.get(CLIENT_RES, "lost", ns)["status"]["conditions"][0]
+    assert "spec.defaultClientScopes" in lost["message"] and "no-such-scope" in lost["message"]
+    assert api.client(rn, "lost") is None
+
+    c = api.client(rn, "web")
+    assert c is not None
+    uuid = c["id"]
+    attributes = c["attributes"]
+    assert attributes["pkce.code.challenge.method"] == "S256"
+    assert attributes["backchannel.logout.url"] == "https://web.example.com/logout"
+    assert attributes["backchannel.logout.session.required"] == "true"
+    assert attributes["access.token.lifespan"] == "600"
+    assert attributes["post.logout.redirect.uris"] == "https://web.example.com/bye"
+    assert c["frontchannelLogout"] is False
+    assert sorted(c["defaultClientScopes"]) == ["basic", "profile", "roles"]
+    assert c["optionalClientScopes"] == ["email"]
+    roles = api.call("GET", f"/{rn}/clients/{uuid}/roles?briefRepresentation=false")
+    assert sorted((r["name"], r.get("description", "")) for r in roles) == [
+        ("reader", ""),
+        ("writer", "may write"),
+    ]
+    assert set(mappers(api, rn, uuid)) == {"team-claim", "api-audience"}
+
+    secret = api.client_secret(rn, uuid)
+    claims = token_claims(keycloak, rn, "web", secret)
+    assert claims["team"] == "web"
+    audience = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
+    assert "api.example.com" in audience
+
+    # A hand edit of a mapper is repaired, with an event naming it.
+    edited = mappers(api, rn, uuid)["team-claim"]
+    edited["config"]["claim.value"] = "hijacked"
+    api.call("PUT", f"/{rn}/clients/{uuid}/protocol-mappers/models/{edited['id']}", edited)
+    wait_for(
+        "mapper repaired",
+        lambda: mappers(api, rn, uuid)["team-claim"]["config"]["claim.value"] == "web",
+        60,
+    )
+    repaired = wait_for("drift event", lambda: events(kubectl, ns, reason="DriftRepaired"))
+    assert any("protocolMappers/team-claim" in e["message"] for e in repaired)
+
+    # A mapper removed from the spec is deleted in Keycloak; one made by hand stays.
+    api.call(
+        "POST",
+        f"/{rn}/clients/{uuid}/protocol-mappers/models",
+        {**HARDCODED, "name": "by-hand", "protocol": "openid-connect"},
+    )
+    kubectl.apply(client(ns, "web", ref, "web", **{**settings(), "protocolMappers": [HARDCODED]}))
+    wait_for("mapper deleted", lambda: set(mappers(api, rn, uuid)) == {"team-claim", "by-hand"}, 60)
+    assert "api.example.com" not in str(token_claims(keycloak, rn, "web", secret).get("aud"))
+
+    # Then a quiet resync writes nothing, to Keycloak or to Kubernetes.
+    kubectl.run("delete", CLIENT_RES, "lost", "-n", ns)
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
+    before = api.admin_writes()
+    versions = {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)}
+    time.sleep(16)  # three resyncs at 5 s
+    assert api.admin_writes() - before == 0
+    assert {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)} == versions
+    assert phase(kubectl, CLIENT_RES, ns, "web") == "Ready"
+    assert phase(kubectl, REALM_RES, ns, "main") == "Ready"
