@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from keycloak_operator.core import names, rollout
+from keycloak_operator.core import jobs, names, rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.releases import CHECK_SINCE, line_of
@@ -153,16 +153,12 @@ def job(owner: Owner, running: dict[str, Any], desired: dict[str, Any], name: st
 
 def exit_code(obj: dict[str, Any] | None) -> int | None:
     """The check's answer from the Job's conditions: 0, 3, ERROR; None while absent or running."""
-    if obj is None:
+    end = jobs.ended(obj) if obj is not None else None
+    if end is None:
         return None
-    for condition in (obj.get("status") or {}).get("conditions") or []:
-        if condition.get("status") != "True":
-            continue
-        if condition.get("type") == "Complete":
-            return 0
-        if condition.get("type") == "Failed":
-            return INCOMPATIBLE if condition.get("reason") == "PodFailurePolicy" else ERROR
-    return None
+    if end.succeeded:
+        return 0
+    return INCOMPATIBLE if end.reason == "PodFailurePolicy" else ERROR
 
 
 def describe(name: str, code: int | None) -> str:

@@ -15,7 +15,7 @@ import hashlib
 import re
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import names
+from keycloak_operator.core import jobs, names
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.keycloak_config import database_coordinates
@@ -179,14 +179,10 @@ def job_phase(obj: dict[str, Any] | None) -> CopyPhase | None:
     """None when absent; completed or failed by the Job's conditions; pending otherwise."""
     if obj is None:
         return None
-    for condition in (obj.get("status") or {}).get("conditions") or []:
-        if condition.get("status") != "True":
-            continue
-        if condition.get("type") == "Complete":
-            return "completed"
-        if condition.get("type") == "Failed":
-            return "failed"
-    return "pending"
+    end = jobs.ended(obj)
+    if end is None:
+        return "pending"
+    return "completed" if end.succeeded else "failed"
 
 
 def canonical_database(
