@@ -24,7 +24,8 @@ from tests.integration.support.real_resources import KC, replicate
 pytestmark = pytest.mark.integration
 
 FROM_VERSION, TO_VERSION = "26.5.6", "26.7.3"
-BLUE_DB, GREEN_DB = real_keycloak.DB_NAME, f"{real_keycloak.DB_NAME}_26_7_3"
+BLUE_DB = real_keycloak.DB_NAME
+COPY_PREFIX = f"{BLUE_DB}_26_7_3_"  # then a digest of the upgrade's start: one database per upgrade
 
 
 @pytest.fixture(scope="module")
@@ -124,28 +125,29 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
         jgroups.assert_apart(views.seen, tracks)
         plan, upgraded = status["upgradePlan"], status["blueGreen"]
         assert plan["path"] == "BlueGreenCopy", plan
-        assert (upgraded["blueDatabase"], upgraded["greenDatabase"]) == (BLUE_DB, GREEN_DB), upgraded
-        assert status["database"]["serving"] == GREEN_DB, status["database"]
+        green_db = upgraded["greenDatabase"]  # the first upgrade's copy
+        assert upgraded["blueDatabase"] == BLUE_DB and green_db.startswith(COPY_PREFIX), upgraded
+        assert status["database"]["serving"] == green_db, status["database"]
         assert upgraded["writeWindowSeconds"] > 0, upgraded
         blue = kubectl.get("deployment", names.deployment("sso"), namespace)
         green = kubectl.get("deployment", names.deployment("sso", green=True), namespace)
         assert database_of(blue) == (images["from"], BLUE_DB)
-        assert database_of(green) == (images["to"], GREEN_DB)
+        assert database_of(green) == (images["to"], green_db)
         # The old version's database was never migrated; green's copy was, and holds blue's data.
         assert schema(kubectl, namespace, BLUE_DB) == blue_schema
-        green_schema = schema(kubectl, namespace, GREEN_DB)
+        green_schema = schema(kubectl, namespace, green_db)
         assert green_schema[0] > blue_schema[0], (green_schema, blue_schema)
-        assert sql(kubectl, namespace, GREEN_DB, "select count(*) from realm where name = 'team'") == "1"
+        assert sql(kubectl, namespace, green_db, "select count(*) from realm where name = 'team'") == "1"
         assert (
-            sql(kubectl, namespace, GREEN_DB, "select count(*) from client where client_id = 'backend'")
+            sql(kubectl, namespace, green_db, "select count(*) from client where client_id = 'backend'")
             == "1"
         )
         assert (
-            sql(kubectl, namespace, GREEN_DB, "select count(*) from user_entity where username = 'alice'")
+            sql(kubectl, namespace, green_db, "select count(*) from user_entity where username = 'alice'")
             == "1"
         )
         windows = [e for e in kubectl.list("events", namespace) if e.get("reason") == "WriteWindow"]
-        assert len(windows) == 1 and GREEN_DB in windows[0]["message"], windows
+        assert len(windows) == 1 and green_db in windows[0]["message"], windows
         window = upgraded["writeWindowSeconds"]
         on_green = time.monotonic()
         wait_for(
@@ -169,8 +171,8 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
             "sign-ins on blue again", lambda: sum(a.at > back for a in list(load.attempts)) >= 20, timeout=90
         )
 
-        # 3. Upgrade again, blue torn down: the copy is made afresh (the earlier one is dropped: it is this
-        # Keycloak's), and green is promoted to the canonical Deployment with its database, no pod restarted.
+        # 3. Upgrade again, blue torn down: a copy of its own (the first one, which served, is never touched),
+        # and green is promoted to the canonical Deployment with its database, no pod restarted.
         kubectl.apply(keycloak(namespace, images["to"], images["postgres"], keep_blue=False))
         serving = wait_for(
             "green serving before promotion",
@@ -188,11 +190,14 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
             interval=1,
         )
         assert status["blueGreen"]["state"] == "Completed"
-        assert status["database"] == {"name": GREEN_DB, "copiedFrom": BLUE_DB, "serving": GREEN_DB}
+        second = status["blueGreen"]["greenDatabase"]
+        assert second.startswith(COPY_PREFIX) and second != green_db, second
+        assert status["database"] == {"name": second, "copiedFrom": BLUE_DB, "serving": second}
         assert database_of(kubectl.get("deployment", names.deployment("sso"), namespace)) == (
             images["to"],
-            GREEN_DB,
+            second,
         )
+        assert schema(kubectl, namespace, green_db) == green_schema  # the first copy is left as it was
         # Blue's pod may still be terminating (its grace period); the one that is not is green's, adopted by
         # the canonical Deployment and never restarted.
         server = f"{names.LABEL_INSTANCE}=sso,{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}"

@@ -31,7 +31,8 @@ from tests.unit.test_bluegreen import (
     world,
 )
 
-GREEN_DB = "keycloak_27_0_0"
+# The copy's name for the upgrade these tests start at NOW (database_copy.copy_name).
+GREEN_DB = database_copy.copy_name("keycloak", GREEN, "2026-01-01T12:00:00Z")
 
 
 def copy_world(**kw: Any) -> bg.Observed:
@@ -207,11 +208,14 @@ def test_any_crash_schedule_copies_once_and_green_runs_only_on_the_copy(
     }
     final, seen = drive(sim, crashes, flips, tick=tick, **kw)
     assert final is not None and final.state == bg.COMPLETED, seen
-    assert [(source, target) for _, source, target in sim.job_creates] == [("keycloak", GREEN_DB)]
-    assert sim.green_database == GREEN_DB  # green never ran on blue's database
+    # The copy is named for the upgrade as it started (a crash before the first persist starts it later).
+    copy = database_copy.copy_name("keycloak", GREEN, final.started_at)
+    assert final.green_database == copy
+    assert [(source, target) for _, source, target in sim.job_creates] == [("keycloak", copy)]
+    assert sim.green_database == copy  # green never ran on blue's database
     assert final.write_window_seconds is not None and final.write_window_seconds >= 0
     if auto_teardown:
-        assert sim.canonical_database == GREEN_DB
+        assert sim.canonical_database == copy
         assert sim.blue is not None and bg_image(sim.blue) == GREEN
     else:
         assert sim.canonical_database == "keycloak"  # the kept blue is untouched

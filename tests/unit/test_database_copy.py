@@ -66,24 +66,49 @@ def test_the_copy_image_is_checked(image: str) -> None:
 # --- names --------------------------------------------------------------------------------------------------
 
 
-def test_the_copy_is_named_after_the_spec_database_and_green_release() -> None:
-    assert dc.copy_name("keycloak", NEW, "keycloak") == "keycloak_26_7_3"
+T1, T2 = "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
+
+
+def test_the_copy_is_named_after_the_spec_database_green_release_and_the_upgrade() -> None:
+    name = dc.copy_name("keycloak", NEW, T1)
+    assert name.startswith("keycloak_26_7_3_") and len(name) == len("keycloak_26_7_3_") + 6
+    assert name == dc.copy_name("keycloak", NEW, T1)  # a resumed upgrade asks for the same database
+    # A later upgrade to the same release never lands on the database an earlier one made (it may have
+    # served since, and hold the only copy of what was written there).
+    assert dc.copy_name("keycloak", NEW, T2) != name
 
 
 def test_an_image_without_a_release_gets_a_digest_suffix() -> None:
-    name = dc.copy_name("keycloak", "quay.io/keycloak/keycloak:nightly", "keycloak")
-    assert name.startswith("keycloak_") and len(name) == len("keycloak_") + 10
-    assert name == dc.copy_name("keycloak", "quay.io/keycloak/keycloak:nightly", "keycloak")  # deterministic
+    name = dc.copy_name("keycloak", "quay.io/keycloak/keycloak:nightly", T1)
+    assert name.startswith("keycloak_") and len(name) == len("keycloak_") + 10 + 1 + 6
 
 
 @given(
-    st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,62}", fullmatch=True), st.sampled_from([OLD, NEW, "kc:dev"])
+    st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,62}", fullmatch=True),
+    st.sampled_from([OLD, NEW, "kc:dev"]),
+    st.sampled_from([T1, T2]),
 )
-def test_a_copy_name_is_always_a_database_name_and_never_its_source(base: str, image: str) -> None:
-    name = dc.copy_name(base, image, base)
+def test_a_copy_name_is_always_a_quotable_database_name_never_its_source_and_known_as_a_copy(
+    base: str, image: str, started: str
+) -> None:
+    name = dc.copy_name(base, image, started)
     assert len(name) <= dc.MAX_DATABASE and name != base
-    assert dc.copy_name(base, image, name) != name  # a chain that comes back to the same name moves on
+    assert dc.is_copy_of(name, base) and not dc.is_copy_of(base, base)
     dc.job(OWNER, spec(databaseCopy=COPY), name="j", source=base, target=name)  # quotable
+
+
+@pytest.mark.parametrize(
+    ("name", "base", "copy"),
+    [
+        ("keycloak_26_7_3_abcdef", "keycloak", True),
+        ("keycloak_0123456789_abcdef", "keycloak", True),
+        ("keycloak_old", "keycloak", False),  # a database the user named
+        ("keycloak_26_7_3_abcdef", "other", False),
+        ("_26_7_3_abcdef", "keycloak", False),
+    ],
+)
+def test_is_copy_of(name: str, base: str, copy: bool) -> None:
+    assert dc.is_copy_of(name, base) is copy
 
 
 def test_job_names_are_per_upgrade_and_stable() -> None:
@@ -107,7 +132,9 @@ def test_the_job_copies_with_the_database_credentials_and_no_splicing() -> None:
     assert env["PGHOST"]["value"] == "pg.db.svc" and env["PGPORT"]["value"] == "5432"
     assert env["PGPASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "pg", "key": "password"}
     assert (env["KCOP_SOURCE"]["value"], env["KCOP_TARGET"]["value"]) == ("keycloak", "keycloak_26_7_3")
-    assert OWNER.uid in env["KCOP_MARKER"]["value"]
+    # The marker names this very Job: only its own earlier try is ever dropped, never another upgrade's copy.
+    assert OWNER.uid in env["KCOP_MARKER"]["value"] and "kc-dbcopy-1" in env["KCOP_MARKER"]["value"]
+    assert job["spec"]["activeDeadlineSeconds"] == 600  # databaseCopy.timeout's default, 10m
     # The names reach the script only through the environment.
     assert container["command"] == ["sh", "-c", dc.SCRIPT] and "keycloak_26_7_3" not in dc.SCRIPT
     assert job["spec"]["backoffLimit"] == 0 and pod["restartPolicy"] == "Never"
@@ -182,33 +209,49 @@ def test_with_database_moves_only_the_name() -> None:
     assert dc.with_database(s, "") is s and dc.with_database(s, "keycloak") is s
 
 
-def bg(state: str, green: str = "keycloak_26_7_3") -> BlueGreenStatus:
-    return BlueGreenStatus(
-        state=state, blue_track="a", green_track="b", blue_database="keycloak", green_database=green
-    )
+COPY_DB = "keycloak_26_7_3_abcdef"
+OTHER_COPY = "other_26_7_3_abcdef"  # a copy made while the spec named the database `other`
+
+
+def bg(state: str, green: str = COPY_DB, **kw: Any) -> BlueGreenStatus:
+    fields = {"blue_track": "a", "green_track": "b", "blue_database": "keycloak", "green_database": green}
+    return BlueGreenStatus(state=state, **{**fields, **kw})
 
 
 @pytest.mark.parametrize(
-    ("recorded", "blue_green", "track", "name"),
+    ("recorded", "blue_green", "track", "running", "name"),
     [
-        (None, None, "a", "keycloak"),  # never copied
-        (None, bg("WaitingForGreen"), "a", "keycloak"),  # blue keeps its own during the upgrade
-        (None, bg("Completed"), "a", "keycloak"),  # blue kept: the canonical is still blue
-        (None, bg("Promoting"), "b", "keycloak_26_7_3"),  # green becomes canonical with its copy
-        (None, bg("Completed"), "b", "keycloak_26_7_3"),
-        (DatabaseStatus(name="keycloak_26_7_3", copied_from="keycloak"), None, "b", "keycloak_26_7_3"),
-        # The user renamed the spec's database: the record stood in for another name, the spec wins.
-        (DatabaseStatus(name="keycloak_26_7_3", copied_from="other"), None, "b", "keycloak"),
-        (None, bg("Completed", green="keycloak"), "b", "keycloak"),  # a shared upgrade
-        (None, bg("Failed"), "b", "keycloak"),  # a failed copy never moves the canonical
+        (None, None, "a", "", "keycloak"),  # never copied
+        (None, bg("WaitingForGreen"), "a", "keycloak", "keycloak"),  # blue keeps its own during the upgrade
+        (None, bg("Completed"), "a", "keycloak", "keycloak"),  # blue kept: the canonical is still blue
+        (None, bg("Promoting"), "b", "", COPY_DB),  # green becomes canonical with its copy
+        (None, bg("Completed"), "b", COPY_DB, COPY_DB),
+        (DatabaseStatus(name=COPY_DB, copied_from="keycloak"), None, "b", COPY_DB, COPY_DB),
+        # The user renamed the spec's database: every record stood in for another name, the spec wins.
+        (DatabaseStatus(name=OTHER_COPY, copied_from="other"), None, "b", OTHER_COPY, "keycloak"),
+        (None, bg("Completed", green=OTHER_COPY, spec_database="other"), "b", OTHER_COPY, "keycloak"),
+        (None, bg("Completed", green="keycloak"), "b", "keycloak", "keycloak"),  # a shared upgrade
+        (None, bg("Failed"), "a", "keycloak", "keycloak"),  # a failed copy never moves the canonical
+        # status.database lost after a promoted copy, a later upgrade cancelled: blue's record holds.
+        (None, bg("Idle", blue_database=COPY_DB), "a", COPY_DB, COPY_DB),
+        # Every status lost (a restore without status): the running canonical's copy holds.
+        (None, None, "b", COPY_DB, COPY_DB),
+        (None, None, "a", "keycloak_old", "keycloak"),  # not a copy this operator named: the spec's
     ],
 )
 def test_canonical_database(
-    recorded: DatabaseStatus | None, blue_green: BlueGreenStatus | None, track: str, name: str
+    recorded: DatabaseStatus | None, blue_green: BlueGreenStatus | None, track: str, running: str, name: str
 ) -> None:
-    got = dc.canonical_database(spec(), recorded, blue_green, track)
+    got = dc.canonical_database(spec(), recorded, blue_green, track, running)
     assert got.name == name
     assert got.copied_from == ("" if name == "keycloak" else "keycloak")
+
+
+def test_running_database_reads_the_keycloak_container() -> None:
+    owner = reconcile.owner_of({"metadata": {"name": "kc", "namespace": "ns", "uid": "u"}})
+    rendered = reconcile.render_deployment(owner, spec(), image=NEW, track="a", version="v", database=COPY_DB)
+    assert dc.running_database(rendered) == COPY_DB
+    assert dc.running_database(None) == ""
 
 
 def test_the_reconcile_renders_the_canonical_on_its_recorded_copy() -> None:

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.core import discovery, names, versions
 from keycloak_operator.core.bluegreen import model as bg
+from keycloak_operator.models.keycloak import BlueGreenStatus
 from keycloak_operator.shell import kube as kube_module
 from keycloak_operator.shell import reconciler, upgrade
 from keycloak_operator.shell.kube import ApiError, Kube, Resource
@@ -25,6 +26,7 @@ class FakeKube:
 
     def __init__(self, *, served: bool = True) -> None:
         self.calls: list[tuple[str, str]] = []
+        self.applied: list[dict[str, Any]] = []
         self.served = served
 
     async def get(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any] | None:
@@ -42,6 +44,7 @@ class FakeKube:
 
     async def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(("apply", f"{obj['kind']}/{obj['metadata']['name']}"))
+        self.applied.append(obj)
         return obj
 
 
@@ -116,6 +119,30 @@ async def test_greens_policy_and_membership_service_go_before_greens_pods() -> N
         fake, KEYCLOAK, spec(), bg.ApplyGreen(image="quay.io/keycloak/keycloak:27.0.1", track="b")
     )
     assert not [c for c in fake.calls if c[1].startswith("NetworkPolicy")]
+
+
+async def test_a_copy_upgrades_green_gets_no_colour_named_discovery_and_its_own_database() -> None:
+    """Pods rendered before ADR 0018 query `<name>-green-discovery`: on a copy upgrade none is made, so a blue
+    of that template cannot find green; the machine reads green's own track Service instead."""
+    fake = FakeKube()
+    s = spec(image="quay.io/keycloak/keycloak:26.5.6", cacheIsolation={"autoRevision": True})
+    copy = bg.ApplyGreen(image=NEW, track="b", database="keycloak_27_0_1_abcdef", apart=True)
+    await upgrade.perform(fake, KEYCLOAK, s, copy)
+    applied = {f"{o['kind']}/{o['metadata']['name']}": o for o in fake.applied}
+    assert set(applied) == {"Service/kc-discovery-b", "Deployment/kc-green-keycloak"}
+    assert applied["Service/kc-discovery-b"]["spec"]["selector"][names.LABEL_TRACK] == "b"
+    dep = applied["Deployment/kc-green-keycloak"]
+    env = {e["name"]: e.get("value") for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["KC_DB_URL_DATABASE"] == "keycloak_27_0_1_abcdef"
+    # The version is the spec's as written (which database serves is status): it completes nextVersion.
+    wanted = versions.version_of(s.model_copy(update={"image": NEW})).format()
+    assert dep["metadata"]["annotations"][names.ANNOTATION_VERSION] == wanted
+    stored = BlueGreenStatus(state="WaitingForGreen", path="BlueGreenCopy", green_track="b")
+    assert discovery.green_view("kc", stored) == "kc-discovery-b"
+    assert (
+        discovery.green_view("kc", stored.model_copy(update={"path": "BlueGreenShared"}))
+        == "kc-green-discovery"
+    )
 
 
 async def test_serves_reads_api_discovery(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ import hashlib
 import re
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import jobs, names
+from keycloak_operator.core import durations, jobs, names
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.keycloak_config import database_coordinates
@@ -28,7 +28,7 @@ COMPONENT: Final = "database-copy"
 MAX_DATABASE: Final = 63  # PostgreSQL's identifier length
 _WORK: Final = "/work"
 # Who made a database, written on it as a comment: the Job drops an existing target only when it carries
-# this Keycloak's marker (a retried copy), never a database someone else made under that name.
+# this very Job's marker (its own earlier try), never a database another upgrade or anyone else made.
 _MARKER_PREFIX: Final = "keycloak-operator copy"
 
 # Inputs arrive as environment variables, never spliced into the script. Database names match the CRD's
@@ -75,19 +75,18 @@ def with_database(spec: KeycloakSpec, database: str) -> KeycloakSpec:
     return spec.model_copy(update={"database": moved})
 
 
-def copy_name(base: str, green_image: str, source: str) -> str:
-    """Green's database: the spec's name and green's release (`keycloak_26_7_3`), or a digest of the image
-    when its tag names no release. Deterministic, so a resumed upgrade copies into the same database; never
-    the source."""
+def copy_name(base: str, green_image: str, started: str) -> str:
+    """Green's database: the spec's name, green's release and a digest of the upgrade's start
+    (`keycloak_26_7_3_5f2a9c`), or a digest of the image when its tag names no release. One per upgrade: a
+    later upgrade to the same release never lands on a database an earlier one made (it may have served
+    since, holding the only copy of what was written there); a resumed one asks for the same name."""
     release = release_of(green_image)
     if release is not None and not release.prerelease:
         suffix = f"_{release.major}_{release.minor}_{release.patch}"
     else:
         suffix = "_" + hashlib.sha256(green_image.encode()).hexdigest()[:10]
-    name = base[: MAX_DATABASE - len(suffix)] + suffix
-    if name == source:  # a chain of copies came back to this name: never copy a database onto itself
-        name = name[: MAX_DATABASE - 2] + "_c"
-    return name
+    suffix += "_" + hashlib.sha256(started.encode()).hexdigest()[:6]
+    return base[: MAX_DATABASE - len(suffix)] + suffix
 
 
 def job_name(keycloak: str, target: str, started: str) -> str:
@@ -95,8 +94,10 @@ def job_name(keycloak: str, target: str, started: str) -> str:
     return f"{keycloak}-dbcopy-{digest}"
 
 
-def marker(owner: Owner) -> str:
-    return f"{_MARKER_PREFIX} for {owner.namespace}/{owner.name} ({owner.uid})"
+def marker(owner: Owner, job: str) -> str:
+    """Names the Job, not only the Keycloak: a target is dropped only by a re-run of the Job that made it,
+    never by another upgrade."""
+    return f"{_MARKER_PREFIX} {job} for {owner.namespace}/{owner.name} ({owner.uid})"
 
 
 def _checked(database: str) -> str:
@@ -126,7 +127,7 @@ def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str
         {"name": "HOME", "value": _WORK},
         {"name": "KCOP_SOURCE", "value": source},
         {"name": "KCOP_TARGET", "value": target},
-        {"name": "KCOP_MARKER", "value": marker(owner)},
+        {"name": "KCOP_MARKER", "value": marker(owner, name)},
     ]
     container = {
         "name": "copy",
@@ -168,8 +169,10 @@ def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str
             "ownerReferences": [owner.reference()],
         },
         "spec": {
-            # One try: a failed copy rolls the upgrade back, and a new upgrade makes a new Job.
+            # One try: a failed copy rolls the upgrade back, and a new upgrade makes a new Job. It ends by the
+            # upgrade's own deadline, so a copy given up on holds no connection or lock past it.
             "backoffLimit": 0,
+            "activeDeadlineSeconds": max(1, int(durations.parse(settings.timeout))),
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
@@ -185,19 +188,63 @@ def job_phase(obj: dict[str, Any] | None) -> CopyPhase | None:
     return "completed" if end.succeeded else "failed"
 
 
+_COPY_SUFFIX: Final = re.compile(r"_([0-9]+_[0-9]+_[0-9]+|[0-9a-f]{10})_[0-9a-f]{6}$")
+
+
+def is_copy_of(name: str, base: str) -> bool:
+    """`name` is one copy_name made from `base` (whose start a long name cut)."""
+    found = _COPY_SUFFIX.search(name)
+    return found is not None and found.start() > 0 and base.startswith(name[: found.start()])
+
+
+def running_database(deployment: dict[str, Any] | None) -> str:
+    """The database a Deployment's Keycloak container uses (KC_DB_URL_DATABASE); "" when none is read."""
+    containers = ((deployment or {}).get("spec", {}).get("template", {}).get("spec", {})).get(
+        "containers"
+    ) or []
+    for container in containers:
+        for env in container.get("env") or []:
+            if container.get("name") == "keycloak" and env.get("name") == "KC_DB_URL_DATABASE":
+                return str(env.get("value") or "")
+    return ""
+
+
 def canonical_database(
-    spec: KeycloakSpec, recorded: DatabaseStatus | None, blue_green: BlueGreenStatus | None, track: str
+    spec: KeycloakSpec,
+    recorded: DatabaseStatus | None,
+    blue_green: BlueGreenStatus | None,
+    track: str,
+    running: str = "",
 ) -> DatabaseStatus:
-    """The database of the canonical Deployment: green's once green has been promoted into it; the one
-    recorded while the spec still names the database that record stands in for; the spec's otherwise (a
-    user who changes the spec's database name moves the pods there)."""
+    """The database of the canonical Deployment, from the best evidence there is, for as long as the spec
+    still names the database a copy stands in for (a user who changes the spec's database name moves the
+    pods there):
+
+    1. green's, once green has been promoted into the canonical Deployment;
+    2. the one recorded in status.database;
+    3. blue's, as the upgrade in status.blueGreen recorded it (status.database lost or never written);
+    4. the one the running canonical Deployment uses, when it is a copy made from the spec's database (every
+       status lost: a restore without status);
+    5. the spec's.
+    Never the spec's original while a copy serves: that would start the new version on the old data."""
     wanted = spec_database(spec)
     bg = blue_green
+    same_spec = bg is not None and bg.spec_database in ("", wanted)
     promoted = bg is not None and bg.state in ("Promoting", "Completed") and track == bg.green_track
-    if bg is not None and promoted and bg.green_database:
-        if bg.green_database == wanted:
-            return DatabaseStatus(name=wanted)
-        return DatabaseStatus(name=bg.green_database, copied_from=wanted)
+    if bg is not None and same_spec and promoted and bg.green_database:
+        return _standing_in(bg.green_database, wanted)
     if recorded is not None and recorded.name and recorded.copied_from == wanted:
         return DatabaseStatus(name=recorded.name, copied_from=recorded.copied_from)
+    if bg is not None and same_spec and bg.blue_database and track == bg.blue_track:
+        return _standing_in(bg.blue_database, wanted)
+    if running and is_copy_of(running, wanted):
+        return _standing_in(running, wanted)
     return DatabaseStatus(name=wanted)
+
+
+def _standing_in(database: str, wanted: str) -> DatabaseStatus:
+    return (
+        DatabaseStatus(name=database)
+        if database == wanted
+        else DatabaseStatus(name=database, copied_from=wanted)
+    )

@@ -39,6 +39,16 @@ def tracks_apart(blue_green: BlueGreenStatus | None) -> bool:
     return blue_green is not None and blue_green.path == upgrade_plan.BLUE_GREEN_COPY
 
 
+def green_view(keycloak: str, blue_green: BlueGreenStatus) -> str:
+    """The Service whose EndpointSlices show the blue-green machine green's pods serving. On a copy upgrade
+    (tracks_apart), green's track's membership Service, which then lists green's pods only; no colour-named
+    Service is made for green at all, since pods rendered before ADR 0018 query `<name>-green-discovery`
+    and a blue of that template must not find green's pods. Otherwise `<name>-green-discovery`."""
+    if tracks_apart(blue_green) and blue_green.green_track:
+        return names.membership_service(keycloak, blue_green.green_track)
+    return names.discovery_service(keycloak, green=True)
+
+
 def membership(
     owner: children.Owner,
     tracks: Mapping[str, str | None],

@@ -227,7 +227,9 @@ def decide(
     kept = bg.blue_kept(blue_green, canonical)
     image = bg.serving_image(blue_green, spec.image, canonical)
     track = _canonical_track(canonical, previous, blue_green)
-    database = database_copy.canonical_database(spec, previous.database, blue_green, track)
+    database = database_copy.canonical_database(
+        spec, previous.database, blue_green, track, database_copy.running_database(canonical)
+    )
     cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
     problems = _problems(spec, observed, owner, admin_secret_name(owner, spec))
     # While blue serves an image the spec no longer names (an upgrade in flight, blue kept, a failed
@@ -494,7 +496,9 @@ def canonical_database(
     """The database the canonical Deployment's pods use (core/database_copy.canonical_database)."""
     previous = stored_status(keycloak)
     track = _canonical_track(canonical, previous, blue_green)
-    return database_copy.canonical_database(spec, previous.database, blue_green, track)
+    return database_copy.canonical_database(
+        spec, previous.database, blue_green, track, database_copy.running_database(canonical)
+    )
 
 
 def change_in_flight(stored: dict[str, Any]) -> bool:

@@ -460,6 +460,10 @@ class BlueGreenStatus(CrdModel):
     green_track: str = ""
     backup_name: str = ""
     path: str = Field(default="", description="BlueGreenShared or BlueGreenCopy.")
+    spec_database: str = Field(
+        default="",
+        description="The spec's database name when the upgrade started (what a copy stands in for).",
+    )
     blue_database: str = Field(default="", description="The database blue runs on.")
     green_database: str = Field(default="", description="The database green runs on (a copy, or blue's).")
     copy_job: str = Field(default="", description="BlueGreenCopy: the Job that copies the database.")

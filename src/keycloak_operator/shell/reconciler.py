@@ -48,6 +48,7 @@ from keycloak_operator.shell.kube import (
 )
 
 log = logging.getLogger(__name__)
+CHECK_POLL_S = 5.0
 
 
 def now() -> str:
@@ -140,7 +141,8 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
         if await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24))) is not None:
             created = Event("Normal", "AdminSecretCreated", f"generated Secret {names.admin_secret(name)}")
             decision.events.append(created)
-    # Upgrade actions run before the routine applies: the routine never creates what the machine removes.
+    # The routine applies run before the upgrade's actions: a Service the machine deletes this pass is not
+    # applied again by the routine after it.
     for obj in decision.apply:
         try:
             await kube.apply(obj)
@@ -168,7 +170,10 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
     upgrade_events = [Event(e.type, e.reason, e.message) for e in step.events] if step else []
     for event in [*upgrade_events, *decision.events]:
         await events.post(kube, keycloak, event)
-    return step.requeue_after if step else None
+    wait = step.requeue_after if step else None
+    if observed.compatibility.pending:  # Jobs are not watched: look again soon for the check's answer
+        wait = min(wait, CHECK_POLL_S) if wait is not None else CHECK_POLL_S
+    return wait
 
 
 async def _report_degraded(kube: Kube, keycloak: dict[str, Any], reason: str, message: str) -> None:

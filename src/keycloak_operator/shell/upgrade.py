@@ -16,6 +16,7 @@ from keycloak_operator.core import (
     upgrade_plan,
 )
 from keycloak_operator.core import bluegreen as bg
+from keycloak_operator.core import discovery as dsc
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.reconcile import canonical_database, owner_of, render_deployment
 from keycloak_operator.core.rollout import image_of
@@ -58,7 +59,7 @@ async def observe(
     selector = ((public or {}).get("spec") or {}).get("selector") or {}
     green_serving = None
     if stored is not None and stored.state in (bg.WAITING_FOR_GREEN, bg.CUTTING_OVER):
-        discovery = names.discovery_service(name, green=True)
+        discovery = dsc.green_view(name, stored)
         slices = await kube.list(
             ENDPOINT_SLICES, ns, label_selector=f"{names.LABEL_SERVICE_NAME}={discovery}"
         )
@@ -104,9 +105,8 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
         case bg.CopyDatabase(job=job, source=source, target=target):
             await kube.create(database_copy.job(owner, spec, name=job, source=source, target=target))
         case bg.ApplyGreen(image=image, track=track, database=database, apart=apart):
-            spec = database_copy.with_database(spec, database)
-            green_spec = spec.model_copy(update={"image": image})
-            version = version_of(green_spec).format()
+            # The version is the spec's as written: which database the pods use is status, not spec.
+            version = version_of(spec.model_copy(update={"image": image})).format()
             cluster = _cache_cluster_of(owner, spec, image)
             # Green's NetworkPolicy before green's pods: they start inside their own cache cluster's policy.
             # The reconcile keeps it from then on, while green's Deployment exists.
@@ -118,10 +118,12 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
             # Green's track's membership Service before green's pods, which query only it (ADR 0018).
             await kube.apply(children.membership_service(owner, track, cluster, apart=apart))
             await kube.apply(
-                render_deployment(owner, spec, image=image, track=track, version=version, green=True)
+                render_deployment(
+                    owner, spec, image=image, track=track, version=version, green=True, database=database
+                )
             )
-            # How the machine sees green's pods serving (its EndpointSlices); JGroups does not query it.
-            await kube.apply(children.discovery_service(owner, track, cluster, green=True))
+            if not apart:  # how the machine sees green's pods serving; on a copy: dsc.green_view
+                await kube.apply(children.discovery_service(owner, track, cluster, green=True))
         case bg.SwitchTraffic(track=track):
             await kube.apply(children.public_service(owner, track, spec))
         case bg.DeleteGreen():
@@ -134,9 +136,10 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
                 DEPLOYMENTS, ns, names.deployment(name, green=True), propagation="Orphan", uid=uid
             )
         case bg.AdoptAsCanonical(image=image, track=track, database=database):
-            spec = database_copy.with_database(spec, database)
             version = version_of(spec.model_copy(update={"image": image})).format()
-            await kube.apply(render_deployment(owner, spec, image=image, track=track, version=version))
+            await kube.apply(
+                render_deployment(owner, spec, image=image, track=track, version=version, database=database)
+            )
         case bg.DeleteGreenDiscovery():
             await kube.delete(SERVICES, ns, names.discovery_service(name, green=True))
 

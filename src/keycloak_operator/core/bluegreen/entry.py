@@ -67,13 +67,14 @@ def _begin(s: Status, w: Observed, blue: Deployment, now: datetime) -> Step:
     path = w.upgrade_path or upgrade_plan.BLUE_GREEN_SHARED
     green_database = w.database
     if path == upgrade_plan.BLUE_GREEN_COPY:
-        green_database = database_copy.copy_name(w.spec_database or w.database, w.spec_image, w.database)
+        green_database = database_copy.copy_name(w.spec_database or w.database, w.spec_image, started)
     return go(
         s,
         BACKING_UP,
         now,
         f"upgrade {image_of(blue)} -> {w.spec_image} started ({path})",
         path=path,
+        spec_database=w.spec_database,
         blue_database=w.database,
         green_database=green_database,
         copy_job="",
