@@ -81,13 +81,16 @@ def test_blue_and_green_never_share_a_view_before_26_7(
         with jgroups.ViewWatch(kubectl, namespace, "sso") as views:
             wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
             kubectl.apply(keycloak(namespace, images[new], postgres))
+            together = real_resources.SideBySide(kubectl, namespace)
             wait_for(
-                "green serving, blue kept", lambda: state(kubectl, namespace) == "Completed", timeout=900
+                "green serving, blue kept",
+                lambda: together.observe() and state(kubectl, namespace) == "Completed",
+                timeout=900,
             )
             plan = ((kubectl.get(KC, "sso", namespace) or {}).get("status") or {}).get("upgradePlan") or {}
             assert plan.get("path") == "BlueGreenCopy", plan
             # Both colours up side by side, watched for longer than JGroups takes to merge two views.
-            tracks = real_resources.side_by_side(kubectl, namespace)
+            tracks = together.hold()
             views.collect()
             kubectl.apply(keycloak(namespace, images[old], postgres))
             wait_for("back on blue", lambda: state(kubectl, namespace) == "Idle", timeout=300)

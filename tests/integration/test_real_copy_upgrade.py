@@ -115,13 +115,14 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
         # blue's pod (the pair reaching 26.7: test_real_cache_membership.py has the ones before it).
         with jgroups.ViewWatch(kubectl, namespace, "sso") as views:
             kubectl.apply(keycloak(namespace, images["to"], images["postgres"], keep_blue=True))
+            together = real_resources.SideBySide(kubectl, namespace)
             status = wait_for(
                 "traffic on green, blue kept",
-                lambda: upgrade(kubectl, namespace, "Completed"),
+                lambda: together.observe() and upgrade(kubectl, namespace, "Completed"),
                 timeout=900,
                 interval=2,
             )
-            tracks = real_resources.side_by_side(kubectl, namespace)
+            tracks = together.hold()
         jgroups.assert_apart(views.seen, tracks)
         plan, upgraded = status["upgradePlan"], status["blueGreen"]
         assert plan["path"] == "BlueGreenCopy", plan

@@ -1,9 +1,10 @@
 """Real Keycloak pods made by the operator on the real node: a 2-replica Keycloak on a real PostgreSQL pod
 becomes Ready through its real probes, its two pods form one JGroups view (read from Keycloak's own log),
 a realm and a confidential client replicate into it, a token is issued through its public Service, and a
-patch upgrade under each strategy, with the operator SIGKILLed halfway, fails not one of the sign-ins sent
-throughout. Each sign-in is traced to the pod that answered it (kube-proxy's choice, read from conntrack), and
-blue's and green's JGroups views are read from their logs all along.
+patch upgrade rolled in place (the default strategy), with the operator SIGKILLed halfway, fails not one
+of the sign-ins sent throughout. Each sign-in is traced to the pod that answered it (kube-proxy's choice,
+read from conntrack), and the pods' JGroups views are read from their logs all along. The same patch upgrade
+under BlueGreen, two replicas per colour and a SIGKILL too, is test_real_production.py's.
 
 The images are built here (hack/build-*-image.sh, ADR 0013). The operator runs as a local process that
 resolves names through the cluster's DNS, as a pod would (OperatorProcess(cluster_dns=...)).
@@ -109,11 +110,9 @@ def create_user(kubectl: Kubectl, namespace: str, username: str, password: str) 
     real_keycloak.create_user(base_url(kubectl, namespace), creds, "team", username, password)
 
 
-def upgrading(kubectl: Kubectl, namespace: str, strategy: str) -> bool:
-    """The upgrade is under way: green is being made (BlueGreen), or the new version is rolling out."""
+def rolling(kubectl: Kubectl, namespace: str) -> bool:
+    """The new version is rolling out."""
     status = (kubectl.get(KC, "sso", namespace) or {}).get("status") or {}
-    if strategy == "BlueGreen":
-        return (status.get("blueGreen") or {}).get("state") == "WaitingForGreen"
     return bool((status.get("versions") or {}).get("nextVersion"))
 
 
@@ -122,7 +121,6 @@ def images_by_ip(watch: sampler.Sampler) -> dict[str, str]:
     return {ip: pod.image for sample in watch.samples for ip, pod in sample.pods.items()}
 
 
-@pytest.mark.parametrize("strategy", ["Recreate", "BlueGreen"])
 def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failing_no_sign_in(
     cluster: localcluster.Cluster,
     kubectl: Kubectl,
@@ -130,19 +128,15 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
     session_operator_stopped: None,
     real_operator: OperatorProcess,
     namespace: str,
-    strategy: str,
 ) -> None:
     """A 2-replica Keycloak on a real PostgreSQL pod, both on the real node, becomes Ready through its real
     probes and forms one JGroups view; a realm and a client replicate into it and tokens are issued through
     its Service. Then 26.7.0 to 26.7.3 (one minor line: Keycloak supports rolling) under the default
-    strategy (which rolls in place) and under BlueGreen (each colour its own cache cluster name),
-    with sign-ins sent back to back from before the change until after it completed, and the operator
-    SIGKILLed and restarted in the middle of it: not one sign-in may fail, each is answered by a Keycloak
-    pod of the version then serving, and blue's and green's JGroups views never mix."""
-    policy: dict[str, Any] = {"upgradePolicy": {"strategy": strategy}}
-    if strategy == "BlueGreen":  # each colour its own cache cluster name (26.7 honours it)
-        policy["cacheIsolation"] = {"clusterName": "sso-blue"}
-    status = start_keycloak(kubectl, namespace, images, images["from"], **policy)
+    strategy, which rolls in place in one cache cluster, with sign-ins sent back to back from before the
+    change until after it completed, and the operator SIGKILLed and restarted in the middle of it: not one
+    sign-in may fail, each is answered by a Keycloak pod of the version then serving, and no view takes in a
+    pod of another cache cluster."""
+    status = start_keycloak(kubectl, namespace, images, images["from"])
     pods = kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso")
     assert {p["spec"]["nodeName"] for p in pods} == {NODE_NAME}
     assert all(p["status"]["containerStatuses"][0]["containerID"].startswith("containerd://") for p in pods)
@@ -178,15 +172,13 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
         try:
             wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
             changed_at = time.monotonic()
-            if strategy == "BlueGreen":
-                policy["cacheIsolation"] = {"clusterName": "sso-green"}
-            kubectl.apply(keycloak(namespace, images["keycloak"], **policy))
+            kubectl.apply(keycloak(namespace, images["keycloak"]))
             # The operator dies mid-upgrade with no chance to clean up, and a new one takes over.
-            wait_for("the upgrade under way", lambda: upgrading(kubectl, namespace, strategy), timeout=120)
+            wait_for("the upgrade under way", lambda: rolling(kubectl, namespace), timeout=120)
             real_operator.kill()
             real_operator.start("--all-namespaces")
             wait_for(
-                f"{KEYCLOAK_VERSION} rolled out ({strategy}) after the operator's SIGKILL",
+                f"{KEYCLOAK_VERSION} rolled out after the operator's SIGKILL",
                 lambda: running(kubectl, namespace, KEYCLOAK_VERSION),
                 timeout=600,
                 interval=1,
@@ -223,10 +215,7 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
     assert before == {images["from"]} and after == {images["keycloak"]}, (before, after)
     assert len({a.served_by for a in attempts if a.at > settled}) == 2  # both replicas serve
 
-    # Blue's and green's caches never met: no view mixed pods of two cache clusters (BlueGreen gives them
-    # different names; the default strategy keeps one cluster, which old and new share by design).
-    clusters = set(cache_views.cache_cluster_of.values())
-    if strategy == "BlueGreen":
-        assert clusters == {"sso-blue", "sso-green"}, clusters
-        assert cache_views.largest("sso-blue") == 2 and cache_views.largest("sso-green") == 2
+    # A roll keeps one cache cluster, which old and new pods share by design: no view took in a pod of any
+    # other.
+    assert len(set(cache_views.cache_cluster_of.values())) == 1, cache_views.cache_cluster_of
     assert not cache_views.crossings(), "\n".join(cache_views.crossings())

@@ -3,8 +3,10 @@ headers believed only from a named proxy, a truststore from a ConfigMap, and a p
 extension image. It becomes Ready through its real (HTTPS) probes; a token fetched over HTTPS through the
 Service, the certificate checked, carries the configured issuer; forged forwarding headers sent from another
 pod do not move the issuer; Keycloak trusts the truststore's CA for its own outgoing TLS; server info lists
-the provider and the theme. Then a blue-green patch upgrade (26.7.0 to 26.7.3) under HTTPS sign-ins: not one
-fails, and green keeps every one of those settings.
+the provider and the theme. Then a blue-green patch upgrade (26.7.0 to 26.7.3) of its two replicas under HTTPS
+sign-ins, with the operator SIGKILLed while green starts: not one sign-in fails, each colour's two pods form
+one JGroups view of 2 that never takes in the other colour's (read from Keycloak's own logs), and green keeps
+every one of those settings.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import localcluster
 from keycloak_operator.core import names
 from localcluster import app_images, pki, real_keycloak, realnode, signins
 from localcluster.node_config import NODE_NAME
-from tests.integration.support import extension_image, real_resources
+from tests.integration.support import extension_image, jgroups, real_resources
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import replicate
@@ -30,6 +32,7 @@ from tests.integration.support.real_resources import replicate
 pytestmark = pytest.mark.integration
 
 FROM_VERSION, TO_VERSION = "26.7.0", "26.7.3"  # one minor line: blue-green on one database
+REPLICAS = 2  # two per colour: each colour's pods must form their own view, and only theirs
 HOST = "sso.example.test"
 ISSUER = f"https://{HOST}:8443/realms/team"  # a bare host name: scheme and port follow the request
 UNTRUSTED_PROXY = "192.0.2.10/32"  # TEST-NET-1: no pod has it, so no forwarding header is believed
@@ -54,7 +57,7 @@ def production(namespace: str, images: dict[str, str], image: str, cluster_name:
         "sso",
         namespace,
         image,
-        replicas=1,
+        replicas=REPLICAS,
         hostname={"hostname": HOST},
         proxy={"headers": "xforwarded", "trustedAddresses": [UNTRUSTED_PROXY]},
         tls={"secret": "sso-tls"},
@@ -69,15 +72,22 @@ def production(namespace: str, images: dict[str, str], image: str, cluster_name:
     )
 
 
-def serving_pod(kubectl: Kubectl, namespace: str) -> dict[str, Any]:
+def serving_pods(kubectl: Kubectl, namespace: str) -> list[dict[str, Any]]:
     # Server pods only: the compatibility check's Job pod carries the instance label too.
     server = f"{names.LABEL_INSTANCE}=sso,{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}"
-    (pod,) = [
+    pods = [
         p
         for p in kubectl.list("pods", namespace, selector=server)
         if not p["metadata"].get("deletionTimestamp")
     ]
-    return pod
+    assert len(pods) == REPLICAS, [p["metadata"]["name"] for p in pods]
+    return pods
+
+
+def green_starting(kubectl: Kubectl, namespace: str) -> bool:
+    """The compatibility check has answered and the machine is waiting for green's pods."""
+    status = (kubectl.get(real_resources.KC, "sso", namespace) or {}).get("status") or {}
+    return (status.get("blueGreen") or {}).get("state") == "WaitingForGreen"
 
 
 def claims(jwt: str) -> dict[str, Any]:
@@ -212,18 +222,18 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
     kubectl.apply(production(namespace, images, images["from"], "sso-blue"))
     wait_for(
         f"Keycloak {FROM_VERSION} Ready through its HTTPS probes, with its extensions built in the pod",
-        lambda: real_resources.running(kubectl, namespace, FROM_VERSION, replicas=1),
+        lambda: real_resources.running(kubectl, namespace, FROM_VERSION, replicas=REPLICAS),
         timeout=600,
         interval=2,
     )
-    pod = serving_pod(kubectl, namespace)
-    assert pod["spec"]["nodeName"] == NODE_NAME
-    assert [c["name"] for c in pod["spec"]["initContainers"]] == [
-        "extensions-base",
-        "extension-audit",
-        "extension-theme",
-        "build",
-    ]
+    for pod in serving_pods(kubectl, namespace):
+        assert pod["spec"]["nodeName"] == NODE_NAME
+        assert [c["name"] for c in pod["spec"]["initContainers"]] == [
+            "extensions-base",
+            "extension-audit",
+            "extension-theme",
+            "build",
+        ]
     secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
     sso = Sso(kubectl, namespace, ca.cert)
     form = {"grant_type": "client_credentials", "client_id": "backend", "client_secret": secret}
@@ -240,21 +250,26 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
     )
     load = signins.SignIns(login, max_seconds=900).start()
     try:
-        wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
-        changed_at = time.monotonic()
-        kubectl.apply(production(namespace, images, images["to"], "sso-green"))
-        wait_for(
-            f"{TO_VERSION} serving after a blue-green upgrade",
-            lambda: real_resources.running(kubectl, namespace, TO_VERSION, replicas=1),
-            timeout=900,
-            interval=2,
-        )
-        settled = time.monotonic() + 10
-        wait_for(
-            "sign-ins after the change",
-            lambda: sum(a.at > settled for a in list(load.attempts)) >= 20,
-            timeout=90,
-        )
+        with jgroups.ViewWatch(kubectl, namespace, "sso") as cache_views:
+            wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
+            changed_at = time.monotonic()
+            kubectl.apply(production(namespace, images, images["to"], "sso-green"))
+            # The operator dies while green starts, with no chance to clean up, and a new one takes over.
+            wait_for("green starting", lambda: green_starting(kubectl, namespace), timeout=300)
+            real_operator.kill()
+            real_operator.start("--all-namespaces")
+            wait_for(
+                f"{TO_VERSION} serving after a blue-green upgrade and the operator's SIGKILL",
+                lambda: real_resources.running(kubectl, namespace, TO_VERSION, replicas=REPLICAS),
+                timeout=900,
+                interval=2,
+            )
+            settled = time.monotonic() + 10
+            wait_for(
+                "sign-ins after the change",
+                lambda: sum(a.at > settled for a in list(load.attempts)) >= 20,
+                timeout=90,
+            )
     finally:
         attempts = load.stop()
     failed = [a for a in attempts if not a.ok]
@@ -263,8 +278,13 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
         f"{len(failed)} of {len(attempts)} HTTPS sign-ins failed, from {failed[0].at - changed_at:+.1f} s "
         f"after the change; first: {failed[:2]}"
     )
-    pod = serving_pod(kubectl, namespace)
-    assert pod["spec"]["containers"][0]["image"] == images["to"]
+    assert {p["spec"]["containers"][0]["image"] for p in serving_pods(kubectl, namespace)} == {images["to"]}
+    # Each colour's pods formed one view of both, and no view took in the other colour's.
+    assert set(cache_views.cache_cluster_of.values()) >= {"sso-blue", "sso-green"}, (
+        cache_views.cache_cluster_of
+    )
+    assert cache_views.largest("sso-blue") == REPLICAS and cache_views.largest("sso-green") == REPLICAS
+    assert not cache_views.crossings(), "\n".join(cache_views.crossings())
     check_settings(kubectl, namespace, sso, images, form, "green")
     plan = ((kubectl.get(real_resources.KC, "sso", namespace) or {}).get("status") or {})["upgradePlan"]
     assert plan["path"] == "BlueGreenShared", plan

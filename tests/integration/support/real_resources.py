@@ -88,15 +88,32 @@ def ready_pods(kubectl: Kubectl, namespace: str) -> dict[str, str]:
     return out
 
 
-def side_by_side(kubectl: Kubectl, namespace: str, seconds: float = SIDE_BY_SIDE_S) -> dict[str, str]:
-    """Checks, every 2 s for `seconds`, that one ready pod of each track runs (blue kept beside green): an
-    observation window, not a wait for a result (a merge of two views can only be ruled out over time).
-    Returns every pod seen -> its track."""
-    seen: dict[str, str] = {}
-    until = time.monotonic() + seconds
-    while time.monotonic() < until:
-        pods = ready_pods(kubectl, namespace)
-        assert sorted(pods.values()) == sorted(names.TRACKS), pods
-        seen.update(pods)
-        time.sleep(2)
-    return seen
+class SideBySide:
+    """Watches both colours run side by side: `observe` (called while waiting for the upgrade) notes when a
+    ready pod of each track first ran together; `hold` then keeps checking, every 2 s, that they still do
+    until `seconds` have passed since then: an observation window, not a wait for a result (a merge of two
+    views can only be ruled out over time). `seen` is every pod observed -> its track."""
+
+    def __init__(self, kubectl: Kubectl, namespace: str, seconds: float = SIDE_BY_SIDE_S) -> None:
+        self.kubectl, self.namespace, self.seconds = kubectl, namespace, seconds
+        self.since: float | None = None
+        self.seen: dict[str, str] = {}
+
+    def observe(self) -> bool:
+        """True once both tracks have run together (a wait_for condition may call this in each poll)."""
+        pods = ready_pods(self.kubectl, self.namespace)
+        self.seen.update(pods)
+        if self.since is None and sorted(pods.values()) == sorted(names.TRACKS):
+            self.since = time.monotonic()
+        return self.since is not None
+
+    def hold(self) -> dict[str, str]:
+        assert self.since is not None, "both colours never ran side by side"
+        until = self.since + self.seconds
+        while True:  # at least one look, however long they already ran together
+            pods = ready_pods(self.kubectl, self.namespace)
+            assert sorted(pods.values()) == sorted(names.TRACKS), pods
+            self.seen.update(pods)
+            if time.monotonic() >= until:
+                return self.seen
+            time.sleep(2)
