@@ -116,12 +116,26 @@ def test_blue_green_across_a_minor_is_refused_then_recreates_when_downtime_is_al
         "a recreate has downtime: the samples must have seen it"
     )
 
+    # Asked again for the next major line: the plan quotes the downtime the last Recreate measured.
+    measured = wait_for(
+        "the recreate's downtime measured",
+        lambda: status(kubectl, namespace, "plan")["upgradePlan"].get("downtimeSeconds"),
+        timeout=60,
+    )
+    asked = plan_command(cluster.kubeconfig, namespace, f"{IMAGE}:27.0.0")
+    said = dict(line.split(None, 1) for line in asked.stdout.splitlines())
+    assert said["path"] == "Recreate", asked.stdout
+    assert f"no ready pod for {measured} s" in said["measured"], asked.stdout
+
 
 def test_plan_command_names_roll_recreate_and_refuse_for_the_default_strategy(
     cluster, kubectl: Kubectl, operator: OperatorProcess, namespace: str
 ):
     kubectl.apply(manifests.db_secret(namespace))
-    kubectl.apply(manifests.keycloak("plan", namespace, image=f"{IMAGE}:26.7.0", replicas=1))
+    checked = {"compatibilityCheck": True}
+    kubectl.apply(
+        manifests.keycloak("plan", namespace, image=f"{IMAGE}:26.7.0", replicas=1, upgradePolicy=checked)
+    )
     wait_for("26.7.0 running", lambda: status(kubectl, namespace, "plan").get("phase") == "Running", 90)
     for image, path, code in [
         (f"{IMAGE}:26.7.3", "Roll", 0),
@@ -131,7 +145,11 @@ def test_plan_command_names_roll_recreate_and_refuse_for_the_default_strategy(
     ]:
         result = plan_command(cluster.kubeconfig, namespace, image)
         assert result.returncode == code, (image, result.stdout, result.stderr)
-        assert dict(line.split(None, 1) for line in result.stdout.splitlines())["path"] == path, image
+        said = dict(line.split(None, 1) for line in result.stdout.splitlines())
+        assert said["path"] == path, image
+        # Keycloak's own check is asked for: the plan says it has not run for this change (and runs none).
+        assert ("not run yet" in said.get("check", "")) == (path != "None"), result.stdout
+    assert not kubectl.list("jobs", namespace)
     missing = subprocess.run(
         [sys.executable, "-m", "keycloak_operator.cli", "plan", "nope", "-n", namespace, "--image", "x:1"],
         env={"KUBECONFIG": str(cluster.kubeconfig), "PATH": "/usr/bin:/bin"},

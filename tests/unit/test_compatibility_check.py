@@ -145,3 +145,24 @@ def test_blue_green_waits_at_rest_while_the_check_runs() -> None:
     """The shell gives the machine no path while the check runs (shell/upgrade._path), so it never starts."""
     world = bg.Observed(name="kc", spec_image=NEW, blue=builders.deployment(spec(OLD)), upgrade_path=None)
     assert bg.step(None, world, datetime(2026, 1, 1, tzinfo=UTC)) == bg.Step(None)
+
+
+@pytest.mark.parametrize(
+    ("running", "asked", "found", "says"),
+    [
+        (OLD, True, cc.Answer("kc-compat-1", True, 0), "Job kc-compat-1: rolling update possible (exit 0)"),
+        (OLD, True, cc.Answer("kc-compat-1", True, 3), "Job kc-compat-1: rolling update not possible"),
+        (OLD, True, cc.Answer("kc-compat-1", True, None), "Job kc-compat-1: running;"),
+        (OLD, True, cc.Answer("kc-compat-1", False, None), "Job kc-compat-1: not run yet for this change;"),
+        (OLD, False, cc.Answer(), "off: upgradePolicy.compatibilityCheck: true"),
+        ("quay.io/keycloak/keycloak:26.1.4", False, cc.Answer(), ""),  # no such command before 26.2
+        (NEW, True, cc.Answer(), ""),  # no change
+    ],
+)
+def test_the_plan_command_says_what_the_check_answered_or_that_it_has_not(
+    running: str, asked: bool, found: cc.Answer, says: str
+) -> None:
+    text = cc.for_plan(spec(NEW, asked), running, found)
+    assert text.startswith(says) if says else text == ""
+    if found.job and found.exit is None:
+        assert "the answer can change the path" in text

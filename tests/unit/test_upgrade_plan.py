@@ -213,3 +213,28 @@ def test_the_summary_names_the_path_its_effect_on_sign_ins_and_why(
 def test_nothing_running_yet_is_no_upgrade() -> None:
     p = up.first_creation()
     assert p.path == up.NONE and "first start" in up.summary(p, "", image("26.7.3"))
+
+
+def test_the_summary_adds_the_check_and_the_last_measured_figure_when_known() -> None:
+    p = planned("26.5.6", "26.7.3")
+    text = up.summary(p, image("26.5.6"), image("26.7.3"), check="Job kc-compat-1: x", last="measured y")
+    lines = dict(line.split(None, 1) for line in text.splitlines())
+    assert lines["check"] == "Job kc-compat-1: x" and lines["measured"] == "measured y"
+    assert "check" not in dict(line.split(None, 1) for line in up.summary(p, "a", "b").splitlines())
+
+
+@pytest.mark.parametrize(
+    ("path", "last", "downtime", "window", "says"),
+    [
+        (up.RECREATE, up.RECREATE, 37, None, "no ready pod for 37 s"),
+        (up.BLUE_GREEN_COPY, up.BLUE_GREEN_COPY, None, 72, "write window of 72 s"),
+        (up.RECREATE, up.BLUE_GREEN_COPY, 37, 72, ""),  # another path's figure says nothing about this one
+        (up.RECREATE, up.RECREATE, None, None, ""),  # not measured (yet)
+        (up.ROLL, up.ROLL, 5, 5, ""),  # nothing to measure
+    ],
+)
+def test_the_last_figure_is_quoted_only_for_the_same_path(
+    path: str, last: str, downtime: int | None, window: int | None, says: str
+) -> None:
+    text = up.measured(path, last, downtime, window)
+    assert (says in text) if says else text == ""

@@ -57,8 +57,28 @@ def wanted(spec: KeycloakSpec, running_image: str) -> bool:
     """The user asked for the check, the image changes, and both releases have the command (26.2+)."""
     if not spec.upgrade_policy.compatibility_check or running_image == spec.image:
         return False
-    releases = [release_of(running_image), release_of(spec.image)]
+    return available(running_image, spec.image)
+
+
+def available(running_image: str, wanted_image: str) -> bool:
+    """Both releases have `kc.sh update-compatibility` (26.2+)."""
+    releases = [release_of(running_image), release_of(wanted_image)]
     return all(r is not None and line_of(r) >= CHECK_SINCE for r in releases)
+
+
+def for_plan(spec: KeycloakSpec, running_image: str, found: Answer) -> str:
+    """What `keycloak-operator plan` says of the check for this change ("" when it has nothing to say)."""
+    if found.job and found.exit is not None:
+        return describe(found.job, found.exit)
+    if found.job:
+        started = "running" if found.exists else "not run yet for this change"
+        return (
+            f"Job {found.job}: {started}; the operator waits for its answer (about 80 s on the real node "
+            "here) before choosing, and the answer can change the path below, which is the version rule's"
+        )
+    if running_image != spec.image and available(running_image, spec.image):
+        return "off: upgradePolicy.compatibilityCheck: true lets Keycloak's own check decide (26.2+)"
+    return ""
 
 
 def job_name(keycloak: str, running_version: str, wanted_version: str) -> str:

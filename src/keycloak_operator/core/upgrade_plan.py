@@ -230,13 +230,36 @@ _WHAT_HAPPENS: Final = {
 }
 
 
-def summary(p: Plan, running_image: str, wanted_image: str) -> str:
-    """What `keycloak-operator plan` prints: the path, what it means for sign-ins, and why."""
+def measured(
+    path: str, last_path: str, downtime_seconds: int | None, write_window_seconds: int | None
+) -> str:
+    """What this Keycloak's last upgrade by the same path measured, for people weighing this one: a
+    Recreate's downtime, a copy's write window ("" when there is no such figure)."""
+    if path != last_path:
+        return ""
+    if path == RECREATE and downtime_seconds is not None:
+        return (
+            f"the last Recreate of this Keycloak had no ready pod for {downtime_seconds} s "
+            "(status.upgradePlan.downtimeSeconds)"
+        )
+    if path == BLUE_GREEN_COPY and write_window_seconds is not None:
+        return (
+            f"the last copy upgrade of this Keycloak had a write window of {write_window_seconds} s: what "
+            "blue wrote then did not reach green (status.blueGreen.writeWindowSeconds)"
+        )
+    return ""
+
+
+def summary(p: Plan, running_image: str, wanted_image: str, check: str = "", last: str = "") -> str:
+    """What `keycloak-operator plan` prints: the path, what it means for sign-ins, and why; Keycloak's own
+    compatibility check (`check`) and the figure the same path measured last time (`last`) when known."""
     rows = [
         ("running", running_image or "-"),
         ("wanted", wanted_image),
+        ("check", check),
         ("path", p.path),
         ("effect", _WHAT_HAPPENS[p.path]),
         ("why", p.reason),
+        ("measured", last),
     ]
-    return "\n".join(f"{label:<8} {value}" for label, value in rows)
+    return "\n".join(f"{label:<8} {value}" for label, value in rows if value)

@@ -1,14 +1,16 @@
 """`keycloak-operator plan NAME --image IMAGE`: the path the planner would take for that image, changing
-nothing. Reads the Keycloak (for its policy) and its canonical Deployment (for the image running now)."""
+nothing. Reads the Keycloak (for its policy and what its last upgrade measured), its canonical Deployment
+(for the image running now) and, when the policy asks for Keycloak's compatibility check, that change's
+check Job, whose answer the planner takes as the operator would."""
 
 from __future__ import annotations
 
 from pydantic import ValidationError
 
-from keycloak_operator.core import names, upgrade_plan
-from keycloak_operator.core.rollout import image_of
-from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.shell.kube import DEPLOYMENTS, KEYCLOAKS, Kube
+from keycloak_operator.core import compatibility_check, names, upgrade_plan, versions
+from keycloak_operator.core.rollout import image_of, version_of
+from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
+from keycloak_operator.shell.kube import DEPLOYMENTS, JOBS, KEYCLOAKS, Kube
 
 
 class NotPlanned(Exception):
@@ -26,9 +28,32 @@ async def run(namespace: str, name: str, image: str) -> upgrade_plan.Plan:
         except ValidationError as e:
             raise NotPlanned(f"the spec with image {image!r} is not valid: {e}") from e
         canonical = await kube.get(DEPLOYMENTS, namespace, names.deployment(name))
+        check = compatibility_check.Answer()
+        if canonical is not None and compatibility_check.wanted(spec, image_of(canonical)):
+            job = compatibility_check.job_name(
+                name, version_of(canonical), versions.version_of(spec).format()
+            )
+            check = compatibility_check.answer(job, await kube.get(JOBS, namespace, job))
     finally:
         await kube.close()
-    running = image_of(canonical) if canonical is not None else ""
-    plan = upgrade_plan.for_spec(spec, running) if running else upgrade_plan.first_creation()
-    print(upgrade_plan.summary(plan, running, image))
+    if canonical is None:
+        plan = upgrade_plan.first_creation()
+        print(upgrade_plan.summary(plan, "", image))
+        return plan
+    running = image_of(canonical)
+    plan = upgrade_plan.for_spec(spec, running, check.exit)
+    status = KeycloakStatus.model_validate(keycloak.get("status") or {})
+    last = status.upgrade_plan
+    window = status.blue_green.write_window_seconds if status.blue_green else None
+    print(
+        upgrade_plan.summary(
+            plan,
+            running,
+            image,
+            check=compatibility_check.for_plan(spec, running, check),
+            last=upgrade_plan.measured(
+                plan.path, last.path if last else "", last.downtime_seconds if last else None, window
+            ),
+        )
+    )
     return plan
