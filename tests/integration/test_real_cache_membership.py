@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 
 import localcluster
-from keycloak_operator.core import names
 from localcluster import app_images, real_keycloak, realnode, signins
 from tests.integration.support import jgroups, real_resources
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
-from tests.integration.support.real_resources import KC, replicate
+from tests.integration.support.real_resources import KC
 
 pytestmark = pytest.mark.integration
 
@@ -57,26 +56,8 @@ def test_blue_and_green_never_share_a_view_before_26_7(
 ) -> None:
     images = {v: app_images.keycloak(cluster, v) for v in (old, new)}
     postgres = app_images.postgres(cluster)
-    for obj in real_keycloak.postgres(namespace, postgres):
-        kubectl.apply(obj)
-    kubectl.apply(keycloak(namespace, images[old], postgres))
-    wait_for(
-        f"Keycloak {old} Ready",
-        lambda: real_resources.running(kubectl, namespace, old, replicas=1),
-        timeout=600,
-        interval=2,
-    )
-    secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
-    service = kubectl.get("service", names.public_service("sso"), namespace)
-    assert service is not None
-    url = f"http://{service['spec']['clusterIP']}:8080"
-    real_keycloak.create_user(
-        url, real_resources.admin_credentials(kubectl, namespace), "team", "alice", "pw-1"
-    )
-    login = signins.Login(
-        f"{url}/realms/team/protocol/openid-connect/token", "backend", secret, "alice", "pw-1"
-    )
-    load = signins.SignIns(login, max_seconds=1200).start()
+    sso = real_resources.serve(kubectl, namespace, keycloak(namespace, images[old], postgres), postgres, old)
+    load = signins.SignIns(sso.login, max_seconds=1200).start()
     try:
         with jgroups.ViewWatch(kubectl, namespace, "sso") as views:
             wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)

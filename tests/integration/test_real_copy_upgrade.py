@@ -19,7 +19,7 @@ from localcluster import app_images, real_keycloak, realnode, signins
 from tests.integration.support import jgroups, real_resources
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
-from tests.integration.support.real_resources import KC, replicate
+from tests.integration.support.real_resources import KC
 
 pytestmark = pytest.mark.integration
 
@@ -88,27 +88,15 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
     real_operator: OperatorProcess,
     namespace: str,
 ) -> None:
-    for obj in real_keycloak.postgres(namespace, images["postgres"]):
-        kubectl.apply(obj)
-    kubectl.apply(keycloak(namespace, images["from"], images["postgres"], keep_blue=True))
-    wait_for(
-        f"Keycloak {FROM_VERSION} Ready",
-        lambda: real_resources.running(kubectl, namespace, FROM_VERSION, replicas=1),
-        timeout=480,
-        interval=2,
+    sso = real_resources.serve(
+        kubectl,
+        namespace,
+        keycloak(namespace, images["from"], images["postgres"], keep_blue=True),
+        images["postgres"],
+        FROM_VERSION,
     )
-    secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
-    service = kubectl.get("service", names.public_service("sso"), namespace)
-    assert service is not None
-    url = f"http://{service['spec']['clusterIP']}:8080"
-    creds = real_resources.admin_credentials(kubectl, namespace)
-    real_keycloak.create_user(url, creds, "team", "alice", "alice-password-1")
     blue_schema = schema(kubectl, namespace, BLUE_DB)
-
-    login = signins.Login(
-        f"{url}/realms/team/protocol/openid-connect/token", "backend", secret, "alice", "alice-password-1"
-    )
-    load = signins.SignIns(login, max_seconds=1800).start()
+    load = signins.SignIns(sso.login, max_seconds=1800).start()
     try:
         wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
         # 1. Upgrade, blue kept: green serves from its own migrated copy, and its JGroups view never holds

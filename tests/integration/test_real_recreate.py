@@ -15,7 +15,6 @@ from localcluster import app_images, real_keycloak, realnode, signins
 from tests.integration.support import real_resources, sampler
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
-from tests.integration.support.real_resources import replicate
 
 pytestmark = pytest.mark.integration
 
@@ -52,27 +51,15 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     real_operator: OperatorProcess,
     namespace: str,
 ) -> None:
-    for obj in real_keycloak.postgres(namespace, images["postgres"]):
-        kubectl.apply(obj)
-    kubectl.apply(real_keycloak.keycloak("sso", namespace, images["from"], replicas=1, upgradePolicy=CHECKED))
-    wait_for(
-        f"Keycloak {FROM_VERSION} Ready",
-        lambda: real_resources.running(kubectl, namespace, FROM_VERSION, replicas=1),
-        timeout=480,
-        interval=2,
+    sso = real_resources.serve(
+        kubectl,
+        namespace,
+        real_keycloak.keycloak("sso", namespace, images["from"], replicas=1, upgradePolicy=CHECKED),
+        images["postgres"],
+        FROM_VERSION,
     )
-    secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
-    service = kubectl.get("service", names.public_service("sso"), namespace)
-    assert service is not None
-    url = f"http://{service['spec']['clusterIP']}:8080"
-    creds = real_resources.admin_credentials(kubectl, namespace)
-    real_keycloak.create_user(url, creds, "team", "alice", "alice-password-1")
     before = changesets(kubectl, namespace)
-
-    login = signins.Login(
-        f"{url}/realms/team/protocol/openid-connect/token", "backend", secret, "alice", "alice-password-1"
-    )
-    load = signins.SignIns(login, max_seconds=900).start()
+    load = signins.SignIns(sso.login, max_seconds=900).start()
     watch = sampler.for_cluster(cluster, namespace)
     watch.interval = 0.5
     with watch:

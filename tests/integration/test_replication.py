@@ -19,6 +19,7 @@ import pytest
 
 from keycloak_operator.core import names
 from localcluster.keycloak import KeycloakProcess
+from tests.integration.support import local_keycloak
 from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
@@ -32,23 +33,7 @@ ADMIN_SECRET = "kc-admin"
 
 @pytest.fixture(scope="module")
 def keycloak(kubectl: Kubectl) -> Iterator[KeycloakProcess]:
-    kc = KeycloakProcess(args=["--metrics-enabled=true"])
-    kc.start()
-    yield kc
-
-    # The last tests' namespaces are being deleted: let the operator finish deleting their realms from this
-    # server first, or they would wait for it forever (their finalizer) on a reused dev cluster.
-    def realms_left() -> list[Any]:
-        items = kubectl.list(REALM_RES, None)
-        return [
-            r for r in items if ((r["spec"].get("server") or {}).get("external") or {}).get("url") == kc.url
-        ]
-
-    try:
-        wait_for("realms on this server deleted", lambda: not realms_left(), timeout=120)
-    finally:
-        kc.stop()
-        kc.cleanup()
+    yield from local_keycloak.serving(kubectl)
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import base64
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import names
+from localcluster import real_keycloak, signins
 from tests.integration.support.kubectl import Kubectl, wait_for
 
 KC = f"keycloaks.{names.GROUP}"
@@ -70,6 +72,37 @@ def replicate(kubectl: Kubectl, namespace: str, **client_spec: Any) -> str:
     secret = kubectl.get("secret", names.client_secret("backend"), namespace)
     assert secret is not None
     return base64.b64decode(secret["data"]["clientSecret"]).decode()
+
+
+@dataclass(frozen=True)
+class Serving:
+    """A real `sso` serving over HTTP with realm `team`, client `backend` and user `alice` in it."""
+
+    url: str  # its public Service, by ClusterIP
+    creds: dict[str, str]  # the bootstrap admin
+    login: signins.Login  # alice's sign-ins (password and client credentials grants)
+
+
+def serve(kubectl: Kubectl, namespace: str, keycloak: dict[str, Any], postgres: str, version: str) -> Serving:
+    """A PostgreSQL pod and `keycloak` (one replica of `version`), Ready; then the realm, client and user that
+    sign-ins use."""
+    for obj in real_keycloak.postgres(namespace, postgres):
+        kubectl.apply(obj)
+    kubectl.apply(keycloak)
+    wait_for(
+        f"Keycloak {version} Ready",
+        lambda: running(kubectl, namespace, version, replicas=1),
+        timeout=600,
+        interval=2,
+    )
+    secret = replicate(kubectl, namespace, directAccessGrantsEnabled=True)
+    service = kubectl.get("service", names.public_service("sso"), namespace)
+    assert service is not None
+    url = f"http://{service['spec']['clusterIP']}:8080"
+    creds = admin_credentials(kubectl, namespace)
+    real_keycloak.create_user(url, creds, "team", "alice", "alice-password-1")
+    token_url = f"{url}/realms/team/protocol/openid-connect/token"
+    return Serving(url, creds, signins.Login(token_url, "backend", secret, "alice", "alice-password-1"))
 
 
 # Longer than MERGE3's max_interval in Keycloak's `kubernetes` stack (30 s): two views that were going to
