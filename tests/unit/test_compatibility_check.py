@@ -73,6 +73,29 @@ def test_the_job_runs_metadata_with_the_old_container_then_check_with_the_new() 
     assert job["metadata"]["ownerReferences"] == [OWNER.reference()]
 
 
+def test_the_check_keeps_the_servers_nodes_but_not_their_anti_affinity() -> None:
+    """A required "one server per node" would keep the check off every node a server runs on."""
+    node = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["sso"]}]}
+            ]
+        }
+    }
+    apart = {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "kc"}}, "topologyKey": "kubernetes.io/hostname"}
+        ]
+    }
+    placed = {"scheduling": {"affinity": {"nodeAffinity": node, "podAntiAffinity": apart}}}
+    old, new = deployments(spec(OLD), builders.spec(image=NEW, **placed))
+    assert new["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"] == apart  # the servers keep it
+    pod = cc.job(OWNER, old, new, "kc-compat-1")["spec"]["template"]["spec"]
+    assert pod["affinity"] == {"nodeAffinity": node}
+    unplaced = cc.job(OWNER, *deployments(spec(OLD), spec(NEW)), "kc-compat-1")["spec"]["template"]["spec"]
+    assert "podAntiAffinity" not in unplaced.get("affinity", {})
+
+
 def test_filled_empty_dirs_are_never_mounted_empty() -> None:
     ext = {
         "extensions": [

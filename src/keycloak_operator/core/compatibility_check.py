@@ -131,44 +131,35 @@ def job(owner: Owner, running: dict[str, Any], desired: dict[str, Any], name: st
         ["update-compatibility", "check", f"--file={_FILE}"],
         set(volumes),
     )
-    labels = names.component_labels(owner.name, COMPONENT)
     pod_spec: dict[str, Any] = {
-        "restartPolicy": "Never",
         "initContainers": [metadata],
         "containers": [check],
         "volumes": [*volumes.values(), {"name": "check", "emptyDir": {}}],
         "enableServiceLinks": False,
-        **{k: pod[k] for k in ("securityContext", "nodeSelector", "tolerations", "affinity") if k in pod},
+        **{k: pod[k] for k in ("securityContext", "nodeSelector", "tolerations") if k in pod},
     }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": owner.namespace,
-            "labels": labels,
-            "annotations": {
-                names.ANNOTATION_VERSION: rollout.version_of(desired),
-                f"{names.GROUP}/from-version": rollout.version_of(running),
-            },
-            "ownerReferences": [owner.reference()],
-        },
-        "spec": {
-            "backoffLimit": 0,
-            "activeDeadlineSeconds": DEADLINE_S,
-            # "Not possible" (exit 3 of `check`) fails the Job by this rule, so its Failed condition says
-            # PodFailurePolicy; any other failure says BackoffLimitExceeded or DeadlineExceeded.
-            "podFailurePolicy": {
-                "rules": [
-                    {
-                        "action": "FailJob",
-                        "onExitCodes": {"containerName": "check", "operator": "In", "values": [INCOMPATIBLE]},
-                    }
-                ]
-            },
-            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
-        },
+    # The servers' node affinity, not their pod anti-affinity: a required "one server per node" would keep
+    # the check off every node a server runs on, which may be all of them.
+    node_affinity = (pod.get("affinity") or {}).get("nodeAffinity")
+    if node_affinity:
+        pod_spec["affinity"] = {"nodeAffinity": node_affinity}
+    annotations = {
+        names.ANNOTATION_VERSION: rollout.version_of(desired),
+        f"{names.GROUP}/from-version": rollout.version_of(running),
     }
+    # "Not possible" (exit 3 of `check`) fails the Job by this rule, so its Failed condition says
+    # PodFailurePolicy; any other failure says BackoffLimitExceeded or DeadlineExceeded.
+    failure_policy = {
+        "rules": [
+            {
+                "action": "FailJob",
+                "onExitCodes": {"containerName": "check", "operator": "In", "values": [INCOMPATIBLE]},
+            }
+        ]
+    }
+    return jobs.one_try(
+        owner, name, COMPONENT, pod_spec, DEADLINE_S, annotations, podFailurePolicy=failure_policy
+    )
 
 
 def exit_code(obj: dict[str, Any] | None) -> int | None:

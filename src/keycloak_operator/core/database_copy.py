@@ -15,7 +15,7 @@ import hashlib
 import re
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import durations, jobs, names
+from keycloak_operator.core import durations, jobs
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.keycloak_config import database_coordinates
@@ -142,7 +142,6 @@ def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str
         },
     }
     pod_spec: dict[str, Any] = {
-        "restartPolicy": "Never",
         "containers": [container],
         "volumes": [{"name": "work", "emptyDir": {}}],
         "enableServiceLinks": False,
@@ -158,24 +157,9 @@ def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str
         pod_spec["nodeSelector"] = dict(placement.node_selector)
     if placement is not None and placement.tolerations:
         pod_spec["tolerations"] = [t.wire() for t in placement.tolerations]
-    labels = names.component_labels(owner.name, COMPONENT)
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": owner.namespace,
-            "labels": labels,
-            "ownerReferences": [owner.reference()],
-        },
-        "spec": {
-            # One try: a failed copy rolls the upgrade back, and a new upgrade makes a new Job. It ends by the
-            # upgrade's own deadline, so a copy given up on holds no connection or lock past it.
-            "backoffLimit": 0,
-            "activeDeadlineSeconds": max(1, int(durations.parse(settings.timeout))),
-            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
-        },
-    }
+    # One try: a failed copy rolls the upgrade back, and a new upgrade makes a new Job. It ends at the copy's
+    # timeout, so a copy given up on holds no connection or lock past it.
+    return jobs.one_try(owner, name, COMPONENT, pod_spec, int(durations.parse(settings.timeout)))
 
 
 def job_phase(obj: dict[str, Any] | None) -> CopyPhase | None:
