@@ -72,7 +72,11 @@ SERVER_EXACTLY_ONE_RULE = {
 
 class LoginSettings(CrdModel):
     registration_allowed: bool = Field(default=False, description="Users may register themselves.")
-    reset_password_allowed: bool = Field(default=True, description="Forgot-password link on the login page.")
+    reset_password_allowed: bool = Field(
+        default=True,
+        description="Forgot-password link on the login page. On by default here (Keycloak's own default is "
+        "off); the link sends mail, so the realm needs SMTP for it to work.",
+    )
     remember_me: bool = Field(default=False, description="Remember-me checkbox on the login page.")
     login_with_email_allowed: bool = Field(default=True, description="Users may log in with their email.")
     verify_email: bool = Field(default=False, description="Require email verification.")
