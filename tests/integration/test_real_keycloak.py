@@ -4,7 +4,7 @@ a realm and a confidential client replicate into it, a token is issued through i
 patch upgrade rolled in place (the default strategy), with the operator SIGKILLed halfway, fails not one
 of the sign-ins sent throughout. Each sign-in is traced to the pod that answered it (kube-proxy's choice,
 read from conntrack), and the pods' JGroups views are read from their logs all along. The same patch upgrade
-under BlueGreen, two replicas per colour and a SIGKILL too, is test_real_production.py's.
+under BlueGreen, with a SIGKILL too, is test_real_production.py's.
 
 The images are built here (hack/build-*-image.sh, ADR 0013). The operator runs as a local process that
 resolves names through the cluster's DNS, as a pod would (OperatorProcess(cluster_dns=...)).

@@ -3,10 +3,11 @@ headers believed only from a named proxy, a truststore from a ConfigMap, and a p
 extension image. It becomes Ready through its real (HTTPS) probes; a token fetched over HTTPS through the
 Service, the certificate checked, carries the configured issuer; forged forwarding headers sent from another
 pod do not move the issuer; Keycloak trusts the truststore's CA for its own outgoing TLS; server info lists
-the provider and the theme. Then a blue-green patch upgrade (26.7.0 to 26.7.3) of its two replicas under HTTPS
-sign-ins, with the operator SIGKILLed while green starts: not one sign-in fails, each colour's two pods form
-one JGroups view of 2 that never takes in the other colour's (read from Keycloak's own logs), and green keeps
-every one of those settings.
+the provider and the theme. Then a blue-green patch upgrade (26.7.0 to 26.7.3) under HTTPS sign-ins, with
+the operator SIGKILLed while green starts: not one sign-in fails, no JGroups view of one colour ever takes in
+the other's (read from Keycloak's own logs), and green keeps every one of those settings. (One replica per
+colour: four production JVMs with their extension builds would double the test's time on two cores; two
+pods forming one view is test_real_keycloak.py's.)
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tests.integration.support.real_resources import replicate
 pytestmark = pytest.mark.integration
 
 FROM_VERSION, TO_VERSION = "26.7.0", "26.7.3"  # one minor line: blue-green on one database
-REPLICAS = 2  # two per colour: each colour's pods must form their own view, and only theirs
+REPLICAS = 1
 HOST = "sso.example.test"
 ISSUER = f"https://{HOST}:8443/realms/team"  # a bare host name: scheme and port follow the request
 UNTRUSTED_PROXY = "192.0.2.10/32"  # TEST-NET-1: no pod has it, so no forwarding header is believed
@@ -279,7 +280,7 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
         f"after the change; first: {failed[:2]}"
     )
     assert {p["spec"]["containers"][0]["image"] for p in serving_pods(kubectl, namespace)} == {images["to"]}
-    # Each colour's pods formed one view of both, and no view took in the other colour's.
+    # Each colour's pods logged their own views, and no view took in the other colour's.
     assert set(cache_views.cache_cluster_of.values()) >= {"sso-blue", "sso-green"}, (
         cache_views.cache_cluster_of
     )
