@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from keycloak_operator.core import names
-from keycloak_operator.core.images import ImageParseError, parse_image, parse_semver, release_of
+from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver, release_of
 from keycloak_operator.core.releases import NAME_HONOURED_SINCE, line_of, line_text
 from keycloak_operator.models.keycloak import CacheIsolation
 
@@ -58,6 +58,8 @@ def resolve_cache_cluster(
         return resolved
     version = release_of(image)
     since = line_text(NAME_HONOURED_SINCE)
+    if isolation.stack == "jdbc-ping":
+        return _by_database(resolved, version, image)
     if version is not None and line_of(version) >= NAME_HONOURED_SINCE:
         how = f"by name (Keycloak honours it from {since}) and by discovery membership: {_MEMBERSHIP}"
     elif version is not None:
@@ -73,6 +75,32 @@ def resolve_cache_cluster(
     if len(how) > _WHY_MAX:
         how = how[: _WHY_MAX - 1] + "…"
     return CacheClusterResolution(resolved.name, resolved.source, True, f"{resolved.source}: isolated {how}")
+
+
+def _by_database(
+    resolved: CacheClusterResolution, version: SemVer | None, image: str
+) -> CacheClusterResolution:
+    """jdbc-ping finds peers in the database's `jgroups_ping` table by cluster name (ADR 0004, 0021): the
+    name isolates where Keycloak honours it, and nothing does on one database where it does not."""
+    since = line_text(NAME_HONOURED_SINCE)
+    if version is not None and line_of(version) >= NAME_HONOURED_SINCE:
+        how = f"by name: jdbc-ping finds peers by cluster name in the database (honoured from {since})"
+        return CacheClusterResolution(
+            resolved.name, resolved.source, True, f"{resolved.source}: isolated {how}"
+        )
+    release = (
+        f"Keycloak {version.major}.{version.minor} ignores the cluster name"
+        if version is not None
+        else f"the image {image!r} names no release, so whether Keycloak honours the cluster name is unknown"
+    )
+    why = (
+        f"stack jdbc-ping: {release} (honoured from {since}), so every node on one database joins one "
+        "cluster; only separate databases (a database copy) keep blue and green apart; the kubernetes stack "
+        "isolates by discovery membership"
+    )
+    if len(why) > _WHY_MAX:
+        why = why[: _WHY_MAX - 1] + "…"
+    return CacheClusterResolution(resolved.name, resolved.source, False, why, True)
 
 
 def _resolve(keycloak_name: str, isolation: CacheIsolation, image: str) -> CacheClusterResolution:

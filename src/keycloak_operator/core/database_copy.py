@@ -31,6 +31,9 @@ _WORK: Final = "/work"
 # this very Job's marker (its own earlier try), never a database another upgrade or anyone else made.
 _MARKER_PREFIX: Final = "keycloak-operator copy"
 
+# The copy's jdbc-ping discovery rows (table jgroups_ping) are blue's pods: under the same cluster name (both
+# `ISPN` before 26.7, or one autoRevision name) green would find blue through them and join its cluster, so
+# they are deleted; green's pods write their own when they start (ADR 0021).
 # Inputs arrive as environment variables, never spliced into the script. Database names match the CRD's
 # pattern (letters, digits, `_`, `-`: no quote can end an SQL identifier or literal), checked again in
 # `job` before rendering.
@@ -49,6 +52,16 @@ psql -v ON_ERROR_STOP=1 -d "$KCOP_SOURCE" -c "CREATE DATABASE \\"$KCOP_TARGET\\"
   -c "COMMENT ON DATABASE \\"$KCOP_TARGET\\" IS '$KCOP_MARKER'"
 pg_dump --format=custom --no-owner --no-acl --file=/work/dump "$KCOP_SOURCE"
 pg_restore --no-owner --no-acl --exit-on-error --single-transaction --dbname="$KCOP_TARGET" /work/dump
+psql -v ON_ERROR_STOP=1 -d "$KCOP_TARGET" <<'SQL'
+DO $$
+DECLARE t text;
+BEGIN
+  FOR t IN SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables
+           WHERE lower(tablename) = 'jgroups_ping' LOOP
+    EXECUTE 'DELETE FROM ' || t;
+  END LOOP;
+END $$;
+SQL
 echo "copied $KCOP_SOURCE to $KCOP_TARGET"
 """
 

@@ -19,6 +19,8 @@ from keycloak_operator.models.options import variable
 # ADR 0004); 26.8 makes it the first-class `cache-embedded-cluster-name`. Both are rendered: each version
 # silently ignores the environment variable it does not know.
 CLUSTER_NAME_ENVS = ("KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME", "KC_CACHE_EMBEDDED_CLUSTER_NAME")
+# The JGroups stack the pods were rendered with; rollout.py reads it back, since a change of stack recreates.
+STACK_ENV = "KC_CACHE_STACK"
 # Variables the operator owns, compared without regard to case; a user `env` entry with one of these names is
 # refused by the CRD (and Degraded, for an object stored before the rule). Besides the database and the admin,
 # they are everything that carries cache isolation: Keycloak's cache options (KC_CACHE*), the SPI form of the
@@ -171,6 +173,22 @@ def _legacy_admin(spec: KeycloakSpec, admin_secret: str) -> list[dict[str, Any]]
     ]
 
 
+def _discovery(spec: KeycloakSpec, discovery_dns: list[str]) -> list[dict[str, Any]]:
+    if spec.cache_isolation.stack == "jdbc-ping":
+        # Peers by cluster name in the database's jgroups_ping table: isolation by name from 26.7 only, and
+        # by database before it (core/cache_cluster.py, ADR 0021).
+        return [_plain(STACK_ENV, "jdbc-ping")]
+    return [
+        # DNS discovery through a discovery Service, so membership follows its selector (seed 000): on
+        # Keycloak before 26.7, which ignores the cluster name, that selector is all that keeps cache
+        # clusters apart (ADR 0018). Keycloak deprecates this stack from 26.4 in favour of jdbc-ping.
+        _plain(STACK_ENV, "kubernetes"),
+        # DNS_PING takes a comma-separated list; the operator passes one name, the pod's track's membership
+        # Service, which a promoted green keeps (ADR 0007, 0018).
+        _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={','.join(discovery_dns)}"),
+    ]
+
+
 def environment(
     spec: KeycloakSpec, *, admin_secret: str, cache_cluster: str | None, discovery_dns: list[str]
 ) -> list[dict[str, Any]]:
@@ -190,14 +208,7 @@ def environment(
         *_serving(spec),
         *_addressing(spec),
         _plain("KC_CACHE", "ispn"),
-        # DNS discovery through a discovery Service, so membership follows its selector (seed 000): on
-        # Keycloak before 26.7, which ignores the cluster name, that selector is all that keeps cache
-        # clusters apart (ADR 0018). 26.7 deprecates this stack in favour of jdbc-ping; ADR 0004 says why
-        # we keep it for now.
-        _plain("KC_CACHE_STACK", "kubernetes"),
-        # DNS_PING takes a comma-separated list; the operator passes one name, the pod's track's membership
-        # Service, which a promoted green keeps (ADR 0007, 0018).
-        _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={','.join(discovery_dns)}"),
+        *_discovery(spec, discovery_dns),
     ]
     if cache_cluster:
         env.extend(_plain(variable, cache_cluster) for variable in CLUSTER_NAME_ENVS)

@@ -248,7 +248,7 @@ def decide(
     checking = False
     if canonical is not None and not kept and (just_started or not (blue_frozen or in_flight)):
         checking = check.pending
-        plan = None if checking else upgrade_plan.for_spec(spec, rollout.image_of(canonical), check.exit)
+        plan = None if checking else upgrade_plan.for_deployment(spec, owner.name, canonical, check.exit)
         if plan is not None and plan.path == upgrade_plan.REFUSE:
             problems.append(conditions.Wanted(conditions.DEGRADED, "True", "UpgradeRefused", plan.reason))
     blue_cache = rollout.cache_cluster_of(canonical) if blue_frozen and canonical is not None else cache.name
@@ -289,7 +289,7 @@ def decide(
             image=image,
             track=track,
             version=version,
-            recreate=rollout.use_recreate(canonical, cache.name)
+            recreate=rollout.use_recreate(canonical, cache.name, spec.cache_isolation.stack)
             or (plan is not None and plan.path == upgrade_plan.RECREATE),
             database=database.name,
         )

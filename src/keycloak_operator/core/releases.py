@@ -31,3 +31,9 @@ def line_of(version: SemVer) -> Line:
 def line_text(line: Line) -> str:
     """`26.6` for (26, 6)."""
     return f"{line[0]}.{line[1]}"
+
+
+# The first Keycloak line whose jdbc-ping nodes report unhealthy when another cluster name uses the same
+# database (unless the `stateless` feature is on): changes-26_8_0.adoc, "Impact on blue-green deployments".
+# Not verified here: no 26.8 distribution is published yet (../shared/docs/keycloak-facts.md).
+JDBC_PING_NAME_CHECK_SINCE: Final[Line] = (26, 8)

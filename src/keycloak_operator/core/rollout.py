@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from keycloak_operator.core import names
+from keycloak_operator.core.keycloak_config import STACK_ENV
 
 
 def _template(deployment: dict[str, Any]) -> dict[str, Any]:
@@ -25,6 +26,15 @@ def cache_cluster_of(deployment: dict[str, Any]) -> str | None:
     labels = _template(deployment).get("metadata", {}).get("labels", {}) or {}
     value = labels.get(names.LABEL_CACHE_CLUSTER)
     return str(value) if value else None
+
+
+def cache_stack_of(deployment: dict[str, Any]) -> str | None:
+    """The JGroups stack the Deployment's Keycloak container was rendered with (KC_CACHE_STACK)."""
+    containers = _template(deployment).get("spec", {}).get("containers", [])
+    for variable in (containers[0].get("env") or []) if containers else []:
+        if variable.get("name") == STACK_ENV:
+            return str(variable.get("value", ""))
+    return None
 
 
 def track_of(deployment: dict[str, Any]) -> str | None:
@@ -74,12 +84,16 @@ def rollout_complete(deployment: dict[str, Any] | None) -> bool:
     )
 
 
-def use_recreate(observed: dict[str, Any] | None, cache_cluster: str | None) -> bool:
-    """Recreate for the cache cluster's sake: pods moving to another cache cluster must not overlap. Whether
-    the versions themselves allow old and new side by side is the upgrade planner's call."""
+def use_recreate(
+    observed: dict[str, Any] | None, cache_cluster: str | None, stack: str | None = None
+) -> bool:
+    """Recreate for the cache cluster's sake: pods moving to another cache cluster, or to another JGroups
+    stack (Keycloak: changing the cache stack needs a recreate), must not overlap. Whether the versions
+    themselves allow old and new side by side is the upgrade planner's call. `stack`: None, not compared."""
     if observed is None:
         return False
     strategy = observed.get("spec", {}).get("strategy", {}).get("type")
     if strategy == "Recreate" and not rollout_complete(observed):
         return True  # never switch strategy in the middle of a Recreate rollout
-    return cache_cluster_of(observed) != cache_cluster
+    moved_stack = stack is not None and cache_stack_of(observed) not in (None, stack)
+    return cache_cluster_of(observed) != cache_cluster or moved_stack

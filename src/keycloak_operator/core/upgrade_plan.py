@@ -20,18 +20,27 @@ What Keycloak supports (docs/guide/upgrades.md, ../shared/docs/keycloak-facts.md
 | not compatible                          | BlueGreen | possible | -             | BlueGreenCopy     |
 | not compatible                          | BlueGreen | no       | true          | Recreate          |
 | not compatible                          | BlueGreen | no       | false         | Refuse            |
+| compatible, green renamed, jdbc-ping, to 26.8+ | BlueGreen | -  | -             | Refuse            |
 
 A check's 0 never overrides a downgrade across a minor line: Keycloak has no way back over a migration.
+From 26.8, jdbc-ping nodes report unhealthy when another cluster name uses their database, so green may share
+blue's database only under blue's cache cluster name (ADR 0021).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from keycloak_operator.core import database_copy
+from keycloak_operator.core import database_copy, rollout
+from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, release_of
-from keycloak_operator.core.releases import PATCH_ROLLING_SINCE, line_of, line_text
+from keycloak_operator.core.releases import (
+    JDBC_PING_NAME_CHECK_SINCE,
+    PATCH_ROLLING_SINCE,
+    line_of,
+    line_text,
+)
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 Path = Literal["None", "Roll", "BlueGreenShared", "BlueGreenCopy", "Recreate", "Refuse"]
@@ -64,6 +73,8 @@ class PlanInput:
     copy_possible: bool = False  # green can get a copy of the database (tier and this operator's support)
     allow_downtime: bool = False  # BlueGreen: Recreate is acceptable when no zero-downtime path exists
     check_exit: int | None = None  # `kc.sh update-compatibility check` with the wanted image, when it ran
+    jdbc_ping: bool = False  # the pods find each other through the database (cacheIsolation.stack)
+    green_renamed: bool = False  # green's cache cluster name would differ from the running pods'
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,16 @@ def _downgrade(p: _Pair) -> str | None:
     )
 
 
+def _name_checked(given: PlanInput, p: _Pair) -> bool:
+    """Green beside blue on one database would trip 26.8's jdbc-ping cluster-name check."""
+    return (
+        given.jdbc_ping
+        and given.green_renamed
+        and p.new is not None
+        and line_of(p.new) >= JDBC_PING_NAME_CHECK_SINCE
+    )
+
+
 def plan(given: PlanInput) -> Plan:
     if given.running_image == given.wanted_image:
         return Plan(NONE, "the running image is the wanted one", True)
@@ -161,6 +182,17 @@ def plan(given: PlanInput) -> Plan:
         return Plan(REFUSE, backwards, False)
     compatible, why = _compatibility(pair, given.check_exit)
     if compatible:
+        if given.strategy == "BlueGreen" and _name_checked(given, pair):
+            return Plan(
+                REFUSE,
+                f"{why}; but from {line_text(JDBC_PING_NAME_CHECK_SINCE)} jdbc-ping nodes report unhealthy "
+                "when another cluster name uses their database, and green would run under a new name beside "
+                "blue. "
+                "Keep green's cache cluster name (autoRevision keeps it across a major line, or leave "
+                "clusterName as it is), or use cacheIsolation.stack kubernetes, or the Recreate strategy, "
+                "which rolls this upgrade",
+                True,
+            )
         if given.strategy == "BlueGreen":
             return Plan(BLUE_GREEN_SHARED, f"{why}: green runs beside blue on the same database", True)
         return Plan(ROLL, f"{why}: pods are replaced one by one, old and new serving together", True)
@@ -190,7 +222,19 @@ def plan(given: PlanInput) -> Plan:
     )
 
 
-def for_spec(spec: KeycloakSpec, running_image: str, check_exit: int | None = None) -> Plan:
+def for_deployment(
+    spec: KeycloakSpec, keycloak_name: str, running: dict[str, Any], check_exit: int | None = None
+) -> Plan:
+    """The plan for moving the pods of Deployment `running` to `spec`: for_spec, knowing whether green's
+    cache cluster name would differ from the running pods'."""
+    green_name = resolve_cache_cluster(keycloak_name, spec.cache_isolation, spec.image).name
+    renamed = green_name != rollout.cache_cluster_of(running)
+    return for_spec(spec, rollout.image_of(running), check_exit, green_renamed=renamed)
+
+
+def for_spec(
+    spec: KeycloakSpec, running_image: str, check_exit: int | None = None, *, green_renamed: bool = False
+) -> Plan:
     """The plan for moving the pods running `running_image` to `spec`'s image under `spec`'s policy.
 
     A database copy is offered where the user asked for one (upgradePolicy.databaseCopy) and this operator
@@ -207,6 +251,8 @@ def for_spec(spec: KeycloakSpec, running_image: str, check_exit: int | None = No
             copy_possible=database_copy.copy_possible(spec),
             allow_downtime=policy.allow_downtime,
             check_exit=check_exit,
+            jdbc_ping=spec.cache_isolation.stack == "jdbc-ping",
+            green_renamed=green_renamed,
         )
     )
 

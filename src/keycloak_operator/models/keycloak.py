@@ -101,10 +101,22 @@ DATABASE_EXACTLY_ONE_RULE = {
 
 
 class CacheIsolation(CrdModel):
-    """How the JGroups cache cluster name is chosen.
+    """How the JGroups cache cluster name is chosen, and how pods find the others of their cluster.
 
     Priority: clusterName > autoRevision > autoSuffix > none.
     """
+
+    stack: Literal["kubernetes", "jdbc-ping"] = Field(
+        default="kubernetes",
+        description="How pods find each other. `kubernetes` (the default here): DNS through a discovery "
+        "Service that lists only the pods of the pod's own cache cluster, which keeps blue and green apart "
+        "on every Keycloak version; Keycloak deprecates it from 26.4. `jdbc-ping` (Keycloak's own default): "
+        "through a table in the database, by cluster name, which Keycloak honours only from 26.7: before "
+        "it every node on one database joins one cluster, so blue and green stay apart only on separate "
+        "databases (a database copy). From 26.8, jdbc-ping nodes report unhealthy when two cluster names "
+        "use one database, so a blue-green upgrade on one database must keep blue's name or is refused. "
+        "Changing the stack recreates the pods (docs/adr/0021).",
+    )
 
     cluster_name: str | None = Field(
         default=None,

@@ -41,7 +41,7 @@ async def run(namespace: str, name: str, image: str) -> upgrade_plan.Plan:
         print(upgrade_plan.summary(plan, "", image))
         return plan
     running = image_of(canonical)
-    plan = upgrade_plan.for_spec(spec, running, check.exit)
+    plan = upgrade_plan.for_deployment(spec, name, canonical, check.exit)
     status = KeycloakStatus.model_validate(keycloak.get("status") or {})
     last = status.upgrade_plan
     window = status.blue_green.write_window_seconds if status.blue_green else None

@@ -19,7 +19,6 @@ from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import discovery as dsc
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.reconcile import canonical_database, owner_of, render_deployment
-from keycloak_operator.core.rollout import image_of
 from keycloak_operator.core.versions import version_of
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from keycloak_operator.shell.kube import (
@@ -85,7 +84,7 @@ async def observe(
         public_selector_track=selector.get(names.LABEL_TRACK),
         backup_phase=backup_phase,
         green_serving_endpoints=green_serving,
-        upgrade_path=_path(spec, canonical, check or compatibility_check.Answer()),
+        upgrade_path=_path(spec, name, canonical, check or compatibility_check.Answer()),
         database=canonical_database(keycloak, spec, canonical, stored).name,
         spec_database=database_copy.spec_database(spec),
         copy_timeout_s=durations.parse(copy.timeout) if copy is not None else 600.0,
@@ -145,13 +144,13 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
 
 
 def _path(
-    spec: KeycloakSpec, canonical: dict[str, Any] | None, check: compatibility_check.Answer
+    spec: KeycloakSpec, name: str, canonical: dict[str, Any] | None, check: compatibility_check.Answer
 ) -> str | None:
     """The planner's path for the change at hand; None with no blue, or while the compatibility check runs
     (the machine then waits at rest, as the reconcile does)."""
     if canonical is None or check.pending:
         return None
-    return upgrade_plan.for_spec(spec, image_of(canonical), check.exit).path
+    return upgrade_plan.for_deployment(spec, name, canonical, check.exit).path
 
 
 def _cache_cluster_of(owner: children.Owner, spec: KeycloakSpec, image: str) -> str | None:
