@@ -133,6 +133,18 @@ def test_the_planners_path_is_shown_with_its_reason() -> None:
     assert progress(keycloak(phase="Running"), None, None, [], NOW).plan == ""
 
 
+def test_the_compatibility_check_behind_the_path_is_shown() -> None:
+    plan = {
+        "path": "Recreate",
+        "fromImage": "a",
+        "toImage": "b",
+        "reason": "exit 3",
+        "compatibilityCheck": "x",
+    }
+    p = progress(keycloak(phase="Upgrading", upgradePlan=plan), None, None, [], NOW)
+    assert p.plan == "Recreate: a -> b, because exit 3 (Keycloak's compatibility check: x)"
+
+
 def test_a_recreates_downtime_is_shown_while_it_lasts_and_once_measured() -> None:
     plan = {"path": "Recreate", "fromImage": "kc:26.5.6", "toImage": "kc:26.7.3", "reason": "a minor upgrade"}
     during = {**plan, "downtimeStarted": "2026-01-01T00:00:05Z"}

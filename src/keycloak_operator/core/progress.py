@@ -132,6 +132,8 @@ def progress(
         if planned.get("path")
         else ""
     )
+    if plan and planned.get("compatibilityCheck"):
+        plan += f" (Keycloak's compatibility check: {planned['compatibilityCheck']})"
     if planned.get("downtimeSeconds") is not None:
         plan += f"; no pod was ready for {planned['downtimeSeconds']} s"
     elif planned.get("downtimeStarted"):
