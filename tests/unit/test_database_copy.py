@@ -147,6 +147,10 @@ def test_the_script_drops_only_a_target_this_keycloak_made() -> None:
     assert 'if [ "$found" != "exists:$KCOP_MARKER" ]' in dc.SCRIPT
     assert dc.SCRIPT.index("exit 1") < dc.SCRIPT.index("DROP DATABASE")
     assert "--exit-on-error" in dc.SCRIPT and dc.SCRIPT.startswith("set -eu")
+    # The kubelet turns `$$` into `$` in a command (its escape for `$(VAR)` expansion): none may be there.
+    assert "$$" not in dc.SCRIPT
+    # The copied jdbc-ping discovery rows are blue's pods: deleted, after the restore (ADR 0021).
+    assert dc.SCRIPT.index("pg_restore") < dc.SCRIPT.index("lower(tablename) = 'jgroups_ping'")
 
 
 def test_the_job_follows_the_pods_onto_their_nodes() -> None:

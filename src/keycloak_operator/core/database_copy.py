@@ -34,6 +34,8 @@ _MARKER_PREFIX: Final = "keycloak-operator copy"
 # The copy's jdbc-ping discovery rows (table jgroups_ping) are blue's pods: under the same cluster name (both
 # `ISPN` before 26.7, or one autoRevision name) green would find blue through them and join its cluster, so
 # they are deleted; green's pods write their own when they start (ADR 0021).
+# Kubernetes reads `$$` in a container's command as an escaped `$`, so the script has none (a tagged dollar
+# quote instead).
 # Inputs arrive as environment variables, never spliced into the script. Database names match the CRD's
 # pattern (letters, digits, `_`, `-`: no quote can end an SQL identifier or literal), checked again in
 # `job` before rendering.
@@ -53,14 +55,14 @@ psql -v ON_ERROR_STOP=1 -d "$KCOP_SOURCE" -c "CREATE DATABASE \\"$KCOP_TARGET\\"
 pg_dump --format=custom --no-owner --no-acl --file=/work/dump "$KCOP_SOURCE"
 pg_restore --no-owner --no-acl --exit-on-error --single-transaction --dbname="$KCOP_TARGET" /work/dump
 psql -v ON_ERROR_STOP=1 -d "$KCOP_TARGET" <<'SQL'
-DO $$
+DO $kcop$
 DECLARE t text;
 BEGIN
   FOR t IN SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables
            WHERE lower(tablename) = 'jgroups_ping' LOOP
     EXECUTE 'DELETE FROM ' || t;
   END LOOP;
-END $$;
+END $kcop$;
 SQL
 echo "copied $KCOP_SOURCE to $KCOP_TARGET"
 """
