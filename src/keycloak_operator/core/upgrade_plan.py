@@ -183,7 +183,7 @@ def plan(given: PlanInput) -> Plan:
     return Plan(
         REFUSE,
         f"{why}; blue-green needs a database copy for green here, and none can be made for this database. "
-        "Set upgradePolicy.databaseCopy (managed and external tiers) to give green a copy; or set "
+        "Set upgradePolicy.databaseCopy to give green a copy; or set "
         "upgradePolicy.allowDowntime to recreate instead (downtime); or set the image back to the running "
         "one",
         False,
@@ -193,8 +193,8 @@ def plan(given: PlanInput) -> Plan:
 def for_spec(spec: KeycloakSpec, running_image: str, check_exit: int | None = None) -> Plan:
     """The plan for moving the pods running `running_image` to `spec`'s image under `spec`'s policy.
 
-    A database copy is offered where the user asked for one (upgradePolicy.databaseCopy) and this operator
-    can make it (managed and external tiers; not yet cnpg): otherwise an upgrade that needs one under
+    A database copy is offered where the user asked for one (upgradePolicy.databaseCopy): a Job on the
+    managed and external tiers, a recovered Cluster on cnpg. Otherwise an upgrade that needs one under
     BlueGreen recreates (allowDowntime) or is refused, instead of sharing a database it cannot share.
     `check_exit`: the compatibility check's answer for this change (core/compatibility_check.py), if any.
     """
