@@ -72,7 +72,7 @@ def test_a_copy_of_a_shorter_name_is_not_taken_for_the_clusters() -> None:
     assert not names.is_cnpg_copy_cluster_of("kcdb-1-2-3", "kcdb")  # no upgrade digest: not ours
 
 
-# --- the recovered Cluster ------------------------------------------------------------------------------------
+# --- the recovered Cluster ----------------------------------------------------------------------------------
 
 SOURCE: dict[str, Any] = {
     "apiVersion": "postgresql.cnpg.io/v1",
@@ -133,7 +133,7 @@ def test_never_a_cluster_without_a_backup_or_onto_the_specs_own(name: str, backu
         cnpg_copy.recovery_cluster(OWNER, spec(), name=name, backup=backup, source=SOURCE)
 
 
-# --- readiness, as CloudNativePG reports it -------------------------------------------------------------------
+# --- readiness, as CloudNativePG reports it -----------------------------------------------------------------
 
 
 def cluster(phase: str = "", ready: str = "", instances: int = 2, ready_instances: int = 2) -> dict[str, Any]:
@@ -163,7 +163,7 @@ def test_the_copy_is_ready_only_when_cloudnativepg_says_healthy_and_ready(
     assert cnpg_copy.phase(obj) == phase
 
 
-# --- the copy machinery, with the Cluster as the database -----------------------------------------------------
+# --- the copy machinery, with the Cluster as the database ---------------------------------------------------
 
 
 def test_a_copy_on_cnpg_is_possible_and_needs_no_image() -> None:
