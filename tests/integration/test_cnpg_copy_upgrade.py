@@ -15,7 +15,7 @@ import pytest
 
 from keycloak_operator.core import cnpg_copy, names
 from tests.integration.support import manifests
-from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.integration
@@ -32,7 +32,7 @@ def status(kubectl: Kubectl, ns: str) -> dict:
     return dict((kubectl.get(KC, "kc", ns) or {}).get("status") or {})
 
 
-def keycloak(ns: str, image: str) -> dict:
+def keycloak(ns: str, image: str, copy_timeout: str = "2m") -> dict:
     return manifests.keycloak(
         "kc",
         ns,
@@ -44,7 +44,7 @@ def keycloak(ns: str, image: str) -> dict:
             "strategy": "BlueGreen",
             "drainDelay": "1s",
             "greenReadyTimeout": "2m",
-            "databaseCopy": {"timeout": "2m"},  # no image: CloudNativePG restores the copy
+            "databaseCopy": {"timeout": copy_timeout},  # no image: CloudNativePG restores the copy
         },
     )
 
@@ -152,3 +152,88 @@ def test_a_minor_upgrade_on_cnpg_runs_green_on_a_cluster_recovered_from_the_back
     # One copy, however many passes ran; the spec still names the Cluster the user wrote.
     assert sorted(c["metadata"]["name"] for c in kubectl.list(CLUSTERS, ns)) == sorted(["kcdb", name])
     assert kubectl.get(KC, "kc", ns)["spec"]["database"]["cnpg"]["clusterName"] == "kcdb"
+
+
+def start_upgrade(kubectl: Kubectl, ns: str, copy_timeout: str = "2m") -> str:
+    """Blue running on `kcdb`, then the minor upgrade; plays CloudNativePG's Backup. The Backup's name."""
+    kubectl.apply(source_cluster(ns))
+    kubectl.apply(manifests.db_secret(ns, "kcdb-app"))
+    kubectl.apply(keycloak(ns, OLD, copy_timeout))
+    wait_for("blue running", lambda: status(kubectl, ns).get("phase") == "Running", timeout=90)
+    kubectl.apply(keycloak(ns, MINOR, copy_timeout))
+    backup = wait_for("the pre-upgrade Backup", lambda: kubectl.list(BACKUPS, ns), timeout=60)[0]
+    patch_status(kubectl, BACKUPS, backup["metadata"]["name"], ns, {"status": {"phase": "completed"}})
+    return str(backup["metadata"]["name"])
+
+
+def copies(kubectl: Kubectl, ns: str) -> list[str]:
+    return sorted(
+        c["metadata"]["name"] for c in kubectl.list(CLUSTERS, ns) if c["metadata"]["name"] != "kcdb"
+    )
+
+
+def test_a_copy_never_ready_within_the_timeout_rolls_back_to_blue_on_the_original(
+    kubectl: Kubectl, operator: OperatorProcess, backup_crds: None, namespace: str
+) -> None:
+    """CloudNativePG (played here) never reports the recovered Cluster healthy."""
+    ns = namespace
+    start_upgrade(kubectl, ns, copy_timeout="5s")
+
+    def failed() -> dict | None:
+        s = status(kubectl, ns)
+        return s if (s.get("blueGreen") or {}).get("state") == "Failed" else None
+
+    done = wait_for("the upgrade rolled back", failed, timeout=60, interval=0.5)
+    (made,) = copies(kubectl, ns)
+    assert f"database copy (Cluster {made}) not completed within 5s" in done["blueGreen"]["message"]
+    passed = [h["state"] for h in done["blueGreen"]["history"]]
+    assert passed[-3:] == ["CopyingDatabase", "RollingBack", "Failed"], passed
+    assert kubectl.get("deployment", names.deployment("kc", green=True), ns) is None  # green never started
+    assert db_host(kubectl, ns, names.deployment("kc")) == "kcdb-rw"
+    assert done["image"] == OLD and not (done.get("database") or {}).get("copiedFrom")
+    assert events(kubectl, ns, reason="BlueGreenRollingBack")
+    assert copies(kubectl, ns) == [made]  # left for the user: the operator never deletes a Cluster
+
+
+def test_a_restart_in_copying_database_asks_for_the_cluster_once(
+    kubectl: Kubectl, operator: OperatorProcess, backup_crds: None, namespace: str
+) -> None:
+    """The operator SIGKILLs itself right after storing CopyingDatabase, before creating the Cluster; the
+    restarted one creates the Cluster named in the stored status, and the upgrade walks on from there (its
+    later passes find that Cluster and ask for no other) once CloudNativePG (played here) reports it."""
+    ns = namespace
+    operator.stop()
+    operator.start("--all-namespaces", env={"KCOP_FAILPOINT": "after-persist:CopyingDatabase"})
+    armed = True
+    try:
+        start_upgrade(kubectl, ns)
+        wait_for("the operator killing itself", lambda: not operator.alive(), timeout=60, interval=0.1)
+        assert status(kubectl, ns)["blueGreen"]["state"] == "CopyingDatabase" and copies(kubectl, ns) == []
+        operator.start("--all-namespaces")
+        armed = False
+        (made,) = wait_for("the Cluster asked for after the restart", lambda: copies(kubectl, ns), timeout=60)
+        assert made == status(kubectl, ns)["blueGreen"]["copyJob"]  # the name stored before the kill
+    finally:
+        if armed:  # never leave the session's later tests an operator that kills itself
+            operator.stop()
+        if not operator.alive():
+            operator.start("--all-namespaces")
+    kubectl.apply(manifests.db_secret(ns, names.cnpg_credentials_secret(made)))
+    healthy = {
+        "phase": cnpg_copy.HEALTHY_PHASE,
+        "readyInstances": 2,
+        "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterIsReady", "message": ""}],
+    }
+    patch_status(kubectl, CLUSTERS, made, ns, {"status": healthy})
+    wait_for(
+        "the upgrade completed on the copy",
+        lambda: (
+            (status(kubectl, ns).get("database") or {}).get("name") == made
+            and status(kubectl, ns)["blueGreen"]["state"] == "Completed"
+        ),
+        timeout=180,
+        interval=0.5,
+    )
+    assert copies(kubectl, ns) == [made]
+    history = [h["state"] for h in status(kubectl, ns)["blueGreen"]["history"]]
+    assert history.count("CopyingDatabase") == 1 and "RollingBack" not in history, history
