@@ -10,8 +10,10 @@ tested is the operator's side: the Cluster it asks for, and which Cluster each c
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
+import yaml
 
 from keycloak_operator.core import cnpg_copy, names
 from tests.integration.support import manifests
@@ -237,3 +239,18 @@ def test_a_restart_in_copying_database_asks_for_the_cluster_once(
     assert copies(kubectl, ns) == [made]
     history = [h["state"] for h in status(kubectl, ns)["blueGreen"]["history"]]
     assert history.count("CopyingDatabase") == 1 and "RollingBack" not in history, history
+
+
+def test_the_api_server_wants_a_copy_image_on_the_job_tiers_only(
+    kubectl: Kubectl, crds: None, namespace: str
+) -> None:
+    def dry_run(obj: dict) -> subprocess.CompletedProcess[str]:  # the CRD's rules, nothing stored
+        return kubectl.run("apply", "--dry-run=server", "-f", "-", input=yaml.safe_dump(obj), check=False)
+
+    assert dry_run(keycloak(namespace, OLD)).returncode == 0  # cnpg: no image, CloudNativePG restores
+    external = manifests.keycloak("ext", namespace, upgradePolicy={"databaseCopy": {"timeout": "5m"}})
+    refused = dry_run(external)
+    assert refused.returncode != 0
+    assert "spec.upgradePolicy.databaseCopy.image is required on the managed and external tiers" in (
+        refused.stderr
+    )
