@@ -70,8 +70,8 @@ def session_operator_stopped(crds: None) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def backup_crds(kubectl: Kubectl) -> None:
-    """CloudNativePG's Backup and the CSI VolumeSnapshot CRDs: their controllers cannot run on simulated
-    nodes, so tests install the CRDs and play the controllers' part themselves."""
+    """CloudNativePG's Backup and Cluster and the CSI VolumeSnapshot CRDs: their controllers cannot run on
+    simulated nodes, so tests install the CRDs and play the controllers' part themselves."""
     kubectl.run(
         "apply", "--server-side", "-f", str(ROOT / "tests" / "integration" / "fixtures" / "backup-crds.yaml")
     )
@@ -80,6 +80,7 @@ def backup_crds(kubectl: Kubectl) -> None:
         "--for=condition=Established",
         "--timeout=60s",
         "crd/backups.postgresql.cnpg.io",
+        "crd/clusters.postgresql.cnpg.io",
         "crd/volumesnapshots.snapshot.storage.k8s.io",
     )
 

@@ -122,3 +122,25 @@ def test_for_deployment_compares_green_s_name_with_the_running_pods() -> None:
     rolled = spec(image=f"{IMG}:26.8.1", cacheIsolation=isolation)
     assert upgrade_plan.for_deployment(rolled, "kc", same).path == upgrade_plan.ROLL
     assert names.LABEL_CACHE_CLUSTER in blue["spec"]["template"]["metadata"]["labels"]
+
+
+@pytest.mark.parametrize(
+    ("stack", "downtime", "path"),
+    [
+        ("kubernetes", False, upgrade_plan.BLUE_GREEN_COPY),
+        ("jdbc-ping", False, upgrade_plan.REFUSE),
+        ("jdbc-ping", True, upgrade_plan.RECREATE),
+    ],
+)
+def test_a_cnpg_recovery_is_no_copy_for_jdbc_ping_since_it_carries_blue_s_discovery_rows(
+    stack: str, downtime: bool, path: str
+) -> None:
+    cnpg = spec(
+        image=f"{IMG}:26.7.3",
+        database={"cnpg": {"clusterName": "kcdb"}},
+        cacheIsolation={"stack": stack, "autoRevision": True},
+        upgradePolicy={"strategy": "BlueGreen", "databaseCopy": {}, "allowDowntime": downtime},
+    )
+    p = upgrade_plan.for_deployment(cnpg, "kc", dep(f"{IMG}:26.5.6", "kc-v26"))
+    assert p.path == path
+    assert ("discovery rows" in p.reason) == (stack == "jdbc-ping")

@@ -34,7 +34,7 @@ def spec(database: dict[str, Any] | None = None, **policy: Any) -> KeycloakSpec:
     [
         (EXTERNAL, True, True),
         ({"managed": {"host": "pg", "credentialsSecret": {"name": "pg"}}}, True, True),
-        ({"cnpg": {"clusterName": "db"}}, True, False),  # not yet: a recovery Cluster is another step
+        ({"cnpg": {"clusterName": "db"}}, True, True),  # a Cluster recovered from the backup (cnpg_copy)
         (EXTERNAL, False, False),  # never unasked: the copy needs CREATEDB and an image the user chooses
     ],
 )

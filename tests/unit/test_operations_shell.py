@@ -125,7 +125,10 @@ async def test_a_copy_upgrades_green_gets_no_colour_named_discovery_and_its_own_
     """Pods rendered before ADR 0018 query `<name>-green-discovery`: on a copy upgrade none is made, so a blue
     of that template cannot find green; the machine reads green's own track Service instead."""
     fake = FakeKube()
-    s = spec(image="quay.io/keycloak/keycloak:26.5.6", cacheIsolation={"autoRevision": True})
+    external = {"external": {"host": "pg", "credentialsSecret": {"name": "pg"}}}
+    s = spec(
+        image="quay.io/keycloak/keycloak:26.5.6", cacheIsolation={"autoRevision": True}, database=external
+    )
     copy = bg.ApplyGreen(image=NEW, track="b", database="keycloak_27_0_1_abcdef", apart=True)
     await upgrade.perform(fake, KEYCLOAK, s, copy)
     applied = {f"{o['kind']}/{o['metadata']['name']}": o for o in fake.applied}

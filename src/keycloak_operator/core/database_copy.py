@@ -1,4 +1,6 @@
-"""Blue-green on a copy of the database: which database each colour uses, and the Job that makes the copy.
+"""Blue-green on a copy of the database: which database each colour uses, and the Job that makes the copy
+(the cnpg tier's copy is a recovered Cluster instead: core/cnpg_copy.py, and there "database" below means
+the Cluster).
 
 A minor or major Keycloak release migrates the schema when it starts, after which the old release cannot use
 the database. So green gets its own database on the same server, filled from blue's when the upgrade starts
@@ -15,7 +17,7 @@ import hashlib
 import re
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import durations, jobs
+from keycloak_operator.core import cnpg_copy, durations, jobs, names
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.keycloak_config import database_coordinates
@@ -69,25 +71,55 @@ echo "copied $KCOP_SOURCE to $KCOP_TARGET"
 
 
 def copy_possible(spec: KeycloakSpec) -> bool:
-    """The user asked for copies, and this operator can make one for the tier (not yet for cnpg)."""
-    return spec.upgrade_policy.database_copy is not None and spec.database.tier in ("managed", "external")
+    """The user asked for copies (every tier can make one: a Job, or on cnpg a recovered Cluster), and
+    nothing rules one out (`why_no_copy`)."""
+    return spec.upgrade_policy.database_copy is not None and not why_no_copy(spec)
+
+
+def why_no_copy(spec: KeycloakSpec) -> str:
+    """Why a copy asked for cannot keep green apart, or "". A copy carries blue's jdbc-ping discovery rows
+    (jgroups_ping): the Job deletes them (SCRIPT); a cnpg recovery runs no SQL of ours, so green would find
+    blue through them under the same cluster name (ADR 0021)."""
+    if spec.database.cnpg is not None and spec.cache_isolation.stack == "jdbc-ping":
+        return (
+            "on the cnpg tier the copy is a recovery of blue's backup, which carries blue's jdbc-ping "
+            "discovery rows, and green would find blue through them (the kubernetes stack avoids it)"
+        )
+    return ""
 
 
 def spec_database(spec: KeycloakSpec) -> str:
-    return database_coordinates(spec)[2]
+    """What a copy stands in for: the spec's database name; on the cnpg tier the spec's Cluster, since
+    there the copy is a whole Cluster (core/cnpg_copy.py) whose database keeps the spec's name."""
+    cnpg = spec.database.cnpg
+    return cnpg.cluster_name if cnpg is not None else database_coordinates(spec)[2]
 
 
 def with_database(spec: KeycloakSpec, database: str) -> KeycloakSpec:
-    """`spec` with its tier's database name replaced: the pods of one colour on that colour's database."""
+    """`spec` with its tier's database name replaced: the pods of one colour on that colour's database.
+    On cnpg, the Cluster replaced, and only by a copy of the spec's: a name recorded before cnpg copies
+    existed (the database's, `app`) never moves the pods to a Cluster of that name."""
     if not database or database == spec_database(spec):
         return spec
     db = spec.database
+    if db.cnpg is not None:
+        if not names.is_cnpg_copy_cluster_of(database, db.cnpg.cluster_name):
+            return spec
+        moved = db.model_copy(update={"cnpg": db.cnpg.model_copy(update={"cluster_name": database})})
+        return spec.model_copy(update={"database": moved})
     tier = db.cnpg or db.managed or db.external
     if tier is None:
         raise ValueError("no database tier set")
     field = "cnpg" if db.cnpg is not None else "managed" if db.managed is not None else "external"
     moved = db.model_copy(update={field: tier.model_copy(update={"database": database})})
     return spec.model_copy(update={"database": moved})
+
+
+def green_copy_name(tier: str, base: str, green_image: str, started: str) -> str:
+    """Green's copy of `base` for the tier: a recovered Cluster on cnpg, a database on the others."""
+    if tier == "cnpg":
+        return cnpg_copy.copy_name(base, green_image, started)
+    return copy_name(base, green_image, started)
 
 
 def copy_name(base: str, green_image: str, started: str) -> str:
@@ -126,6 +158,8 @@ def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str
     settings = spec.upgrade_policy.database_copy
     if settings is None:
         raise ValueError("spec.upgradePolicy.databaseCopy is not set")
+    if settings.image is None:
+        raise ValueError("spec.upgradePolicy.databaseCopy.image is not set")
     if _checked(source) == _checked(target):
         raise ValueError("a database is never copied onto itself")
     host, port, _, credentials = database_coordinates(spec)
@@ -196,8 +230,11 @@ def is_copy_of(name: str, base: str) -> bool:
     return found is not None and found.start() > 0 and base.startswith(name[: found.start()])
 
 
-def running_database(deployment: dict[str, Any] | None) -> str:
-    """The database a Deployment's Keycloak container uses (KC_DB_URL_DATABASE); "" when none is read."""
+def running_database(deployment: dict[str, Any] | None, tier: str = "managed") -> str:
+    """The database a Deployment's Keycloak container uses (KC_DB_URL_DATABASE; cnpg: the Cluster of
+    KC_DB_URL_HOST); "" when none is read."""
+    if tier == "cnpg":
+        return cnpg_copy.running_cluster(deployment)
     containers = ((deployment or {}).get("spec", {}).get("template", {}).get("spec", {})).get(
         "containers"
     ) or []
@@ -236,7 +273,8 @@ def canonical_database(
         return DatabaseStatus(name=recorded.name, copied_from=recorded.copied_from)
     if bg is not None and same_spec and bg.blue_database and track == bg.blue_track:
         return _standing_in(bg.blue_database, wanted)
-    if running and is_copy_of(running, wanted):
+    copy_of = names.is_cnpg_copy_cluster_of if spec.database.cnpg is not None else is_copy_of
+    if running and copy_of(running, wanted):
         return _standing_in(running, wanted)
     return DatabaseStatus(name=wanted)
 

@@ -148,6 +148,38 @@ def cnpg_credentials_secret(cluster: str) -> str:
     return f"{cluster}-app"
 
 
+# The longest CloudNativePG Cluster name the operator uses: the spec's bound (CnpgDatabase.cluster_name), so
+# `<cluster>-rw`, `<cluster>-app` and CloudNativePG's own `<cluster>-<n>` names stay valid labels.
+MAX_CNPG_CLUSTER = 50
+# A release suffix longer than this (absurd version numbers) gives way to the image's digest.
+_MAX_RELEASE_SUFFIX = 20
+_COPY_CLUSTER_SUFFIX = re.compile(r"-([0-9]+-[0-9]+-[0-9]+|[0-9a-f]{10})-[0-9a-f]{6}$")
+
+
+def cnpg_copy_cluster(cluster: str, release: tuple[int, int, int] | None, image: str, started: str) -> str:
+    """The Cluster recovered for green on the cnpg tier: the spec's Cluster, green's release and a digest of
+    the upgrade's start (`kcdb-26-7-3-5f2a9c`), or a digest of the image when its tag names no release.
+    One per upgrade, as for the other tiers' copies; a resumed upgrade asks for the same name. The spec's
+    name is cut to fit MAX_CNPG_CLUSTER; it starts with a letter, so the result is a DNS-1035 label."""
+    suffix = ""
+    if release is not None:
+        suffix = "-" + "-".join(str(part) for part in release)
+    if not suffix or len(suffix) > _MAX_RELEASE_SUFFIX:
+        suffix = "-" + short_hash(image, 10)
+    suffix += "-" + short_hash(started, 6)
+    return cluster[: MAX_CNPG_CLUSTER - len(suffix)] + suffix
+
+
+def is_cnpg_copy_cluster_of(name: str, cluster: str) -> bool:
+    """`name` is one cnpg_copy_cluster made from `cluster`: the whole of it, or its start when the name is
+    at the length bound (so `kc-...` is never taken for a copy of `kcdb`)."""
+    found = _COPY_CLUSTER_SUFFIX.search(name)
+    if found is None or found.start() == 0:
+        return False
+    base = name[: found.start()]
+    return base == cluster or (len(name) == MAX_CNPG_CLUSTER and cluster.startswith(base))
+
+
 def discovery_dns(service: str, namespace: str) -> str:
     return f"{service}.{namespace}.svc.cluster.local"
 

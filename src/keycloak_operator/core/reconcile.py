@@ -228,7 +228,11 @@ def decide(
     image = bg.serving_image(blue_green, spec.image, canonical)
     track = _canonical_track(canonical, previous, blue_green)
     database = database_copy.canonical_database(
-        spec, previous.database, blue_green, track, database_copy.running_database(canonical)
+        spec,
+        previous.database,
+        blue_green,
+        track,
+        database_copy.running_database(canonical, spec.database.tier),
     )
     cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
     problems = _problems(spec, observed, owner, admin_secret_name(owner, spec))
@@ -497,7 +501,11 @@ def canonical_database(
     previous = stored_status(keycloak)
     track = _canonical_track(canonical, previous, blue_green)
     return database_copy.canonical_database(
-        spec, previous.database, blue_green, track, database_copy.running_database(canonical)
+        spec,
+        previous.database,
+        blue_green,
+        track,
+        database_copy.running_database(canonical, spec.database.tier),
     )
 
 

@@ -71,6 +71,7 @@ class PlanInput:
     wanted_image: str
     strategy: Strategy = "Recreate"
     copy_possible: bool = False  # green can get a copy of the database (tier and this operator's support)
+    no_copy_because: str = ""  # why a copy the user asked for cannot be used, if so
     allow_downtime: bool = False  # BlueGreen: Recreate is acceptable when no zero-downtime path exists
     check_exit: int | None = None  # `kc.sh update-compatibility check` with the wanted image, when it ran
     jdbc_ping: bool = False  # the pods find each other through the database (cacheIsolation.stack)
@@ -205,6 +206,8 @@ def plan(given: PlanInput) -> Plan:
             "after cutover; blue's writes after the copy do not reach green",
             False,
         )
+    if given.no_copy_because:
+        why = f"{why}; no copy for green: {given.no_copy_because}"
     if given.allow_downtime:
         return Plan(
             RECREATE,
@@ -215,7 +218,7 @@ def plan(given: PlanInput) -> Plan:
     return Plan(
         REFUSE,
         f"{why}; blue-green needs a database copy for green here, and none can be made for this database. "
-        "Set upgradePolicy.databaseCopy (managed and external tiers) to give green a copy; or set "
+        "Set upgradePolicy.databaseCopy to give green a copy; or set "
         "upgradePolicy.allowDowntime to recreate instead (downtime); or set the image back to the running "
         "one",
         False,
@@ -237,8 +240,8 @@ def for_spec(
 ) -> Plan:
     """The plan for moving the pods running `running_image` to `spec`'s image under `spec`'s policy.
 
-    A database copy is offered where the user asked for one (upgradePolicy.databaseCopy) and this operator
-    can make it (managed and external tiers; not yet cnpg): otherwise an upgrade that needs one under
+    A database copy is offered where the user asked for one (upgradePolicy.databaseCopy): a Job on the
+    managed and external tiers, a recovered Cluster on cnpg. Otherwise an upgrade that needs one under
     BlueGreen recreates (allowDowntime) or is refused, instead of sharing a database it cannot share.
     `check_exit`: the compatibility check's answer for this change (core/compatibility_check.py), if any.
     """
@@ -249,6 +252,7 @@ def for_spec(
             spec.image,
             strategy=policy.strategy,
             copy_possible=database_copy.copy_possible(spec),
+            no_copy_because=database_copy.why_no_copy(spec) if policy.database_copy is not None else "",
             allow_downtime=policy.allow_downtime,
             check_exit=check_exit,
             jdbc_ping=spec.cache_isolation.stack == "jdbc-ping",

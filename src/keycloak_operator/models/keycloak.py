@@ -93,6 +93,17 @@ class DatabaseSpec(CrdModel):
         raise ValueError("no database tier set")
 
 
+COPY_IMAGE_MESSAGE = (
+    "spec.upgradePolicy.databaseCopy.image is required on the managed and external tiers (the copy Job runs "
+    "it); the cnpg tier needs none"
+)
+# On the CRD's spec: the same rule as KeycloakSpec._copy_image_per_tier, so kubectl refuses it at once.
+COPY_IMAGE_RULE = {
+    "rule": "!has(self.upgradePolicy) || !has(self.upgradePolicy.databaseCopy) || has(self.database.cnpg) "
+    "|| has(self.upgradePolicy.databaseCopy.image)",
+    "message": COPY_IMAGE_MESSAGE,
+}
+
 DATABASE_EXACTLY_ONE_RULE = {
     "rule": "[has(self.cnpg), has(self.managed), has(self.external)].filter(x, x).size() == 1",
     "message": "exactly one of spec.database.cnpg, spec.database.managed or spec.database.external "
@@ -137,15 +148,20 @@ class CacheIsolation(CrdModel):
 
 
 class DatabaseCopy(CrdModel):
-    """Blue-green across a schema migration: green gets a copy of blue's database on the same server."""
+    """Blue-green across a schema migration: green gets a copy of blue's database (managed and external: a
+    new database on the same server; cnpg: a new CloudNativePG Cluster recovered from the pre-upgrade
+    Backup)."""
 
-    image: str = Field(
+    image: str | None = Field(
+        default=None,
         min_length=1,
         max_length=1024,
         pattern=pt.NO_SPACE,
-        description="Image with PostgreSQL's client tools (sh, psql, pg_dump, pg_restore) of the server's "
-        "major version or newer, e.g. docker.io/library/postgres:17. The copy Job runs it with the "
-        "database's credentials, whose user must be allowed to create databases (CREATEDB).",
+        description="Managed and external tiers (required there): image with PostgreSQL's client tools (sh, "
+        "psql, pg_dump, pg_restore) of the server's major version or newer, e.g. "
+        "docker.io/library/postgres:17. The copy Job runs it with the database's credentials, whose user "
+        "must be allowed to create databases (CREATEDB). Not used on the cnpg tier: CloudNativePG itself "
+        "restores the copy from the pre-upgrade Backup.",
     )
     timeout: str = Field(
         default="10m",
@@ -173,9 +189,10 @@ class UpgradePolicy(CrdModel):
     )
     database_copy: DatabaseCopy | None = Field(
         default=None,
-        description="BlueGreen, managed and external tiers: an upgrade that migrates the schema (minor or "
-        "major) runs green on a copy of the database, made when the upgrade starts, instead of recreating "
-        "or refusing. Sign-ins keep working; what blue writes after the copy does not reach green. "
+        description="BlueGreen: an upgrade that migrates the schema (minor or major) runs green on a copy "
+        "of the database, made when the upgrade starts, instead of recreating or refusing (managed and "
+        "external: a new database on the same server; cnpg: a new Cluster recovered from the pre-upgrade "
+        "Backup). Sign-ins keep working; what blue writes after the copy does not reach green. "
         "Unset: no copy is ever made.",
     )
     compatibility_check: bool = Field(
@@ -392,6 +409,13 @@ class KeycloakSpec(CrdModel):
         return self
 
     @model_validator(mode="after")
+    def _copy_image_per_tier(self) -> KeycloakSpec:
+        copy = self.upgrade_policy.database_copy
+        if copy is not None and copy.image is None and self.database.cnpg is None:
+            raise ValueError(COPY_IMAGE_MESSAGE)
+        return self
+
+    @model_validator(mode="after")
     def _unique_entries(self) -> KeycloakSpec:
         unique_names("truststores", self.truststores)
         unique_names("extensions", self.extensions)
@@ -451,11 +475,19 @@ class UpgradePlanStatus(CrdModel):
 class DatabaseStatus(CrdModel):
     """Which database the pods use when an upgrade gave green a copy (the spec keeps the name you wrote)."""
 
-    name: str = Field(default="", description="The database the canonical Deployment's pods use.")
-    copied_from: str = Field(
-        default="", description="The spec's database this copy stands in for; empty when it is the spec's."
+    name: str = Field(
+        default="",
+        description="The database the canonical Deployment's pods use; on the cnpg tier, the CloudNativePG "
+        "Cluster they use (its database keeps the spec's name).",
     )
-    serving: str = Field(default="", description="The database of the pods behind the public Service.")
+    copied_from: str = Field(
+        default="",
+        description="The spec's database (cnpg: the spec's Cluster) this copy stands in for; empty when it "
+        "is the spec's.",
+    )
+    serving: str = Field(
+        default="", description="The database (cnpg: the Cluster) of the pods behind the public Service."
+    )
 
 
 class BlueGreenHistoryEntry(CrdModel):
@@ -476,9 +508,15 @@ class BlueGreenStatus(CrdModel):
         default="",
         description="The spec's database name when the upgrade started (what a copy stands in for).",
     )
-    blue_database: str = Field(default="", description="The database blue runs on.")
-    green_database: str = Field(default="", description="The database green runs on (a copy, or blue's).")
-    copy_job: str = Field(default="", description="BlueGreenCopy: the Job that copies the database.")
+    blue_database: str = Field(default="", description="The database (cnpg: the Cluster) blue runs on.")
+    green_database: str = Field(
+        default="", description="The database (cnpg: the Cluster) green runs on (a copy, or blue's)."
+    )
+    copy_job: str = Field(
+        default="",
+        description="BlueGreenCopy: the Job that copies the database (cnpg: the Cluster recovered from the "
+        "backup).",
+    )
     copy_started: str = Field(default="", description="BlueGreenCopy: when the copy was asked for.")
     write_window_seconds: int | None = Field(
         default=None,

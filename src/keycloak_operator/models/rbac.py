@@ -107,6 +107,13 @@ PERMISSIONS: tuple[Permission, ...] = (
         "postgresql.cnpg.io", "backups", ("get", "create"), "the backup before a cnpg blue-green upgrade"
     ),
     Permission(
+        "postgresql.cnpg.io",
+        "clusters",
+        ("get", "create"),
+        "cnpg BlueGreenCopy: reads the spec's Cluster, creates green's copy recovered from the backup (never "
+        "deleted: it may hold the only copy of what green wrote)",
+    ),
+    Permission(
         "snapshot.storage.k8s.io",
         "volumesnapshots",
         ("get", "create"),

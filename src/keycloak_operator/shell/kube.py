@@ -94,6 +94,7 @@ KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
 REALMS = Resource(names.GROUP, names.VERSION, names.REALM_PLURAL)
 CLIENTS = Resource(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
 CNPG_BACKUPS = Resource("postgresql.cnpg.io", "v1", "backups")
+CNPG_CLUSTERS = Resource("postgresql.cnpg.io", "v1", "clusters")
 VOLUME_SNAPSHOTS = Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots")
 JOBS = Resource("batch", "v1", "jobs")
 
@@ -109,6 +110,7 @@ _BY_KIND = {
     ("v1", "Event"): EVENTS,
     (names.API_VERSION, names.KEYCLOAK_KIND): KEYCLOAKS,
     ("postgresql.cnpg.io/v1", "Backup"): CNPG_BACKUPS,
+    ("postgresql.cnpg.io/v1", "Cluster"): CNPG_CLUSTERS,
     ("snapshot.storage.k8s.io/v1", "VolumeSnapshot"): VOLUME_SNAPSHOTS,
     ("batch/v1", "Job"): JOBS,
 }

@@ -8,6 +8,7 @@ from typing import Any
 from keycloak_operator.core import (
     backups,
     children,
+    cnpg_copy,
     compatibility_check,
     database_copy,
     durations,
@@ -23,6 +24,7 @@ from keycloak_operator.core.versions import version_of
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from keycloak_operator.shell.kube import (
     CNPG_BACKUPS,
+    CNPG_CLUSTERS,
     DEPLOYMENTS,
     ENDPOINT_SLICES,
     JOBS,
@@ -65,7 +67,10 @@ async def observe(
         green_serving = bg.serving_pods(slices)
     copy_phase = None
     if stored is not None and stored.state == bg.COPYING_DATABASE and stored.copy_job:
-        copy_phase = database_copy.job_phase(await kube.get(JOBS, ns, stored.copy_job))
+        if tier == "cnpg":
+            copy_phase = cnpg_copy.phase(await kube.get(CNPG_CLUSTERS, ns, stored.copy_job))
+        else:
+            copy_phase = database_copy.job_phase(await kube.get(JOBS, ns, stored.copy_job))
     policy = spec.upgrade_policy
     copy = policy.database_copy
     return bg.Observed(
@@ -99,8 +104,17 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
     ns, name = owner.namespace, owner.name
     log.info("blue-green %s/%s: %s", ns, name, action)
     match action:
-        case bg.CreateBackup(name=backup):
-            await kube.create(backups.backup_object(owner, spec, backup))
+        case bg.CreateBackup(name=backup, database=database):
+            # Of what blue runs on: after a promoted cnpg copy that Cluster, not the stale one the spec names.
+            await kube.create(
+                backups.backup_object(owner, database_copy.with_database(spec, database), backup)
+            )
+        case bg.CopyDatabase(job=job, source=source, target=target, backup=backup, tier="cnpg"):
+            # Shaped like the source Cluster as it is now (None if unreadable: CloudNativePG's defaults).
+            made = cnpg_copy.recovery_cluster(
+                owner, spec, name=target, backup=backup, source=await kube.get(CNPG_CLUSTERS, ns, source)
+            )
+            await kube.create(made)
         case bg.CopyDatabase(job=job, source=source, target=target):
             await kube.create(database_copy.job(owner, spec, name=job, source=source, target=target))
         case bg.ApplyGreen(image=image, track=track, database=database, apart=apart):

@@ -67,7 +67,8 @@ def _begin(s: Status, w: Observed, blue: Deployment, now: datetime) -> Step:
     path = w.upgrade_path or upgrade_plan.BLUE_GREEN_SHARED
     green_database = w.database
     if path == upgrade_plan.BLUE_GREEN_COPY:
-        green_database = database_copy.copy_name(w.spec_database or w.database, w.spec_image, started)
+        base = w.spec_database or w.database
+        green_database = database_copy.green_copy_name(w.tier, base, w.spec_image, started)
     return go(
         s,
         BACKING_UP,

@@ -83,7 +83,8 @@ class Observed:
     # or replaces its green, only for BlueGreenShared and BlueGreenCopy. None: not planned (no blue).
     upgrade_path: str | None = None
     # The database blue's (canonical) pods use, and the spec's database name a copy is named after
-    # (core/database_copy.py); the copy Job's outcome while copying (None: no Job of the recorded name).
+    # (core/database_copy.py; on cnpg both are Clusters); the copy's outcome while copying (None: no Job, or
+    # on cnpg no Cluster, of the recorded name).
     database: str = ""
     spec_database: str = ""
     copy_timeout_s: float = 600.0
@@ -99,19 +100,25 @@ class Observed:
 
 @dataclass(frozen=True)
 class CreateBackup:
-    """Create the CNPG Backup (cnpg) or VolumeSnapshot (managed) named `name`; an existing one is kept."""
+    """Create the CNPG Backup (cnpg) or VolumeSnapshot (managed) named `name`; an existing one is kept.
+    cnpg: the Backup is of `database`, the Cluster blue runs on (a copy once a copy was promoted)."""
 
     name: str
     tier: Tier
+    database: str = ""
 
 
 @dataclass(frozen=True)
 class CopyDatabase:
-    """Create the Job `job` that fills database `target` from `source`; an existing Job is kept."""
+    """Create the Job `job` that fills database `target` from `source`; an existing Job is kept. On the cnpg
+    tier, create the Cluster `target` (== `job`) recovered from Backup `backup`, shaped like the Cluster
+    `source`; an existing Cluster is kept."""
 
     job: str
     source: str
     target: str
+    backup: str = ""
+    tier: Tier = "managed"
 
 
 @dataclass(frozen=True)

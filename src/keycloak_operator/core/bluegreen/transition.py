@@ -19,9 +19,10 @@ BackingUp          | tier cannot back up (external, no PVC)     | Warning NoBack
                    | backup failed, or deadline passed          | -                    | RollingBack
                    | no backup object yet                       | CreateBackup         | BackingUp
 CopyingDatabase    | no Job or target recorded, target == source | -                   | RollingBack
-                   | no copy Job of the recorded name           | CopyDatabase         | CopyingDatabase
-  (BlueGreenCopy)  | copy Job complete                          | -                    | ProvisioningGreen
-                   | copy Job failed, or deadline passed        | -                    | RollingBack
+  (BlueGreenCopy;  | cnpg: no backup, or Cluster != target      | -                    | RollingBack
+  cnpg: the copy   | no copy Job (Cluster) of the recorded name | CopyDatabase         | CopyingDatabase
+  is a Cluster     | copy Job complete (Cluster healthy)        | -                    | ProvisioningGreen
+  from the backup) | copy failed, or deadline passed            | -                    | RollingBack
 ProvisioningGreen  | a green of another image/track exists      | DeleteGreen          | ProvisioningGreen
                    | otherwise                                  | ApplyGreen           | WaitingForGreen
 WaitingForGreen    | green missing (crash, or deleted by hand)   | ApplyGreen           | WaitingForGreen
@@ -137,7 +138,7 @@ def _backing_up(s: Status, w: Observed, now: datetime) -> Step:
         timeout = format_seconds(w.backup_timeout_s)
         return go(s, ROLLING_BACK, now, f"backup {s.backup_name} not completed within {timeout}")
     # Exactly once: only while no object of the recorded name exists; the create itself is by that name.
-    actions = [CreateBackup(s.backup_name, w.tier)] if w.backup_phase is None else []
+    actions = [CreateBackup(s.backup_name, w.tier, s.blue_database)] if w.backup_phase is None else []
     return stay(s, actions, min(clock.remaining(s.deadline, now), POLL_S))
 
 
@@ -148,13 +149,17 @@ def _backed_up(
     if path_of(s) != upgrade_plan.BLUE_GREEN_COPY:
         return go(s, PROVISIONING_GREEN, now, message, events=events, backup_name=backup_name)
     started = clock.stamp(now)
+    # cnpg: the copy is the Cluster recovered from this backup, named already when the upgrade started.
+    cnpg = w.tier == "cnpg"
+    job = s.green_database if cnpg else database_copy.job_name(w.name, s.green_database, started)
+    what = f"recovering Cluster {s.green_database} from backup {backup_name}" if cnpg else "copying database"
     return go(
         s,
         COPYING_DATABASE,
         now,
-        f"{message}; copying database {s.blue_database} to {s.green_database} for green",
+        f"{message}; {what} ({s.blue_database} -> {s.green_database}) for green",
         events=events,
-        copy_job=database_copy.job_name(w.name, s.green_database, started),
+        copy_job=job,
         copy_started=started,
         deadline=clock.after(now, w.copy_timeout_s),
         backup_name=backup_name,
@@ -162,18 +167,29 @@ def _backed_up(
 
 
 def _copying_database(s: Status, w: Observed, now: datetime) -> Step:
+    cnpg = w.tier == "cnpg"
     if not (s.copy_job and s.green_database) or s.green_database == s.blue_database:
         # A status edited by hand: never create an unnamed Job, never copy a database onto itself.
         return go(s, ROLLING_BACK, now, "the database copy's Job or target is missing from status")
+    if cnpg and (not s.backup_name or s.copy_job != s.green_database):
+        # Never a Cluster without the backup it recovers, nor one other than the Cluster green will use.
+        return go(s, ROLLING_BACK, now, "the cnpg copy's backup or Cluster is missing from status")
+    what = f"Cluster {s.copy_job}" if cnpg else f"Job {s.copy_job}"
     if w.copy_phase == "completed":
-        return go(s, PROVISIONING_GREEN, now, f"database {s.blue_database} copied to {s.green_database}")
+        done = f"Cluster {s.green_database} recovered from backup {s.backup_name}" if cnpg else "copied"
+        return go(s, PROVISIONING_GREEN, now, f"database {s.blue_database} {done} -> {s.green_database}")
     if w.copy_phase == "failed":
-        return go(s, ROLLING_BACK, now, f"database copy failed: see the logs of Job {s.copy_job}")
+        where = f"the status of {what}" if cnpg else f"the logs of {what}"
+        return go(s, ROLLING_BACK, now, f"database copy failed: see {where}")
     if clock.expired(s.deadline, now):
         timeout = format_seconds(w.copy_timeout_s)
-        return go(s, ROLLING_BACK, now, f"database copy (Job {s.copy_job}) not completed within {timeout}")
-    # Exactly once: only while no Job of the recorded name exists; the create itself is by that name.
-    actions = [CopyDatabase(s.copy_job, s.blue_database, s.green_database)] if w.copy_phase is None else []
+        return go(s, ROLLING_BACK, now, f"database copy ({what}) not completed within {timeout}")
+    # Exactly once: only while nothing of the recorded name exists; the create itself is by that name, so a
+    # restart that repeats it finds the one already made.
+    copy = CopyDatabase(s.copy_job, s.blue_database, s.green_database)
+    if cnpg:
+        copy = CopyDatabase(s.copy_job, s.blue_database, s.green_database, s.backup_name, "cnpg")
+    actions = [copy] if w.copy_phase is None else []
     return stay(s, actions, min(clock.remaining(s.deadline, now), POLL_S))
 
 
