@@ -120,7 +120,7 @@ def test_network_policies_follow_each_track_and_its_cache_cluster(
             "ingressFrom": [{"namespaceSelector": {"matchLabels": {names.LABEL_NAMESPACE_NAME: "ingress"}}}],
         },
     }
-    # Green gets a cache cluster of its own, as a real 26.7 upgrade may (test_real_keycloak.py does the same).
+    # Green gets a cache cluster of its own, as a real 26.7 upgrade may (test_real_production.py does too).
     green_spec = {**spec, "cacheIsolation": {"clusterName": "fence-green"}}
     apply(kubectl, namespace, "fence", image=OLD, **spec)
     blue_name, green_name = names.network_policy("fence", "a"), names.network_policy("fence", "b")

@@ -21,7 +21,9 @@ def jdbc(**kw: object) -> CacheIsolation:
 
 
 def test_kubernetes_stays_the_default_so_no_running_pod_moves_under_an_operator_upgrade() -> None:
-    assert CacheIsolation().stack == "kubernetes"
+    # Unset, not a default value: a default would enter every spec's hash and start a new version for every
+    # Keycloak when the operator is upgraded (test_versions pins those hashes).
+    assert CacheIsolation().stack is None and CacheIsolation().stack_in_use == "kubernetes"
     env = env_of(children.deployment(inputs()))
     assert env["KC_CACHE_STACK"]["value"] == "kubernetes" and "JAVA_OPTS_APPEND" in env
 
@@ -85,9 +87,19 @@ def planned(old: str, new: str, **kw: object) -> upgrade_plan.Plan:
     return upgrade_plan.plan(given_input)
 
 
-def test_from_26_8_green_under_a_new_name_beside_blue_on_jdbc_ping_is_refused_with_what_to_do() -> None:
-    p = planned("26.8.0", "26.8.1", jdbc_ping=True, green_renamed=True)
-    assert p.path == upgrade_plan.REFUSE and p.compatible
+@pytest.mark.parametrize(
+    ("kw", "path"),
+    [
+        ({}, upgrade_plan.REFUSE),
+        ({"copy_possible": True}, upgrade_plan.BLUE_GREEN_COPY),  # a copy holds no other name
+        ({"allow_downtime": True}, upgrade_plan.RECREATE),
+    ],
+)
+def test_from_26_8_green_under_a_new_name_beside_blue_on_jdbc_ping_takes_the_not_compatible_rows(
+    kw: dict, path: str
+) -> None:
+    p = planned("26.8.0", "26.8.1", jdbc_ping=True, green_renamed=True, **kw)
+    assert p.path == path and not p.compatible
     assert "report unhealthy" in p.reason and "stack kubernetes" in p.reason
 
 
@@ -115,9 +127,13 @@ def test_for_deployment_compares_green_s_name_with_the_running_pods() -> None:
     policy = {"strategy": "BlueGreen"}
     isolation = {"stack": "jdbc-ping", "clusterName": "green"}
     bg_spec = spec(image=f"{IMG}:26.8.1", cacheIsolation=isolation, upgradePolicy=policy)
-    blue, same = dep(f"{IMG}:26.8.0", "blue"), dep(f"{IMG}:26.8.0", "green")
+    blue = with_stack(dep(f"{IMG}:26.8.0", "blue"), "jdbc-ping")
+    same = with_stack(dep(f"{IMG}:26.8.0", "green"), "jdbc-ping")
     assert upgrade_plan.for_deployment(bg_spec, "kc", blue).path == upgrade_plan.REFUSE
     assert upgrade_plan.for_deployment(bg_spec, "kc", same).path == upgrade_plan.BLUE_GREEN_SHARED
+    # Blue on the kubernetes stack writes no discovery rows for green to find.
+    kube_blue = with_stack(dep(f"{IMG}:26.8.0", "blue"), "kubernetes")
+    assert upgrade_plan.for_deployment(bg_spec, "kc", kube_blue).path == upgrade_plan.BLUE_GREEN_SHARED
     # The default strategy rolls a patch release, one cluster, whatever the stack.
     rolled = spec(image=f"{IMG}:26.8.1", cacheIsolation=isolation)
     assert upgrade_plan.for_deployment(rolled, "kc", same).path == upgrade_plan.ROLL
@@ -144,3 +160,17 @@ def test_a_cnpg_recovery_is_no_copy_for_jdbc_ping_since_it_carries_blue_s_discov
     p = upgrade_plan.for_deployment(cnpg, "kc", dep(f"{IMG}:26.5.6", "kc-v26"))
     assert p.path == path
     assert ("discovery rows" in p.reason) == (stack == "jdbc-ping")
+
+
+def test_before_26_7_every_name_in_use_is_ispn_so_labels_that_differ_are_no_rename() -> None:
+    """Blue 26.6 writes `ISPN` rows whatever its label; a green 26.8 under `ISPN`... is what the labels
+    hide: compare the names Keycloak uses."""
+    policy = {"strategy": "BlueGreen"}
+    green_spec = spec(
+        image=f"{IMG}:26.8.1",
+        cacheIsolation={"stack": "jdbc-ping", "autoRevision": True},
+        upgradePolicy=policy,
+    )
+    blue_26_6 = with_stack(dep(f"{IMG}:26.6.2", "kc-v26"), "jdbc-ping")  # label kc-v26, name in use ISPN
+    p = upgrade_plan.for_deployment(green_spec, "kc", blue_26_6, check_exit=0)
+    assert p.path == upgrade_plan.REFUSE and "report unhealthy" in p.reason

@@ -92,8 +92,9 @@ def test_the_check_keeps_the_servers_nodes_but_not_their_anti_affinity() -> None
     assert new["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"] == apart  # the servers keep it
     pod = cc.job(OWNER, old, new, "kc-compat-1")["spec"]["template"]["spec"]
     assert pod["affinity"] == {"nodeAffinity": node}
-    unplaced = cc.job(OWNER, *deployments(spec(OLD), spec(NEW)), "kc-compat-1")["spec"]["template"]["spec"]
-    assert "podAntiAffinity" not in unplaced.get("affinity", {})
+    only_apart = {"scheduling": {"affinity": {"podAntiAffinity": apart}}}
+    old, new = deployments(spec(OLD), builders.spec(image=NEW, **only_apart))
+    assert "affinity" not in cc.job(OWNER, old, new, "kc-compat-1")["spec"]["template"]["spec"]
 
 
 def test_filled_empty_dirs_are_never_mounted_empty() -> None:

@@ -136,3 +136,36 @@ def test_a_blue_green_upgrade_records_its_path_when_the_machine_starts() -> None
     )
     assert again.status is None or again.status["upgradePlan"] == d.status["upgradePlan"]
     assert not [e for e in again.events if e.reason == "UpgradePlanned"]
+
+
+def rendered(image: str, **isolation: Any) -> dict[str, Any]:
+    s = spec(image).model_copy(
+        update={"cache_isolation": spec(image).cache_isolation.model_validate(isolation)}
+    )
+    deployment = reconcile.render_deployment(
+        OWNER, s, image=s.image, track="a", version=versions.version_of(s).format()
+    )
+    deployment["metadata"]["uid"] = "blue-uid"
+    return deployment
+
+
+def test_a_change_of_jgroups_stack_alone_recreates() -> None:
+    """Keycloak: a cache-stack change needs every node stopped; the same image rolls otherwise."""
+    wanted = KeycloakSpec.model_validate(
+        {**spec("26.7.3").wire(), "cacheIsolation": {"autoRevision": True, "stack": "jdbc-ping"}}
+    )
+    d = reconcile.decide(wanted, observed(wanted, rendered("26.7.3", autoRevision=True)), now=NOW)
+    written = deployment_written(d)
+    assert written is not None and written["spec"]["strategy"]["type"] == "Recreate"
+
+
+def test_from_26_8_a_renamed_green_beside_jdbc_ping_blue_is_refused_by_the_reconcile() -> None:
+    isolation = {"clusterName": "green", "stack": "jdbc-ping"}
+    wanted = KeycloakSpec.model_validate(
+        {**spec("26.8.1", strategy="BlueGreen").wire(), "cacheIsolation": isolation}
+    )
+    blue = rendered("26.8.0", clusterName="blue", stack="jdbc-ping")
+    d = reconcile.decide(wanted, observed(wanted, blue), now=NOW)
+    degraded = next(c for c in (d.status or {})["conditions"] if c["type"] == "Degraded")
+    assert degraded["reason"] == "UpgradeRefused" and "report unhealthy" in degraded["message"]
+    assert deployment_written(d) is None

@@ -490,3 +490,33 @@ def test_carry_unversioned_leaves_a_tier_the_old_spec_does_not_use() -> None:
     today = spec(database={"managed": managed}).wire()
     restored = versions.carry_unversioned(spec().wire(), today)
     assert restored["database"] == {"cnpg": {"clusterName": "db", "database": "app"}}
+
+
+@pytest.mark.parametrize(
+    ("wire", "digest"),
+    [
+        (
+            {
+                "image": "quay.io/keycloak/keycloak:26.7.3",
+                "database": {"external": {"host": "db", "credentialsSecret": {"name": "s"}}},
+            },
+            "c769a746ab879a9e9ec1768320e98170b8a1c203",
+        ),
+        (
+            {
+                "image": "quay.io/keycloak/keycloak:26.7.3",
+                "database": {"cnpg": {"clusterName": "kcdb"}},
+                "cacheIsolation": {"autoRevision": True},
+                "upgradePolicy": {"strategy": "BlueGreen", "compatibilityCheck": True},
+            },
+            "9e62c0ef93c05f6730e4e19996779b380f05f60b",
+        ),
+    ],
+)
+def test_an_operator_upgrade_starts_no_new_version(wire: dict, digest: str) -> None:
+    """The hashes the previous release computed for these specs: a new field with a non-null default would
+    change every Keycloak's version when the operator is upgraded (a VersionStarted, a Deployment write,
+    the last good version pushed out of lastVersion). A new field stays unset by default."""
+    from keycloak_operator.models.keycloak import KeycloakSpec
+
+    assert versions.spec_hash(KeycloakSpec.model_validate(wire)) == digest

@@ -13,7 +13,7 @@ from keycloak_operator.core.bluegreen import BackupPhase
 from keycloak_operator.core.children import Owner
 from keycloak_operator.models.keycloak import KeycloakSpec
 
-CNPG_API_VERSION = "postgresql.cnpg.io/v1"
+CNPG_API_VERSION = names.CNPG_API_VERSION
 SNAPSHOT_API_VERSION = "snapshot.storage.k8s.io/v1"
 
 

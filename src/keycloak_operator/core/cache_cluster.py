@@ -58,7 +58,7 @@ def resolve_cache_cluster(
         return resolved
     version = release_of(image)
     since = line_text(NAME_HONOURED_SINCE)
-    if isolation.stack == "jdbc-ping":
+    if isolation.stack_in_use == "jdbc-ping":
         return _by_database(resolved, version, image)
     if version is not None and line_of(version) >= NAME_HONOURED_SINCE:
         how = f"by name (Keycloak honours it from {since}) and by discovery membership: {_MEMBERSHIP}"

@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 from keycloak_operator.core import names
-from keycloak_operator.core.backups import CNPG_API_VERSION
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -111,7 +110,7 @@ def recovery_cluster(
         }
     }
     return {
-        "apiVersion": CNPG_API_VERSION,
+        "apiVersion": names.CNPG_API_VERSION,
         "kind": "Cluster",
         "metadata": {
             "name": name,

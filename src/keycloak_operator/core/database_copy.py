@@ -80,7 +80,7 @@ def why_no_copy(spec: KeycloakSpec) -> str:
     """Why a copy asked for cannot keep green apart, or "". A copy carries blue's jdbc-ping discovery rows
     (jgroups_ping): the Job deletes them (SCRIPT); a cnpg recovery runs no SQL of ours, so green would find
     blue through them under the same cluster name (ADR 0021)."""
-    if spec.database.cnpg is not None and spec.cache_isolation.stack == "jdbc-ping":
+    if spec.database.cnpg is not None and spec.cache_isolation.stack_in_use == "jdbc-ping":
         return (
             "on the cnpg tier the copy is a recovery of blue's backup, which carries blue's jdbc-ping "
             "discovery rows, and green would find blue through them (the kubernetes stack avoids it)"

@@ -174,7 +174,7 @@ def _legacy_admin(spec: KeycloakSpec, admin_secret: str) -> list[dict[str, Any]]
 
 
 def _discovery(spec: KeycloakSpec, discovery_dns: list[str]) -> list[dict[str, Any]]:
-    if spec.cache_isolation.stack == "jdbc-ping":
+    if spec.cache_isolation.stack_in_use == "jdbc-ping":
         # Peers by cluster name in the database's jgroups_ping table: isolation by name from 26.7 only, and
         # by database before it (core/cache_cluster.py, ADR 0021).
         return [_plain(STACK_ENV, "jdbc-ping")]

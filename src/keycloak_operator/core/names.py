@@ -309,3 +309,7 @@ def is_keycloak_url(url: str, cluster_domain: str = DEFAULT_CLUSTER_DOMAIN) -> b
     """Whether a URL has the form `keycloak_url` gives (the servers this operator runs)."""
     domain = re.escape(cluster_domain)
     return bool(re.fullmatch(rf"http://{_DNS_LABEL}-service\.{_DNS_LABEL}\.svc\.{domain}\.:[0-9]+", url))
+
+
+# CloudNativePG's API (its Backup and Cluster): core/backups.py and core/cnpg_copy.py.
+CNPG_API_VERSION = "postgresql.cnpg.io/v1"

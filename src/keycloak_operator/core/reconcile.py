@@ -293,7 +293,7 @@ def decide(
             image=image,
             track=track,
             version=version,
-            recreate=rollout.use_recreate(canonical, cache.name, spec.cache_isolation.stack)
+            recreate=rollout.use_recreate(canonical, cache.name, spec.cache_isolation.stack_in_use)
             or (plan is not None and plan.path == upgrade_plan.RECREATE),
             database=database.name,
         )

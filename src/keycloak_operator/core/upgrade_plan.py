@@ -20,7 +20,7 @@ What Keycloak supports (docs/guide/upgrades.md, ../shared/docs/keycloak-facts.md
 | not compatible                          | BlueGreen | possible | -             | BlueGreenCopy     |
 | not compatible                          | BlueGreen | no       | true          | Recreate          |
 | not compatible                          | BlueGreen | no       | false         | Refuse            |
-| compatible, green renamed, jdbc-ping, to 26.8+ | BlueGreen | -  | -             | Refuse            |
+| compatible, green renamed, jdbc-ping, to 26.8+ | BlueGreen | as "not compatible" (copy, Recreate, Refuse) |
 
 A check's 0 never overrides a downgrade across a minor line: Keycloak has no way back over a migration.
 From 26.8, jdbc-ping nodes report unhealthy when another cluster name uses their database, so green may share
@@ -37,6 +37,7 @@ from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, release_of
 from keycloak_operator.core.releases import (
     JDBC_PING_NAME_CHECK_SINCE,
+    NAME_HONOURED_SINCE,
     PATCH_ROLLING_SINCE,
     line_of,
     line_text,
@@ -165,7 +166,8 @@ def _downgrade(p: _Pair) -> str | None:
 
 
 def _name_checked(given: PlanInput, p: _Pair) -> bool:
-    """Green beside blue on one database would trip 26.8's jdbc-ping cluster-name check."""
+    """Green beside blue on one database would trip 26.8's jdbc-ping cluster-name check (`jdbc_ping`: blue
+    writes discovery rows, green reads them; `green_renamed`: the names Keycloak uses differ)."""
     return (
         given.jdbc_ping
         and given.green_renamed
@@ -182,18 +184,17 @@ def plan(given: PlanInput) -> Plan:
     if backwards is not None:
         return Plan(REFUSE, backwards, False)
     compatible, why = _compatibility(pair, given.check_exit)
+    if compatible and given.strategy == "BlueGreen" and _name_checked(given, pair):
+        # One database cannot hold both colours here: on from the not-compatible rows (a copy, a recreate
+        # with allowDowntime, or a refusal).
+        compatible = False
+        why = (
+            f"{why}; but from {line_text(JDBC_PING_NAME_CHECK_SINCE)} jdbc-ping nodes report unhealthy when "
+            "another cluster name uses their database, and green would run beside blue under a new one "
+            "(keep the name: autoRevision keeps it within a major line; or use cacheIsolation.stack "
+            "kubernetes)"
+        )
     if compatible:
-        if given.strategy == "BlueGreen" and _name_checked(given, pair):
-            return Plan(
-                REFUSE,
-                f"{why}; but from {line_text(JDBC_PING_NAME_CHECK_SINCE)} jdbc-ping nodes report unhealthy "
-                "when another cluster name uses their database, and green would run under a new name beside "
-                "blue. "
-                "Keep green's cache cluster name (autoRevision keeps it across a major line, or leave "
-                "clusterName as it is), or use cacheIsolation.stack kubernetes, or the Recreate strategy, "
-                "which rolls this upgrade",
-                True,
-            )
         if given.strategy == "BlueGreen":
             return Plan(BLUE_GREEN_SHARED, f"{why}: green runs beside blue on the same database", True)
         return Plan(ROLL, f"{why}: pods are replaced one by one, old and new serving together", True)
@@ -228,15 +229,34 @@ def plan(given: PlanInput) -> Plan:
 def for_deployment(
     spec: KeycloakSpec, keycloak_name: str, running: dict[str, Any], check_exit: int | None = None
 ) -> Plan:
-    """The plan for moving the pods of Deployment `running` to `spec`: for_spec, knowing whether green's
-    cache cluster name would differ from the running pods'."""
+    """The plan for moving the pods of Deployment `running` to `spec`: for_spec, knowing whether the
+    running pods write jdbc-ping discovery rows and whether green would use another cluster name than
+    theirs, as Keycloak uses names: the rendered one from 26.7, `ISPN` before (ADR 0021)."""
+    running_image = rollout.image_of(running)
     green_name = resolve_cache_cluster(keycloak_name, spec.cache_isolation, spec.image).name
-    renamed = green_name != rollout.cache_cluster_of(running)
-    return for_spec(spec, rollout.image_of(running), check_exit, green_renamed=renamed)
+    renamed = _name_in_use(green_name, spec.image) != _name_in_use(
+        rollout.cache_cluster_of(running), running_image
+    )
+    blue_jdbc_ping = rollout.cache_stack_of(running) == "jdbc-ping"
+    return for_spec(spec, running_image, check_exit, green_renamed=renamed, blue_jdbc_ping=blue_jdbc_ping)
+
+
+def _name_in_use(rendered: str | None, image: str) -> str:
+    """The cluster name a Keycloak of `image` runs under when `rendered` is set: Keycloak's default `ISPN`
+    unless it honours the name (26.7 on); unknown releases are taken at their word."""
+    version = release_of(image)
+    if rendered is None or (version is not None and line_of(version) < NAME_HONOURED_SINCE):
+        return "ISPN"
+    return rendered
 
 
 def for_spec(
-    spec: KeycloakSpec, running_image: str, check_exit: int | None = None, *, green_renamed: bool = False
+    spec: KeycloakSpec,
+    running_image: str,
+    check_exit: int | None = None,
+    *,
+    green_renamed: bool = False,
+    blue_jdbc_ping: bool | None = None,
 ) -> Plan:
     """The plan for moving the pods running `running_image` to `spec`'s image under `spec`'s policy.
 
@@ -255,7 +275,9 @@ def for_spec(
             no_copy_because=database_copy.why_no_copy(spec) if policy.database_copy is not None else "",
             allow_downtime=policy.allow_downtime,
             check_exit=check_exit,
-            jdbc_ping=spec.cache_isolation.stack == "jdbc-ping",
+            # Blue writes the rows green would find (as rendered; unknown: as the spec says).
+            jdbc_ping=spec.cache_isolation.stack_in_use == "jdbc-ping"
+            and (blue_jdbc_ping if blue_jdbc_ping is not None else True),
             green_renamed=green_renamed,
         )
     )

@@ -117,9 +117,12 @@ class CacheIsolation(CrdModel):
     Priority: clusterName > autoRevision > autoSuffix > none.
     """
 
-    stack: Literal["kubernetes", "jdbc-ping"] = Field(
-        default="kubernetes",
-        description="How pods find each other. `kubernetes` (the default here): DNS through a discovery "
+    # No default value: a non-null default would enter every spec's hash, and an operator upgrade would then
+    # start a new version for every Keycloak (and push the last good one out of lastVersion). Read through
+    # `stack_in_use`.
+    stack: Literal["kubernetes", "jdbc-ping"] | None = Field(
+        default=None,
+        description="How pods find each other; unset is `kubernetes`. `kubernetes`: DNS through a discovery "
         "Service that lists only the pods of the pod's own cache cluster, which keeps blue and green apart "
         "on every Keycloak version; Keycloak deprecates it from 26.4. `jdbc-ping` (Keycloak's own default): "
         "through a table in the database, by cluster name, which Keycloak honours only from 26.7: before "
@@ -128,6 +131,10 @@ class CacheIsolation(CrdModel):
         "use one database, so a blue-green upgrade on one database must keep blue's name or is refused. "
         "Changing the stack recreates the pods (docs/adr/0021).",
     )
+
+    @property
+    def stack_in_use(self) -> Literal["kubernetes", "jdbc-ping"]:
+        return self.stack or "kubernetes"
 
     cluster_name: str | None = Field(
         default=None,
