@@ -126,7 +126,7 @@ class FakeKeycloak:
         self.failing: set[str] = set()  # clientIds whose create or update is refused
         self.client_roles: dict[str, dict[str, Obj]] = {}  # by client id
         self.scopes = {"basic": "s-basic", "profile": "s-profile", "email": "s-email", "roles": "s-roles"}
-        self.scope_objects: dict[str, Obj] = {}  # client scopes created through the API, by id
+        self.scope_objects: dict[str, dict[str, Obj]] = {}  # client scopes made through the API, by realm, id
         self._ids = 0
 
     def realm(self, body: Obj) -> None:
@@ -135,6 +135,10 @@ class FakeKeycloak:
         self.roles[name] = {r["name"]: copy.deepcopy(r) for r in (body.get("roles") or {}).get("realm", [])}
         self.roles[name].setdefault("offline_access", {"name": "offline_access", "description": "built in"})
         self.clients[name] = {}
+
+    def realm_scopes(self, realm: str) -> dict[str, Obj]:
+        """The client scopes of `realm` made through the API (the built-in `scopes` are in every realm)."""
+        return self.scope_objects.setdefault(realm, {})
 
     def client(self, realm: str, body: Obj) -> str:
         self._ids += 1
@@ -234,45 +238,42 @@ class FakeAdmin(KeycloakAdmin):
     async def client_scopes(self, realm: str) -> list[Obj]:
         self._call("client_scopes", realm)
         built_in = [{"name": n, "id": i} for n, i in self.server.scopes.items()]
-        return [*built_in, *copy.deepcopy(list(self.server.scope_objects.values()))]
+        return [*built_in, *copy.deepcopy(list(self.server.realm_scopes(realm).values()))]
 
     async def client_scope(self, realm: str, scope_id: str) -> Obj:
         self._call("client_scope", realm, scope_id)
-        return copy.deepcopy(self.server.scope_objects[scope_id])
+        return copy.deepcopy(self.server.realm_scopes(realm)[scope_id])
 
     async def create_client_scope(self, realm: str, body: Obj) -> str:
         self._call("create_client_scope", realm, body["name"])
         if body["name"] in self.server.failing:
             raise AdminError(500, f"create client scope {body['name']}: 500")
-        if body["name"] in self.server.scopes:
+        taken = {*self.server.scopes, *(s["name"] for s in self.server.realm_scopes(realm).values())}
+        if body["name"] in taken:
             raise AdminError(409, f"client scope {body['name']} exists")
         self.server._ids += 1
         remote = f"cs-{self.server._ids}"
-        self.server.scope_objects[remote] = {**copy.deepcopy(body), "id": remote}
-        self.server.scopes[body["name"]] = remote
+        self.server.realm_scopes(realm)[remote] = {**copy.deepcopy(body), "id": remote}
         return remote
 
     async def update_client_scope(self, realm: str, scope_id: str, body: Obj) -> None:
         self._call("update_client_scope", realm, scope_id, body["name"])
         if body["name"] in self.server.failing:
             raise AdminError(500, f"update client scope {body['name']}: 500")
-        before = self.server.scope_objects[scope_id]
+        before = self.server.realm_scopes(realm)[scope_id]
         # As Keycloak does: a PUT keeps the scope's mappers, and attributes it does not name.
         attributes = {**(before.get("attributes") or {}), **(body.get("attributes") or {})}
         kept = {k: v for k, v in before.items() if k == "protocolMappers"}
-        self.server.scopes.pop(before["name"], None)
-        self.server.scopes[body["name"]] = scope_id
-        self.server.scope_objects[scope_id] = {**copy.deepcopy(body), "attributes": attributes, **kept}
+        self.server.realm_scopes(realm)[scope_id] = {**copy.deepcopy(body), "attributes": attributes, **kept}
 
     async def delete_client_scope(self, realm: str, scope_id: str) -> None:
         self._call("delete_client_scope", realm, scope_id)
-        gone = self.server.scope_objects.pop(scope_id)
-        del self.server.scopes[gone["name"]]
+        del self.server.realm_scopes(realm)[scope_id]
 
     async def write_scope_mapper(
         self, realm: str, scope_id: str, operation: str, mapper_id: str | None, body: Any
     ) -> None:
-        s = self.server.scope_objects[scope_id]
+        s = self.server.realm_scopes(realm)[scope_id]
         name = body["name"] if body else next(m["name"] for m in s["protocolMappers"] if m["id"] == mapper_id)
         self._call("write_scope_mapper", realm, scope_id, operation, name)
         if s["name"] in self.server.failing:
