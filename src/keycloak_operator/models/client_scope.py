@@ -25,7 +25,9 @@ TEXT_MAX = 2048
 GUI_ORDER_MAX = 100_000
 
 MAPPERS_ONLY_OIDC_RULE = {
-    "rule": "self.protocol != 'saml' || !has(self.protocolMappers) || size(self.protocolMappers) == 0",
+    # The CRD carries no defaults (models/crd.py): an omitted protocol is absent here, and is OIDC.
+    "rule": "!has(self.protocol) || self.protocol != 'saml' || !has(self.protocolMappers) || "
+    "size(self.protocolMappers) == 0",
     "message": "protocolMappers are OIDC mappers: a saml client scope declares none",
 }
 
