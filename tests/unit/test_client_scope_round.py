@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import kopf
 import pytest
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.shell import replication_handlers as rh
 from tests.unit.test_replication_round import (
     KC_URL,
     World,
@@ -140,3 +143,34 @@ async def test_seed_003_the_same_name_in_two_namespaces_one_deleted_the_other_un
     assert _status(world, "team-b", "audit")["phase"] == "Ready"
     marker = _in_keycloak(world, "audit")["attributes"][f"{names.GROUP}.namespace"]
     assert marker == "team-b"
+
+
+class _Lane:
+    def __init__(self) -> None:
+        self.queued: list[str] = []
+
+    def add(self, url: str) -> None:
+        self.queued.append(url)
+
+
+async def test_a_client_scope_event_queues_its_realms_server_and_the_one_it_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lane = _Lane()
+    monkeypatch.setattr(rh, "runtime", rh.ReplicationRuntime())
+    rh.runtime.own = rh.runtime.external = lane  # type: ignore[assignment]
+    main, other = (
+        ObjectKey(names.REALM_KIND, "team-a", "main"),
+        ObjectKey(names.REALM_KIND, "team-a", "other"),
+    )
+    rh.runtime.servers.update({main: KC_URL, other: "https://sso.example.com"})
+
+    def body(realm: str) -> kopf.Body:
+        return kopf.Body(_scope("team-a", "audit") | {"spec": {"realm": {"name": realm}, "name": "audit"}})
+
+    await rh.client_scope_event(event={"type": "ADDED"}, body=body("main"))
+    assert lane.queued == [KC_URL]
+    lane.queued.clear()
+    await rh.client_scope_event(event={"type": "MODIFIED"}, body=body("other"))
+    assert sorted(lane.queued) == sorted([KC_URL, "https://sso.example.com"])
+    assert rh.runtime.realms_of_client[ObjectKey(KIND, "team-a", "audit")] == other
