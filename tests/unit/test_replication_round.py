@@ -35,6 +35,7 @@ _STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _KINDS = {
     names.REALM_PLURAL: names.REALM_KIND,
     names.CLIENT_PLURAL: names.CLIENT_KIND,
+    names.CLIENT_SCOPE_PLURAL: names.CLIENT_SCOPE_KIND,
     names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND,
     "secrets": "Secret",
 }
@@ -125,6 +126,7 @@ class FakeKeycloak:
         self.failing: set[str] = set()  # clientIds whose create or update is refused
         self.client_roles: dict[str, dict[str, Obj]] = {}  # by client id
         self.scopes = {"basic": "s-basic", "profile": "s-profile", "email": "s-email", "roles": "s-roles"}
+        self.scope_objects: dict[str, dict[str, Obj]] = {}  # client scopes made through the API, by realm, id
         self._ids = 0
 
     def realm(self, body: Obj) -> None:
@@ -133,6 +135,10 @@ class FakeKeycloak:
         self.roles[name] = {r["name"]: copy.deepcopy(r) for r in (body.get("roles") or {}).get("realm", [])}
         self.roles[name].setdefault("offline_access", {"name": "offline_access", "description": "built in"})
         self.clients[name] = {}
+
+    def realm_scopes(self, realm: str) -> dict[str, Obj]:
+        """The client scopes of `realm` made through the API (the built-in `scopes` are in every realm)."""
+        return self.scope_objects.setdefault(realm, {})
 
     def client(self, realm: str, body: Obj) -> str:
         self._ids += 1
@@ -231,7 +237,52 @@ class FakeAdmin(KeycloakAdmin):
 
     async def client_scopes(self, realm: str) -> list[Obj]:
         self._call("client_scopes", realm)
-        return [{"name": n, "id": i} for n, i in self.server.scopes.items()]
+        built_in = [{"name": n, "id": i} for n, i in self.server.scopes.items()]
+        return [*built_in, *copy.deepcopy(list(self.server.realm_scopes(realm).values()))]
+
+    async def client_scope(self, realm: str, scope_id: str) -> Obj:
+        self._call("client_scope", realm, scope_id)
+        return copy.deepcopy(self.server.realm_scopes(realm)[scope_id])
+
+    async def create_client_scope(self, realm: str, body: Obj) -> str:
+        self._call("create_client_scope", realm, body["name"])
+        if body["name"] in self.server.failing:
+            raise AdminError(500, f"create client scope {body['name']}: 500")
+        taken = {*self.server.scopes, *(s["name"] for s in self.server.realm_scopes(realm).values())}
+        if body["name"] in taken:
+            raise AdminError(409, f"client scope {body['name']} exists")
+        self.server._ids += 1
+        remote = f"cs-{self.server._ids}"
+        self.server.realm_scopes(realm)[remote] = {**copy.deepcopy(body), "id": remote}
+        return remote
+
+    async def update_client_scope(self, realm: str, scope_id: str, body: Obj) -> None:
+        self._call("update_client_scope", realm, scope_id, body["name"])
+        if body["name"] in self.server.failing:
+            raise AdminError(500, f"update client scope {body['name']}: 500")
+        before = self.server.realm_scopes(realm)[scope_id]
+        # As Keycloak does: a PUT keeps the scope's mappers, and attributes it does not name.
+        attributes = {**(before.get("attributes") or {}), **(body.get("attributes") or {})}
+        kept = {k: v for k, v in before.items() if k == "protocolMappers"}
+        self.server.realm_scopes(realm)[scope_id] = {**copy.deepcopy(body), "attributes": attributes, **kept}
+
+    async def delete_client_scope(self, realm: str, scope_id: str) -> None:
+        self._call("delete_client_scope", realm, scope_id)
+        del self.server.realm_scopes(realm)[scope_id]
+
+    async def write_scope_mapper(
+        self, realm: str, scope_id: str, operation: str, mapper_id: str | None, body: Any
+    ) -> None:
+        s = self.server.realm_scopes(realm)[scope_id]
+        name = body["name"] if body else next(m["name"] for m in s["protocolMappers"] if m["id"] == mapper_id)
+        self._call("write_scope_mapper", realm, scope_id, operation, name)
+        if s["name"] in self.server.failing:
+            raise AdminError(500, f"mapper {name}: 500")
+        kept = [m for m in s.get("protocolMappers") or [] if m["name"] != name]
+        if operation != "delete":  # Keycloak adds config keys of its own
+            config = {**body["config"], "introspection.token.claim": "true"}
+            kept.append({**copy.deepcopy(body), "id": mapper_id or f"m-{name}", "config": config})
+        s["protocolMappers"] = kept
 
     async def client_roles(self, realm: str, client_id: str) -> list[Obj]:
         self._call("client_roles", realm, client_id)
@@ -366,7 +417,7 @@ def _phases(writes: list[tuple[Any, ...]]) -> dict[str, str]:
 
 def _writing(calls: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """The admin calls that are not plain reads, as (method, realm)."""
-    return [c[1:3] for c in calls if c[1] not in ("realms", "roles", "clients")]
+    return [c[1:3] for c in calls if c[1] not in ("realms", "roles", "clients", "client_scopes")]
 
 
 def _ago(**delta: float) -> str:

@@ -105,6 +105,7 @@ def test_a_changed_resource_is_an_update_of_the_same_object() -> None:
     new = Resource(old.key, "web", client_content(spec), T0, parent=HOME)
     scope = plan_clients([new], [in_keycloak(old, "u1")])
     assert [(u.remote_id, u.content_hash) for u in scope.plan.updates] == [("u1", content_hash(new.content))]
+    assert scope.drift == {}  # a change of the spec, reported as Updated, not as a repair
 
 
 def test_second_claim_on_a_client_id_conflicts_and_nothing_is_written_for_it() -> None:

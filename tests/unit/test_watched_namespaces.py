@@ -202,7 +202,12 @@ class RefusingKube:
         return [o for o in self.objects.get(namespace, []) if o["kind"] == _KINDS[res.plural]]
 
 
-_KINDS = {names.REALM_PLURAL: REALM, names.CLIENT_PLURAL: CLIENT, names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND}
+_KINDS = {
+    names.REALM_PLURAL: REALM,
+    names.CLIENT_PLURAL: CLIENT,
+    names.CLIENT_SCOPE_PLURAL: names.CLIENT_SCOPE_KIND,
+    names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND,
+}
 
 
 def reader(kube: RefusingKube, namespaces: list[str] | None) -> Reader:
@@ -220,6 +225,7 @@ async def test_the_round_reads_every_namespace_that_answers(namespaces: Any, exp
         "team-b": [
             k8s(REALM, "team-b", "rb", on_kc),
             k8s(CLIENT, "team-b", "cb", {}),
+            k8s(names.CLIENT_SCOPE_KIND, "team-b", "sb", {}),
             k8s(names.KEYCLOAK_KIND, "team-b", "kc", {}),
         ],
     }
@@ -228,6 +234,7 @@ async def test_the_round_reads_every_namespace_that_answers(namespaces: Any, exp
     lst = read.listing
     assert [r["metadata"]["name"] for r in read.realms] == ["rb"]
     assert [c["metadata"]["name"] for c in read.clients] == ["cb"]
+    assert [s["metadata"]["name"] for s in read.client_scopes] == ["sb"]
     assert [k["metadata"]["name"] for k in read.keycloaks] == ["kc"]
     assert list(lst.unlisted) == ["team-a"] and lst.unlisted["team-a"].standing == expected
     assert "403" in lst.unlisted["team-a"].error

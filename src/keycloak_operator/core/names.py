@@ -21,6 +21,8 @@ REALM_KIND = "KeycloakRealm"
 REALM_PLURAL = "keycloakrealms"
 CLIENT_KIND = "KeycloakClient"
 CLIENT_PLURAL = "keycloakclients"
+CLIENT_SCOPE_KIND = "KeycloakClientScope"
+CLIENT_SCOPE_PLURAL = "keycloakclientscopes"
 
 OPERATOR_NAME = "keycloak-operator"
 FIELD_MANAGER = OPERATOR_NAME

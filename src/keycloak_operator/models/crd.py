@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel
 
 from keycloak_operator.core import keycloak_config, names
+from keycloak_operator.models import client_scope as csc
 from keycloak_operator.models import client_settings as cs
 from keycloak_operator.models import extensions, hostname, network_policy, options
 from keycloak_operator.models import ingress as ingress_model
@@ -301,8 +302,33 @@ def client_crd() -> dict[str, Any]:
     )
 
 
+def client_scope_crd() -> dict[str, Any]:
+    schema = _replicated_schema(
+        csc.KeycloakClientScopeSpec,
+        "A client scope, with its protocol mappers, replicated into a Keycloak realm.",
+    )
+    spec_schema = schema["properties"]["spec"]
+    spec_schema.setdefault("x-kubernetes-validations", []).append(csc.MAPPERS_ONLY_OIDC_RULE)
+    spec = spec_schema["properties"]
+    spec["protocolMappers"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    spec["protocolMappers"]["items"]["properties"]["config"]["x-kubernetes-validations"] = [cs.CONFIG_RULE]
+    return _crd(
+        plural=names.CLIENT_SCOPE_PLURAL,
+        kind=names.CLIENT_SCOPE_KIND,
+        short_names=["kcscope"],
+        schema=schema,
+        columns=[
+            _column("Scope", ".spec.name"),
+            _column("Realm", ".spec.realm.name"),
+            _column("Protocol", ".spec.protocol"),
+            _column("Phase", ".status.phase"),
+            _column("Age", ".metadata.creationTimestamp", "date"),
+        ],
+    )
+
+
 def all_crds() -> list[dict[str, Any]]:
-    return [keycloak_crd(), realm_crd(), client_crd(), *peering_crds()]
+    return [keycloak_crd(), realm_crd(), client_crd(), client_scope_crd(), *peering_crds()]
 
 
 class _NoAliasDumper(yaml.SafeDumper):

@@ -45,6 +45,15 @@ PERMISSIONS: tuple[Permission, ...] = (
     ),
     Permission(names.GROUP, f"{names.CLIENT_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"),
     Permission(
+        names.GROUP,
+        names.CLIENT_SCOPE_PLURAL,
+        ("list", "watch", "patch"),
+        "client scopes to replicate; patch adds and removes its finalizer",
+    ),
+    Permission(
+        names.GROUP, f"{names.CLIENT_SCOPE_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"
+    ),
+    Permission(
         "apps",
         "deployments",
         ("get", "list", "watch", "create", "patch", "delete"),

@@ -198,10 +198,13 @@ class KeycloakAdmin:
         return await self._list(f"admin/realms/{_q(realm)}/clients")
 
     async def create_client(self, realm: str, body: dict[str, Any]) -> str:
-        """The new client's id. Keycloak answers 201 with a Location header and no body."""
+        """The new client's id."""
+        return await self._create(f"admin/realms/{_q(realm)}/clients", body)
+
+    async def _create(self, path: str, body: dict[str, Any]) -> str:
+        """POST of an object Keycloak names itself: it answers 201 with a Location header and no body."""
         if self._on_write is not None:
             self._on_write()
-        path = f"admin/realms/{_q(realm)}/clients"
         try:
             response = await self._guarded(f"POST {path}", self._conn.a_raw_post(path, json.dumps(body)))
         except KeycloakError as e:
@@ -258,5 +261,36 @@ class KeycloakAdmin:
             path = f"{base}/{part.split('-')[0]}-client-scopes/{_q(remote_id or '')}"
             await self._send("DELETE" if operation == "delete" else "PUT", path)
             return
+        method = {"create": "POST", "update": "PUT", "delete": "DELETE"}[operation]
+        await self._send(method, path, body)
+
+    # --- client scopes (core/replication/client_scope.py) ---------------------------------------------------
+
+    def _client_scope(self, realm: str, scope_id: str) -> str:
+        return f"admin/realms/{_q(realm)}/client-scopes/{_q(scope_id)}"
+
+    async def client_scope(self, realm: str, scope_id: str) -> dict[str, Any]:
+        answer = await self._send("GET", self._client_scope(realm, scope_id))
+        if not isinstance(answer, dict):
+            raise AdminError(0, f"client scope {scope_id}: expected an object")
+        return answer
+
+    async def create_client_scope(self, realm: str, body: dict[str, Any]) -> str:
+        """The new client scope's id."""
+        return await self._create(f"admin/realms/{_q(realm)}/client-scopes", body)
+
+    async def update_client_scope(self, realm: str, scope_id: str, body: dict[str, Any]) -> None:
+        await self._send("PUT", self._client_scope(realm, scope_id), body)
+
+    async def delete_client_scope(self, realm: str, scope_id: str) -> None:
+        await self._send("DELETE", self._client_scope(realm, scope_id))
+
+    async def write_scope_mapper(
+        self, realm: str, scope_id: str, operation: str, mapper_id: str | None, body: Any
+    ) -> None:
+        """One mapper write of a client scope (client_parts.PartWrite of part "mapper")."""
+        path = f"{self._client_scope(realm, scope_id)}/protocol-mappers/models"
+        if operation != "create":
+            path = f"{path}/{_q(mapper_id or '')}"
         method = {"create": "POST", "update": "PUT", "delete": "DELETE"}[operation]
         await self._send(method, path, body)

@@ -131,14 +131,15 @@ def remote_id(op: Create | Update) -> str:
 
 
 def blocked_realm_deletes(realms: Sequence[Resource], clients: Sequence[Resource]) -> dict[ObjectKey, str]:
-    """A realm resource being deleted while clients are still declared in it waits, whole: deleting the
-    realm in Keycloak would take their clients with it behind their owners' backs."""
+    """A realm resource being deleted while clients (or client scopes) are still declared in it waits,
+    whole: deleting the realm in Keycloak would take them with it behind their owners' backs."""
     declared: dict[ObjectKey, list[str]] = {}
     for c in clients:
         # Only clients the realm allows count: a namespace it never allowed cannot keep it from going.
         allowed = c.problem is None or c.problem.phase != "Forbidden"
         if not c.deleting and c.parent is not None and allowed:
-            declared.setdefault(c.parent, []).append(f"{c.key.namespace}/{c.key.name}")
+            what = "" if c.key.kind == names.CLIENT_KIND else f"{c.key.kind} "
+            declared.setdefault(c.parent, []).append(f"{what}{c.key.namespace}/{c.key.name}")
     out = {}
     for r in realms:
         if r.deleting and r.key in declared:

@@ -104,7 +104,7 @@ def forbidden_since(obj: Obj) -> datetime | None:
     return _timestamp(status.get("forbiddenSince")) if status.get("phase") == "Forbidden" else None
 
 
-def _flags(obj: Obj) -> dict[str, Any]:
+def resource_flags(obj: Obj) -> dict[str, Any]:
     meta = obj["metadata"]
     annotations = meta.get("annotations") or {}
     return {
@@ -115,7 +115,7 @@ def _flags(obj: Obj) -> dict[str, Any]:
     }
 
 
-def _invalid(e: ValidationError) -> Verdict:
+def invalid_spec(e: ValidationError) -> Verdict:
     first = e.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     return Verdict("Error", "InvalidSpec", f"spec.{where}: {first['msg']}")
@@ -144,11 +144,13 @@ def realm_target(
     could not be listed this round (one there is not known to be missing: watched.py). An external server
     outside the policy's allow-list is Forbidden before anything is read: its admin Secret is never
     opened."""
-    key, flags = key_of(obj), _flags(obj)
+    key, flags = key_of(obj), resource_flags(obj)
     try:
         spec = KeycloakRealmSpec.model_validate(obj.get("spec") or {})
     except ValidationError as e:
-        return RealmTarget(Resource(key, key.name, {}, problem=_invalid(e), **flags), None, None, frozenset())
+        return RealmTarget(
+            Resource(key, key.name, {}, problem=invalid_spec(e), **flags), None, None, frozenset()
+        )
     content = realm_content(spec, key.name)
     allowed = frozenset(spec.client_namespaces)
     problem: Verdict | None = None
@@ -281,33 +283,46 @@ def client_resource(
 ) -> Resource:
     """A client, with a problem when its realm is unknown or does not allow the client's namespace.
     `unreadable`: namespaces whose realms could not be listed this round (watched.py)."""
-    key, flags = key_of(obj), _flags(obj)
+    key, flags = key_of(obj), resource_flags(obj)
     try:
         spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
     except ValidationError as e:
         # Still in its realm's scope (held there, its object kept): an operator upgrade that tightens the
         # model must never make a live client look like an orphan.
-        return Resource(key, key.name, {}, problem=_invalid(e), parent=_raw_parent(obj, key), **flags)
+        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
-    problem: Verdict | None = None
-    realm = realms.get(parent)
-    if realm is None and parent.namespace in unreadable:
-        problem = _unreadable(f"KeycloakRealm {parent.namespace}/{parent.name}", parent.namespace)
-    elif realm is None:
-        problem = Verdict(
-            "Pending", "RealmNotFound", f"KeycloakRealm {parent.namespace}/{parent.name} not found"
-        )
-    elif key.namespace != parent.namespace and key.namespace not in realm.client_namespaces:
-        problem = Verdict(
-            "Forbidden",
-            "NamespaceNotAllowed",
-            f"KeycloakRealm {parent.namespace}/{parent.name} does not allow clients from namespace "
-            f"{key.namespace} (spec.clientNamespaces); nothing was written",
-        )
+    problem = in_realm_problem(key, parent, realms, unreadable, "clients")
     return Resource(key, spec.client_id, client_content(spec), problem=problem, parent=parent, **flags)
 
 
-def _raw_parent(obj: Obj, key: ObjectKey) -> ObjectKey | None:
+def in_realm_problem(
+    key: ObjectKey,
+    parent: ObjectKey,
+    realms: Mapping[ObjectKey, RealmTarget],
+    unreadable: AbstractSet[str],
+    what: str,
+) -> Verdict | None:
+    """Why a resource declared in the realm resource `parent` (a client, a client scope: `what`, plural)
+    may not be written: its realm unknown, unreadable, or not allowing the resource's namespace (the realm's
+    `clientNamespaces` is the one allow-list for everything declared in it)."""
+    realm = realms.get(parent)
+    if realm is None and parent.namespace in unreadable:
+        return _unreadable(f"KeycloakRealm {parent.namespace}/{parent.name}", parent.namespace)
+    if realm is None:
+        return Verdict(
+            "Pending", "RealmNotFound", f"KeycloakRealm {parent.namespace}/{parent.name} not found"
+        )
+    if key.namespace != parent.namespace and key.namespace not in realm.client_namespaces:
+        return Verdict(
+            "Forbidden",
+            "NamespaceNotAllowed",
+            f"KeycloakRealm {parent.namespace}/{parent.name} does not allow {what} from namespace "
+            f"{key.namespace} (spec.clientNamespaces); nothing was written",
+        )
+    return None
+
+
+def raw_parent(obj: Obj, key: ObjectKey) -> ObjectKey | None:
     realm = (obj.get("spec") or {}).get("realm")
     if not isinstance(realm, Mapping) or not isinstance(realm.get("name"), str):
         return None

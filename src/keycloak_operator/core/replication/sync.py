@@ -225,11 +225,15 @@ def plan_scope(
         result.verdicts[c.key] = Verdict("Conflict", "Conflict", message)
 
     desired = [Desired.of(r.key, r.content) for k, r in wanted.items() if k not in held]
+    wanted_hash = {d.key: d.content_hash for d in desired}
     marked_actual = []
     for a in actual:
         want = wanted.get(a.key)
         obj = by_remote[a.remote_id]
-        if want is not None and a.key not in held and a.remote_id == found[a.key]:
+        # Drift is a hand edit of an object written as declared (its marker holds the declared hash); after
+        # a change of the spec the object differs too, and the update that follows is no repair.
+        in_step = wanted_hash.get(a.key) == a.content_hash
+        if want is not None and in_step and a.remote_id == found[a.key]:
             changed = drifted_fields(want.content, obj, subresources, attributes=compare_attributes)
             if changed:
                 result.drift[a.key] = changed

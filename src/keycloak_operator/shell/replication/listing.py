@@ -1,4 +1,5 @@
-"""What a round reads from Kubernetes: realms, clients and (if a realm names one) Keycloaks, LISTed fresh.
+"""What a round reads from Kubernetes: realms, clients, client scopes and (if a realm names one) Keycloaks,
+LISTed fresh.
 
 Not taken from a cache: a resource missing from a stale cache would look deleted, and its object would go.
 With a namespace list, each namespace is read on its own; one that does not answer is left out of the round
@@ -15,7 +16,7 @@ from typing import Any
 from keycloak_operator.core.replication.resources import names_keycloaks
 from keycloak_operator.core.replication.watched import Listing, Standing, Unlisted, standing
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.kube import CLIENTS, KEYCLOAKS, NAMESPACES, REALMS, ApiError, Kube
+from keycloak_operator.shell.kube import CLIENT_SCOPES, CLIENTS, KEYCLOAKS, NAMESPACES, REALMS, ApiError, Kube
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,7 @@ class Read:
     realms: list[Obj]
     clients: list[Obj]
     keycloaks: list[Obj]
+    client_scopes: list[Obj]
     listing: Listing
 
 
@@ -39,13 +41,18 @@ class Reader:
     async def read(self) -> Read:
         if self.namespaces is None:
             realms, clients = await self.kube.list(REALMS, None), await self.kube.list(CLIENTS, None)
+            scopes = await self.kube.list(CLIENT_SCOPES, None)
             keycloaks = await self.kube.list(KEYCLOAKS, None) if names_keycloaks(realms) else []
-            return Read(realms, clients, keycloaks, Listing(None))
+            return Read(realms, clients, keycloaks, scopes, Listing(None))
         read: dict[str, list[list[Obj]]] = {}
         errors: dict[str, ApiError] = {}
         for ns in self.namespaces:
             try:
-                read[ns] = [await self.kube.list(REALMS, ns), await self.kube.list(CLIENTS, ns)]
+                read[ns] = [
+                    await self.kube.list(REALMS, ns),
+                    await self.kube.list(CLIENTS, ns),
+                    await self.kube.list(CLIENT_SCOPES, ns),
+                ]
             except ApiError as e:
                 errors[ns] = e
         if names_keycloaks(o for found in read.values() for o in found[0]):
@@ -61,7 +68,8 @@ class Reader:
         return Read(
             [o for found in per_ns for o in found[0]],
             [o for found in per_ns for o in found[1]],
-            [o for found in per_ns if len(found) > 2 for o in found[2]],
+            [o for found in per_ns if len(found) > 3 for o in found[3]],
+            [o for found in per_ns for o in found[2]],
             Listing(frozenset(self.namespaces), unlisted),
         )
 

@@ -1,7 +1,7 @@
 """One replication round for one Keycloak server: read everything fresh, plan (pure), write, report.
 
-Order: realms (deletes before upserts, ADR 0005), then, inside each realm the round may write to, its roles
-and its clients (with their Secrets), then statuses and finalizers. Each kind is planned in
+Order: realms (deletes before upserts, ADR 0005), then, inside each realm the round may write to, its roles,
+its client scopes and its clients (with their Secrets), then statuses and finalizers. Each kind is planned in
 core/replication/ and written by its writer here; the round only orders and runs them. Resources are
 LISTed at the start of every round (listing.py says why). Nothing is written, to Keycloak or to Kubernetes,
 when nothing changed.
@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication.client_scope import scope_resource
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import RealmTarget, client_resource, realm_target
 from keycloak_operator.core.replication.retry import Backoff
@@ -35,6 +36,7 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.admins import Admins
+from keycloak_operator.shell.replication.client_scopes import ClientScopeWriter
 from keycloak_operator.shell.replication.clients import ClientWriter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.listing import Reader
@@ -47,7 +49,7 @@ log = logging.getLogger(__name__)
 
 
 class InsideRealm(Protocol):
-    """A writer of what lives inside a realm (its roles, its clients), run once the realm is settled."""
+    """A writer of what lives inside a realm (its roles, client scopes, clients), run once it is settled."""
 
     async def sync(self, rnd: Round, at: InRealm) -> None: ...
 
@@ -74,8 +76,12 @@ class Replicator:
         self.backoff = Backoff(policy.cluster_domain)
         self.clock = clock
         self.realms = RealmWriter(limiter)
-        # In this order inside each realm: roles, then clients.
-        self.inside_realm: tuple[InsideRealm, ...] = (RoleWriter(limiter), ClientWriter(kube, limiter))
+        # In this order inside each realm: roles, client scopes, then clients (which may attach those scopes).
+        self.inside_realm: tuple[InsideRealm, ...] = (
+            RoleWriter(limiter),
+            ClientScopeWriter(limiter),
+            ClientWriter(kube, limiter),
+        )
 
     def _count(self) -> None:
         self.admin_writes += 1
@@ -98,12 +104,20 @@ class Replicator:
         unresolved = {k: t for k, t in targets.items() if t.server is None}
         rnd = Round(failed=read.listing.failed)
         rnd.objects.update({t.resource.key: o for t, o in zip(targets.values(), realm_objs, strict=True)})
-        clients = [client_resource(o, targets, blind) for o in client_objs]
-        rnd.objects.update({c.key: o for c, o in zip(clients, client_objs, strict=True)})
-        in_scope_clients = [c for c in clients if c.parent in mine]
-        without_realm(rnd, clients, targets.keys(), blind)  # reported by every round
+        scope_objs = [
+            {**o, "apiVersion": names.API_VERSION, "kind": names.CLIENT_SCOPE_KIND}
+            for o in read.client_scopes
+        ]
+        # Everything declared inside a realm, of every kind; each writer takes its own (context.InRealm).
+        children = [
+            *(client_resource(o, targets, blind) for o in client_objs),
+            *(scope_resource(o, targets, blind) for o in scope_objs),
+        ]
+        rnd.objects.update({c.key: o for c, o in zip(children, [*client_objs, *scope_objs], strict=True)})
+        in_scope = [c for c in children if c.parent in mine]
+        without_realm(rnd, children, targets.keys(), blind)  # reported by every round
         await self.reporter.ensure_finalizers(
-            [*(rnd.objects[k] for k in mine), *(rnd.objects[c.key] for c in in_scope_clients)]
+            [*(rnd.objects[k] for k in mine), *(rnd.objects[c.key] for c in in_scope)]
         )
 
         admins = Admins(mine)
@@ -114,13 +128,11 @@ class Replicator:
                 reached = no_login(rnd, realms)
             else:
                 realms, passwords = await with_smtp_passwords(self.kube, realms, rnd.objects)
-                reached = await self._realms(
-                    rnd, admins, realms, in_scope_clients, targets, read.listing, passwords
-                )
+                reached = await self._realms(rnd, admins, realms, in_scope, targets, read.listing, passwords)
             reached = reached and not admins.timed_out
         finally:
             await admins.close()
-        without_server(rnd, unresolved, clients, blind)
+        without_server(rnd, unresolved, children, blind)
         await self.reporter.report(rnd, self.revocation_grace)
         return self.backoff.after(url, failed=rnd.failed, reached=reached, now=self.clock())
 
@@ -129,26 +141,27 @@ class Replicator:
         rnd: Round,
         admins: Admins,
         realms: list[Resource],
-        clients: list[Resource],
+        children: list[Resource],
         every_target: dict[ObjectKey, RealmTarget],
         listing: Listing,
         smtp_passwords: Mapping[ObjectKey, str],
     ) -> bool:
         """The server's realms, then what lives in each. False when no login could list the realms. A
-        failure inside one realm is reported on that realm and its clients, and the others go on."""
+        failure inside one realm is reported on that realm and on what is declared in it; the others go
+        on."""
         revocation = Revocation(datetime.now(UTC), self.revocation_grace)
         listed = await self.realms.sync(
-            rnd, admins, realms, clients, every_target.keys(), listing, revocation, smtp_passwords
+            rnd, admins, realms, children, every_target.keys(), listing, revocation, smtp_passwords
         )
         for realm in realms:
-            children = [c for c in clients if c.parent == realm.key]
+            inside = [c for c in children if c.parent == realm.key]
             try:
-                await self._inside(rnd, admins, realm, children, listing, revocation)
+                await self._inside(rnd, admins, realm, inside, listing, revocation)
             except (AdminError, ApiError) as e:
-                realm_failed(rnd, realm, children, str(e))
+                realm_failed(rnd, realm, inside, str(e))
             except Exception as e:  # a bug, or an answer of a shape nobody expected: this realm only
                 log.exception("realm %s/%s: round step failed", realm.key.namespace, realm.key.name)
-                realm_failed(rnd, realm, children, f"internal error: {type(e).__name__}")
+                realm_failed(rnd, realm, inside, f"internal error: {type(e).__name__}")
         return listed
 
     async def _inside(
