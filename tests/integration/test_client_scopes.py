@@ -13,6 +13,7 @@ import pytest
 
 from keycloak_operator.core import names
 from localcluster.keycloak import KeycloakProcess
+from tests.integration.support import local_keycloak
 from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
@@ -45,23 +46,7 @@ CLAIM = {
 
 @pytest.fixture(scope="module")
 def keycloak(kubectl: Kubectl) -> Iterator[KeycloakProcess]:
-    """One real server for this module; stopped once the realms the tests left on it are deleted."""
-    kc = KeycloakProcess(args=["--metrics-enabled=true"])
-    kc.start()
-    yield kc
-
-    def realms_left() -> list[Any]:
-        return [
-            r
-            for r in kubectl.list(REALM_RES, None)
-            if ((r["spec"].get("server") or {}).get("external") or {}).get("url") == kc.url
-        ]
-
-    try:
-        wait_for("realms on this server deleted", lambda: not realms_left(), timeout=120)
-    finally:
-        kc.stop()
-        kc.cleanup()
+    yield from local_keycloak.serving(kubectl)
 
 
 @pytest.fixture(scope="module")
