@@ -300,3 +300,43 @@ async def test_a_peering_object_deleted_with_its_namespace_does_not_stand_the_le
     kube.statuses.clear()  # no peering object read at all: never act blind
     await lead._poll(kube)  # type: ignore[arg-type]
     assert not lead.all_active()
+
+
+@pytest.mark.parametrize("namespaces", [None, ["team-a"]])
+async def test_an_unserved_client_scope_kind_is_no_scopes_and_realms_and_clients_go_on(
+    namespaces: list[str] | None,
+) -> None:
+    """After a `helm upgrade` (which adds no CRD) the API server answers 404 for KeycloakClientScope: no
+    such resource can exist then, so there are none, and the rest of the round is read as ever."""
+
+    class NoScopeCrd(RefusingKube):
+        async def list(self, res: Any, namespace: str | None, **selectors: Any) -> list[dict[str, Any]]:
+            if res.plural == names.CLIENT_SCOPE_PLURAL:
+                raise ApiError(404, "the server could not find the requested resource")
+            if namespace is None:  # every namespace at once
+                return [
+                    o for found in self.objects.values() for o in found if o["kind"] == _KINDS[res.plural]
+                ]
+            return await super().list(res, namespace, **selectors)
+
+    objects = {"team-a": [k8s(REALM, "team-a", "ra", {}), k8s(CLIENT, "team-a", "ca", {})]}
+    read = await reader(NoScopeCrd(objects, set(), []), namespaces).read()
+    assert [r["metadata"]["name"] for r in read.realms] == ["ra"]
+    assert [c["metadata"]["name"] for c in read.clients] == ["ca"]
+    assert read.client_scopes == [] and not read.listing.unlisted
+
+
+async def test_a_refused_client_scope_list_is_never_read_as_none() -> None:
+    """A 403 (the Role lacks the new kind) is not "no scopes": the namespace stays out, nothing deleted."""
+
+    class ScopesForbidden(RefusingKube):
+        async def list(self, res: Any, namespace: str | None, **selectors: Any) -> list[dict[str, Any]]:
+            if res.plural == names.CLIENT_SCOPE_PLURAL:
+                raise ApiError(403, "forbidden")
+            return await super().list(res, namespace, **selectors)
+
+    objects = {"team-a": [k8s(REALM, "team-a", "ra", {})]}
+    read = await reader(
+        ScopesForbidden(objects, set(), [{"metadata": {"name": "team-a"}}]), ["team-a"]
+    ).read()
+    assert read.realms == [] and list(read.listing.unlisted) == ["team-a"]

@@ -37,11 +37,12 @@ class Reader:
         self.kube = kube
         self.namespaces = list(namespaces) if namespaces else None
         self._unlisted: dict[str, Standing] = {}  # watched namespaces the last round could not list
+        self._scopes_unserved = False  # warned once that the KeycloakClientScope CRD is missing
 
     async def read(self) -> Read:
         if self.namespaces is None:
             realms, clients = await self.kube.list(REALMS, None), await self.kube.list(CLIENTS, None)
-            scopes = await self.kube.list(CLIENT_SCOPES, None)
+            scopes = await self._client_scopes(None)
             keycloaks = await self.kube.list(KEYCLOAKS, None) if names_keycloaks(realms) else []
             return Read(realms, clients, keycloaks, scopes, Listing(None))
         read: dict[str, list[list[Obj]]] = {}
@@ -51,7 +52,7 @@ class Reader:
                 read[ns] = [
                     await self.kube.list(REALMS, ns),
                     await self.kube.list(CLIENTS, ns),
-                    await self.kube.list(CLIENT_SCOPES, ns),
+                    await self._client_scopes(ns),
                 ]
             except ApiError as e:
                 errors[ns] = e
@@ -72,6 +73,21 @@ class Reader:
             [o for found in per_ns for o in found[2]],
             Listing(frozenset(self.namespaces), unlisted),
         )
+
+    async def _client_scopes(self, namespace: str | None) -> list[Obj]:
+        """KeycloakClientScopes; none when the API server does not serve the kind (404: its CRD is not
+        installed yet, as after a `helm upgrade`, which never adds CRDs). Without the CRD no such resource
+        can exist, so this is the truth, and realms and clients go on replicating; any other refusal is
+        an unreadable listing, as for the other kinds."""
+        try:
+            return await self.kube.list(CLIENT_SCOPES, namespace)
+        except ApiError as e:
+            if e.status != 404:
+                raise
+            if not self._scopes_unserved:
+                log.warning("KeycloakClientScope is not served (its CRD is not installed): no client scopes")
+                self._scopes_unserved = True
+            return []
 
     async def _standing(self, namespace: str) -> Standing:
         """Whether a namespace that could not be listed is gone: read by a LIST with a field selector (the
