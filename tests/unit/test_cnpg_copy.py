@@ -225,3 +225,32 @@ def test_the_canonical_cluster_never_moves_back_to_the_stale_original(
     got = dc.canonical_database(spec(), recorded, blue_green, track, running)
     assert got.name == name
     assert got.copied_from == ("" if name == "kcdb" else "kcdb")
+
+
+def test_after_promotion_the_copys_secret_is_the_one_required_and_the_original_may_go() -> None:
+    """Found in review: the spec's `<cluster>-app` was still required after the pods moved to the copy, so
+    deleting the original Cluster (as the guide suggests) left the Keycloak Degraded for good."""
+    from tests.unit import builders
+
+    s = spec()
+    running = reconcile.render_deployment(OWNER, s, image=NEW, track="b", version="v", database=COPY)
+    status = {"database": {"name": COPY, "copiedFrom": "kcdb", "serving": COPY}}
+    secrets = frozenset({f"{COPY}-app", "kc-initial-admin"})  # the original's kcdb-app is gone
+    observed = builders.observed(s, deployment=running, status=status, existing_secrets=secrets, owner=OWNER)
+    d = reconcile.decide(s, observed, now="2026-01-01T12:30:00Z")
+    assert d.status is not None
+    assert not [c for c in d.status["conditions"] if c["type"] == "Degraded" and c["status"] == "True"]
+    # And the copy's own Secret is required: without it, Degraded names it.
+    gone = builders.observed(
+        s,
+        deployment=running,
+        status=status,
+        existing_secrets=frozenset({"kcdb-app", "kc-initial-admin"}),
+        owner=OWNER,
+    )
+    degraded = next(
+        c
+        for c in reconcile.decide(s, gone, now="2026-01-01T12:30:00Z").status["conditions"]  # type: ignore[index]
+        if c["type"] == "Degraded"
+    )
+    assert degraded["reason"] == "SecretNotFound" and f"{COPY}-app" in degraded["message"]

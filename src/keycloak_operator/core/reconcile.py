@@ -235,7 +235,10 @@ def decide(
         database_copy.running_database(canonical, spec.database.tier),
     )
     cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
-    problems = _problems(spec, observed, owner, admin_secret_name(owner, spec))
+    # The Secrets the pods will use: on a promoted cnpg copy, the copy's, not the original Cluster's (which
+    # the user may delete once it is no longer a way back).
+    serving_spec = database_copy.with_database(spec, database.name)
+    problems = _problems(serving_spec, observed, owner, admin_secret_name(owner, spec))
     # While blue serves an image the spec no longer names (an upgrade in flight, blue kept, a failed
     # upgrade), blue stays exactly as it was rolled out. Rendered from the new spec it would restart the
     # pods serving every sign-in, with settings meant for green (a new cache cluster name even recreates

@@ -18,6 +18,7 @@ from keycloak_operator.core import (
     children,
     compatibility_check,
     conditions,
+    database_copy,
     keycloak_config,
     merge_patch,
     monitoring,
@@ -58,14 +59,18 @@ def now() -> str:
 async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> reconcile.Observed:
     ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
     admin = reconcile.admin_secret_name(reconcile.owner_of(keycloak), spec)
-    wanted_secrets = set(keycloak_config.referenced_secrets(spec, admin))
+    canonical = await kube.get(DEPLOYMENTS, ns, names.deployment(name))
+    # The spec's Secrets, and those of the database the pods run on (a promoted cnpg copy has its own).
+    running = database_copy.running_database(canonical, spec.database.tier)
+    wanted_secrets = set(keycloak_config.referenced_secrets(spec, admin)) | set(
+        keycloak_config.referenced_secrets(database_copy.with_database(spec, running), admin)
+    )
     existing = {s for s in wanted_secrets if await kube.get(SECRETS, ns, s) is not None}
     maps = {m for m in keycloak_config.referenced_config_maps(spec) if await kube.get(CONFIG_MAPS, ns, m)}
     own_labels = names.selector_string(names.instance_labels(name))
     # By name, not by label: a Service under one of these names that this Keycloak did not make must be seen
     # (and left alone), not applied over.
     membership = [await kube.get(SERVICES, ns, names.membership_service(name, t)) for t in names.TRACKS]
-    canonical = await kube.get(DEPLOYMENTS, ns, names.deployment(name))
     version = versions.version_of(spec).format()
     # The ServiceMonitor is read whether wanted or not (one this Keycloak made may have to go; where the
     # kind is not served the read is a 404); discovery is asked only when one is wanted.
