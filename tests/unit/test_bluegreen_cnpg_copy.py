@@ -185,3 +185,14 @@ def test_a_cluster_never_getting_ready_fails_back_to_blue() -> None:
     assert stored is not None and stored.state == bg.FAILED
     assert "not completed within 1m" in stored.message
     assert sim.green is None and sim.selector == "a" and len(sim.job_creates) == 1
+
+
+@pytest.mark.parametrize(
+    "state", [bg.BACKING_UP, bg.COPYING_DATABASE, bg.PROVISIONING_GREEN, bg.WAITING_FOR_GREEN]
+)
+def test_a_database_changed_in_the_spec_before_cutover_cancels_green(state: str) -> None:
+    """Found in review: adopting the last copy (clusterName set to it) while an upgrade ran put green, whose
+    copy was of the original, on the Cluster blue serves from. Green goes instead."""
+    result = step(status(state), cnpg_world(spec_database="kcdb-26-5-6-abcdef"))
+    moved_to(result, bg.CANCELLING)
+    assert result.status is not None and "spec's database changed" in result.status.message

@@ -93,6 +93,18 @@ def _begin(s: Status, w: Observed, blue: Deployment, now: datetime) -> Step:
 
 def spec_changed(s: Status, w: Observed, now: datetime) -> Step | None:
     """Before cutover traffic is still on blue, so a new spec can cancel or replace the green in flight."""
+    copied = path_of(s) == upgrade_plan.BLUE_GREEN_COPY
+    if copied and s.spec_database and w.spec_database and w.spec_database != s.spec_database:
+        # Green's copy was made of the spec's old database: under the new name green could land on a database
+        # blue serves from. Green goes; at rest the new spec is planned afresh. (Only on a copy: a status an
+        # older operator stored names cnpg's database, `app`, where this one names the Cluster.)
+        return go(
+            s,
+            CANCELLING,
+            now,
+            f"cancelled: the spec's database changed from {s.spec_database} to {w.spec_database} during the "
+            "upgrade",
+        )
     if w.spec_image == s.blue_image:
         return go(s, CANCELLING, now, f"cancelled: spec is back to {s.blue_image}")
     if w.spec_image == s.green_image:
