@@ -174,3 +174,18 @@ async def test_a_client_scope_event_queues_its_realms_server_and_the_one_it_left
     await rh.client_scope_event(event={"type": "MODIFIED"}, body=body("other"))
     assert sorted(lane.queued) == sorted([KC_URL, "https://sso.example.com"])
     assert rh.runtime.realms_of_client[ObjectKey(KIND, "team-a", "audit")] == other
+
+
+async def test_a_client_never_attaches_a_scope_another_namespace_declares(world: World) -> None:
+    """Found in review: team-b's client named `audit`, team-a's scope (team-b's own `audit` in Conflict),
+    and Keycloak attached team-a's, whose mappers then shaped team-b's tokens. A client may attach only
+    scopes no resource declares and those of its own namespace."""
+    world.kube.add(_resource(KIND, "team-b", "audit", {"realm": MAIN, "name": "audit"}))
+    world.kube.add(_client("team-b", "app", MAIN, defaultClientScopes=["basic", "audit"]))
+    _, _, writes = await world.round(KC_URL)
+    phases = _phases(writes)
+    assert phases["team-b/audit"] == "Conflict" and phases["team-b/app"] == "Pending"
+    assert not [c for c in world.server.clients["main"].values() if c["clientId"] == "app"]
+    # team-a's own client keeps its scope; a built-in (`basic`) stays usable by everyone.
+    api = next(c for c in world.server.clients["main"].values() if c["clientId"] == "api")
+    assert api["defaultClientScopes"] == ["audit", "basic"]

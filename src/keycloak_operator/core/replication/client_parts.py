@@ -118,9 +118,18 @@ class PartsPlan:
         return sorted({f"{label.get(w.part, OPTIONAL_SCOPES)}/{w.name}" for w in self.writes})
 
 
+def usable_scopes(realm_scopes: Mapping[str, tuple[str, str | None]], namespace: str) -> dict[str, str]:
+    """Name -> id of the realm's client scopes a client of `namespace` may attach: those no resource
+    declares (Keycloak's own, or made by the realm's admin) and those `namespace` declares. Another
+    namespace's KeycloakClientScope never shapes this namespace's tokens (seed 003).
+    `realm_scopes`: name -> (id, the namespace in its marker, None when unmarked)."""
+    return {name: sid for name, (sid, owner) in realm_scopes.items() if owner is None or owner == namespace}
+
+
 def missing_scopes(content: Mapping[str, Any], realm_scopes: Iterable[str]) -> Verdict | None:
-    """A declared client scope the realm does not have: nothing is written for the client (Keycloak would
-    take the client and drop the scope without a word), and the field and the scope are named."""
+    """A declared client scope the realm does not have (or not one this namespace may use): nothing is
+    written for the client (Keycloak would take the client and drop the scope without a word), and the field
+    and the scope are named."""
     known = set(realm_scopes)
     for key, where in SCOPE_FIELDS.items():
         absent = [s for s in content.get(key, []) if s not in known]
@@ -128,7 +137,8 @@ def missing_scopes(content: Mapping[str, Any], realm_scopes: Iterable[str]) -> V
             return Verdict(
                 "Pending",
                 "ClientScopeNotFound",
-                f"{where}: no client scope {', '.join(map(repr, absent))} in the realm; nothing was written",
+                f"{where}: no client scope {', '.join(map(repr, absent))} in the realm that this namespace "
+                "may use (its own or an undeclared one); nothing was written",
             )
     return None
 

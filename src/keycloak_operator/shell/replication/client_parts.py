@@ -11,6 +11,7 @@ from typing import Any
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
 from keycloak_operator.shell import metrics
@@ -20,22 +21,31 @@ from keycloak_operator.shell.ratelimit import WriteLimiter
 KIND = "ClientPart"  # the metrics' kind for a client's sub-objects
 
 
-async def realm_scopes(admin: KeycloakAdmin, realm: str, clients: list[Resource]) -> dict[str, str]:
-    """Name -> id of the realm's client scopes; read only when a client declares scopes."""
+RealmScopes = Mapping[str, tuple[str, str | None]]  # name -> (id, the namespace its marker names)
+
+
+async def realm_scopes(
+    admin: KeycloakAdmin, realm: str, clients: list[Resource]
+) -> dict[str, tuple[str, str | None]]:
+    """The realm's client scopes, with the namespace that declares each (None: no resource does); read
+    only when a client declares scopes."""
     if not any(parts.declares_scopes(c.content) for c in clients):
         return {}
-    return {
-        str(s["name"]): str(s["id"])
-        for s in await admin.client_scopes(realm)
-        if isinstance(s, Mapping) and isinstance(s.get("name"), str) and isinstance(s.get("id"), str)
-    }
+    out: dict[str, tuple[str, str | None]] = {}
+    for s in await admin.client_scopes(realm):
+        if isinstance(s, Mapping) and isinstance(s.get("name"), str) and isinstance(s.get("id"), str):
+            found = read_marker(s.get("attributes"))
+            out[str(s["name"])] = (str(s["id"]), found.key.namespace if found is not None else None)
+    return out
 
 
-def with_missing_scopes(clients: list[Resource], scopes: Mapping[str, str]) -> list[Resource]:
-    """A client naming a scope the realm lacks gets that as its problem: nothing is written for it."""
+def with_missing_scopes(clients: list[Resource], scopes: RealmScopes) -> list[Resource]:
+    """A client naming a scope the realm lacks, or one another namespace declares, gets that as its
+    problem: nothing is written for it."""
     out = []
     for c in clients:
-        missing = None if c.problem is not None else parts.missing_scopes(c.content, scopes)
+        usable = parts.usable_scopes(scopes, c.key.namespace)
+        missing = None if c.problem is not None else parts.missing_scopes(c.content, usable)
         out.append(c if missing is None or c.deleting else replace(c, problem=missing))
     return out
 
@@ -48,7 +58,7 @@ async def sync_parts(
     clients: list[Resource],
     scope: ScopePlan,
     observed: Mapping[str, Mapping[str, Any]],
-    scopes: Mapping[str, str],
+    scopes: RealmScopes,
 ) -> dict[ObjectKey, Verdict]:
     """Each declared client in sync or just written: its sub-objects brought to what it declares. A failure
     is that client's alone. `observed`: the clients as listed this round, by id (a client just written is
@@ -68,7 +78,8 @@ async def sync_parts(
         try:
             current = await admin.client(realm, remote) if c.key in written else observed.get(remote, {})
             roles = await admin.client_roles(realm, remote) if parts.ROLES in c.content else None
-            plan = parts.plan_parts(c.content, current, roles, scopes, owner)
+            usable = parts.usable_scopes(scopes, c.key.namespace)
+            plan = parts.plan_parts(c.content, current, roles, usable, owner)
             for write in plan.ordered():
                 await limiter.acquire(c.key.namespace)
                 await admin.write_client_part(
