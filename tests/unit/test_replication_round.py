@@ -25,6 +25,7 @@ from keycloak_operator.shell.admin_logins import Login
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication import Replicator
+from keycloak_operator.shell.replication.groups import GroupWriter
 from tests.unit.builders import BASE
 
 Obj = dict[str, Any]
@@ -36,6 +37,7 @@ _KINDS = {
     names.REALM_PLURAL: names.REALM_KIND,
     names.CLIENT_PLURAL: names.CLIENT_KIND,
     names.CLIENT_SCOPE_PLURAL: names.CLIENT_SCOPE_KIND,
+    names.GROUP_PLURAL: names.GROUP_KIND,
     names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND,
     "secrets": "Secret",
 }
@@ -127,6 +129,7 @@ class FakeKeycloak:
         self.client_roles: dict[str, dict[str, Obj]] = {}  # by client id
         self.scopes = {"basic": "s-basic", "profile": "s-profile", "email": "s-email", "roles": "s-roles"}
         self.scope_objects: dict[str, dict[str, Obj]] = {}  # client scopes made through the API, by realm, id
+        self.groups: dict[str, dict[str, Obj]] = {}  # groups by realm, id (parentId links the tree)
         self._ids = 0
 
     def realm(self, body: Obj) -> None:
@@ -317,6 +320,98 @@ class FakeAdmin(KeycloakAdmin):
             c[field] = names_ if operation == "delete" else [*names_, name]
 
 
+class FakeGroups:
+    """The group calls (shell/keycloak_groups.py) on a FakeKeycloak, as Keycloak answers them: paths built from
+    the tree, sibling names unique, attribute values lists only, a delete taking the subgroups along. Writes
+    are recorded in the server's `calls`; reads are not (the other tests' call lists stay as they were)."""
+
+    def __init__(self, server: FakeKeycloak, admin: KeycloakAdmin) -> None:
+        self.server = server
+        self.user = admin.login_.username if isinstance(admin, FakeAdmin) else ""
+
+    def _in(self, realm: str) -> dict[str, Obj]:
+        return self.server.groups.setdefault(realm, {})
+
+    def _path(self, realm: str, g: Obj) -> str:
+        up = g.get("parentId")
+        return (self._path(realm, self._in(realm)[up]) if up else "") + "/" + g["name"]
+
+    def _shown(self, realm: str, g: Obj) -> Obj:
+        out = {**copy.deepcopy(g), "path": self._path(realm, g)}
+        return out if g.get("parentId") else {k: v for k, v in out.items() if k != "parentId"}
+
+    async def groups(self, realm: str) -> list[Obj]:
+        return [self._shown(realm, g) for g in self._in(realm).values()]
+
+    async def group(self, realm: str, group_id: str) -> Obj:
+        return self._shown(realm, self._in(realm)[group_id])
+
+    def _check(self, realm: str, name: str, parent_id: str | None, own: str | None = None) -> None:
+        if name in self.server.failing:
+            raise AdminError(500, f"group {name}: 500")
+        if parent_id is not None and parent_id not in self._in(realm):
+            raise AdminError(404, f"parent group {parent_id} not found")
+        siblings = [g for i, g in self._in(realm).items() if g.get("parentId") == parent_id and i != own]
+        if any(g["name"] == name for g in siblings):
+            raise AdminError(409, f"Sibling group named '{name}' already exists.")
+
+    async def create(self, realm: str, parent_id: str | None, body: Obj) -> str:
+        self.server.calls.append((self.user, "create_group", realm, body["name"]))
+        self._check(realm, body["name"], parent_id)
+        if any(not isinstance(v, list) for v in (body.get("attributes") or {}).values()):
+            raise AdminError(400, "Cannot parse the JSON")
+        self.server._ids += 1
+        remote = f"g-{self.server._ids}"
+        group = {
+            "id": remote,
+            "name": body["name"],
+            "attributes": copy.deepcopy(body.get("attributes") or {}),
+        }
+        self._in(realm)[remote] = {**group, "parentId": parent_id, "realmRoles": [], "clientRoles": {}}
+        return remote
+
+    async def update(self, realm: str, group_id: str, body: Obj) -> None:
+        self.server.calls.append((self.user, "update_group", realm, group_id))
+        g = self._in(realm)[group_id]
+        self._check(realm, body["name"], g.get("parentId"), group_id)
+        g["name"] = body["name"]
+        if body.get("attributes") is not None:  # as Keycloak: a PUT naming attributes replaces them whole
+            g["attributes"] = copy.deepcopy(body["attributes"])
+
+    async def move(self, realm: str, group_id: str, name: str, parent_id: str | None) -> None:
+        self.server.calls.append((self.user, "move_group", realm, group_id, parent_id))
+        self._check(realm, name, parent_id, group_id)
+        self._in(realm)[group_id]["parentId"] = parent_id
+
+    async def delete(self, realm: str, group_id: str) -> None:
+        self.server.calls.append((self.user, "delete_group", realm, group_id))
+        groups = self._in(realm)
+        if group_id not in groups:
+            raise AdminError(404, f"group {group_id} not found")
+        for child in [i for i, g in groups.items() if g.get("parentId") == group_id]:
+            await self.delete(realm, child)
+        del groups[group_id]
+
+    async def write_mappings(
+        self, realm: str, group_id: str, client_uuid: str | None, add: bool, roles: Any
+    ) -> None:
+        names_ = sorted(r["name"] for r in roles)
+        self.server.calls.append((self.user, "map_group" if add else "unmap_group", realm, group_id, names_))
+        g = self._in(realm)[group_id]
+        if client_uuid is None:
+            have = g["realmRoles"]
+            g["realmRoles"] = sorted({*have, *names_} if add else set(have) - set(names_))
+            return
+        client_id = self.server.clients[realm][client_uuid]["clientId"]
+        have = g["clientRoles"].get(client_id, [])
+        now = sorted({*have, *names_} if add else set(have) - set(names_))
+        g["clientRoles"] = (
+            {**g["clientRoles"], client_id: now}
+            if now
+            else {k: v for k, v in g["clientRoles"].items() if k != client_id}
+        )
+
+
 def _resource(kind: str, ns: str, name: str, spec: Obj, **meta: Any) -> Obj:
     return {
         "apiVersion": names.API_VERSION,
@@ -350,6 +445,9 @@ class World:
             lambda login: FakeAdmin(self.server, login),
             clock=lambda: self.now,
         )
+        groups = self.replicator.inside_realm[-1]
+        assert isinstance(groups, GroupWriter)
+        groups.api = lambda admin: FakeGroups(self.server, admin)
 
     def secret(self, ns: str, name: str, username: str, password: str) -> None:
         data = {"username": _b64(username), "password": _b64(password)}

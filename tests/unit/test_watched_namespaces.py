@@ -206,6 +206,7 @@ _KINDS = {
     names.REALM_PLURAL: REALM,
     names.CLIENT_PLURAL: CLIENT,
     names.CLIENT_SCOPE_PLURAL: names.CLIENT_SCOPE_KIND,
+    names.GROUP_PLURAL: names.GROUP_KIND,
     names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND,
 }
 

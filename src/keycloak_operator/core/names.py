@@ -23,6 +23,8 @@ CLIENT_KIND = "KeycloakClient"
 CLIENT_PLURAL = "keycloakclients"
 CLIENT_SCOPE_KIND = "KeycloakClientScope"
 CLIENT_SCOPE_PLURAL = "keycloakclientscopes"
+GROUP_KIND = "KeycloakGroup"
+GROUP_PLURAL = "keycloakgroups"
 
 OPERATOR_NAME = "keycloak-operator"
 FIELD_MANAGER = OPERATOR_NAME

@@ -16,6 +16,7 @@ from keycloak_operator.core import keycloak_config, names
 from keycloak_operator.models import client_scope as csc
 from keycloak_operator.models import client_settings as cs
 from keycloak_operator.models import extensions, hostname, network_policy, options
+from keycloak_operator.models import group as grp
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
@@ -327,8 +328,37 @@ def client_scope_crd() -> dict[str, Any]:
     )
 
 
+def group_crd() -> dict[str, Any]:
+    schema = _replicated_schema(
+        grp.KeycloakGroupSpec,
+        "A group, with its attributes and its realm and client role mappings, replicated into a Keycloak "
+        "realm; spec.parent makes it a subgroup of another KeycloakGroup of the same namespace.",
+    )
+    schema["x-kubernetes-validations"] = [grp.NOT_OWN_PARENT_RULE]
+    spec = schema["properties"]["spec"]["properties"]
+    spec["attributes"]["x-kubernetes-validations"] = [grp.ATTRIBUTE_KEYS_RULE]
+    spec["clientRoles"]["x-kubernetes-validations"] = [grp.CLIENT_KEYS_RULE]
+    # Each role at most once (a mapping is a set); the model checks the same.
+    spec["realmRoles"]["x-kubernetes-list-type"] = "set"
+    spec["clientRoles"]["additionalProperties"]["x-kubernetes-list-type"] = "set"
+    spec["attributes"]["additionalProperties"]["x-kubernetes-list-type"] = "set"
+    return _crd(
+        plural=names.GROUP_PLURAL,
+        kind=names.GROUP_KIND,
+        short_names=["kcgroup"],
+        schema=schema,
+        columns=[
+            _column("Group", ".spec.name"),
+            _column("Parent", ".spec.parent"),
+            _column("Realm", ".spec.realm.name"),
+            _column("Phase", ".status.phase"),
+            _column("Age", ".metadata.creationTimestamp", "date"),
+        ],
+    )
+
+
 def all_crds() -> list[dict[str, Any]]:
-    return [keycloak_crd(), realm_crd(), client_crd(), client_scope_crd(), *peering_crds()]
+    return [keycloak_crd(), realm_crd(), client_crd(), client_scope_crd(), group_crd(), *peering_crds()]
 
 
 class _NoAliasDumper(yaml.SafeDumper):

@@ -54,6 +54,13 @@ PERMISSIONS: tuple[Permission, ...] = (
         names.GROUP, f"{names.CLIENT_SCOPE_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"
     ),
     Permission(
+        names.GROUP,
+        names.GROUP_PLURAL,
+        ("list", "watch", "patch"),
+        "groups to replicate; patch adds and removes its finalizer",
+    ),
+    Permission(names.GROUP, f"{names.GROUP_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"),
+    Permission(
         "apps",
         "deployments",
         ("get", "list", "watch", "create", "patch", "delete"),

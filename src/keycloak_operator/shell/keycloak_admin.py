@@ -129,7 +129,9 @@ class KeycloakAdmin:
             "DELETE": self._conn.a_raw_delete,
         }[method]
         args: list[Any] = [path]
-        if method in ("POST", "PUT"):
+        if method in ("POST", "PUT") or (
+            method == "DELETE" and body is not None
+        ):  # a DELETE of role mappings
             args.append(json.dumps(body))
         if method != "GET" and self._on_write is not None:
             self._on_write()

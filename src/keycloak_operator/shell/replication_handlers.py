@@ -1,9 +1,9 @@
-"""kopf wiring for realm, client and client scope replication: events become server URLs in a work queue of
-their own.
+"""kopf wiring for realm, client, client scope and group replication: events become server URLs in a work
+queue of their own.
 
 A round always covers one whole server (core/replication/sync.py says why), so any change to a realm, a
-client or a client scope, or to a Keycloak that realms target, queues that server's URL; the queue runs one
-round per URL at a time and folds events that arrive meanwhile into one more round. The resync tick
+client, a client scope or a group, or to a Keycloak that realms target, queues that server's URL; the queue
+runs one round per URL at a time and folds events that arrive meanwhile into one more round. The resync tick
 re-queues every server seen, which is what repairs hand edits made inside Keycloak.
 
 Two lanes, each its own queue and workers: the Keycloaks this operator runs, and external servers (which a
@@ -49,7 +49,7 @@ class ReplicationRuntime:
         self.own: WorkQueue[str] | None = None  # servers this operator runs
         self.external: WorkQueue[str] | None = None  # servers tenants name
         self.servers: dict[ObjectKey, str] = {}  # realm resource -> its server URL
-        self.realms_of_client: dict[ObjectKey, ObjectKey] = {}  # a client's or client scope's realm
+        self.realms_of_client: dict[ObjectKey, ObjectKey] = {}  # a client's, client scope's or group's realm
 
     def queue(self, url: str) -> None:
         own = url == NO_SERVER or names.is_keycloak_url(url, self.policy.cluster_domain)
@@ -132,6 +132,11 @@ async def client_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
 @kopf.on.event(names.GROUP, names.VERSION, names.CLIENT_SCOPE_PLURAL)
 async def client_scope_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
     _in_realm_event(names.CLIENT_SCOPE_KIND, event, body)
+
+
+@kopf.on.event(names.GROUP, names.VERSION, names.GROUP_PLURAL)
+async def group_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+    _in_realm_event(names.GROUP_KIND, event, body)
 
 
 def _in_realm_event(kind: str, event: kopf.RawEvent, body: kopf.Body) -> None:

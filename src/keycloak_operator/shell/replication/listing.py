@@ -1,5 +1,5 @@
-"""What a round reads from Kubernetes: realms, clients, client scopes and (if a realm names one) Keycloaks,
-LISTed fresh.
+"""What a round reads from Kubernetes: realms, clients, client scopes, groups and (if a realm names one)
+Keycloaks, LISTed fresh.
 
 Not taken from a cache: a resource missing from a stale cache would look deleted, and its object would go.
 With a namespace list, each namespace is read on its own; one that does not answer is left out of the round
@@ -10,13 +10,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from keycloak_operator.core.replication.resources import names_keycloaks
 from keycloak_operator.core.replication.watched import Listing, Standing, Unlisted, standing
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.kube import CLIENT_SCOPES, CLIENTS, KEYCLOAKS, NAMESPACES, REALMS, ApiError, Kube
+from keycloak_operator.shell.kube import (
+    CLIENT_SCOPES,
+    CLIENTS,
+    KEYCLOAK_GROUPS,
+    KEYCLOAKS,
+    NAMESPACES,
+    REALMS,
+    ApiError,
+    Kube,
+    Resource,
+)
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +40,7 @@ class Read:
     keycloaks: list[Obj]
     client_scopes: list[Obj]
     listing: Listing
+    groups: list[Obj] = field(default_factory=list)
 
 
 class Reader:
@@ -37,14 +48,15 @@ class Reader:
         self.kube = kube
         self.namespaces = list(namespaces) if namespaces else None
         self._unlisted: dict[str, Standing] = {}  # watched namespaces the last round could not list
-        self._scopes_unserved = False  # warned once that the KeycloakClientScope CRD is missing
+        self._unserved: set[str] = set()  # kinds warned once that their CRD is missing
 
     async def read(self) -> Read:
         if self.namespaces is None:
             realms, clients = await self.kube.list(REALMS, None), await self.kube.list(CLIENTS, None)
-            scopes = await self._client_scopes(None)
+            scopes = await self._optional(CLIENT_SCOPES, None)
+            groups = await self._optional(KEYCLOAK_GROUPS, None)
             keycloaks = await self.kube.list(KEYCLOAKS, None) if names_keycloaks(realms) else []
-            return Read(realms, clients, keycloaks, scopes, Listing(None))
+            return Read(realms, clients, keycloaks, scopes, Listing(None), groups)
         read: dict[str, list[list[Obj]]] = {}
         errors: dict[str, ApiError] = {}
         for ns in self.namespaces:
@@ -52,7 +64,8 @@ class Reader:
                 read[ns] = [
                     await self.kube.list(REALMS, ns),
                     await self.kube.list(CLIENTS, ns),
-                    await self._client_scopes(ns),
+                    await self._optional(CLIENT_SCOPES, ns),
+                    await self._optional(KEYCLOAK_GROUPS, ns),
                 ]
             except ApiError as e:
                 errors[ns] = e
@@ -69,24 +82,25 @@ class Reader:
         return Read(
             [o for found in per_ns for o in found[0]],
             [o for found in per_ns for o in found[1]],
-            [o for found in per_ns if len(found) > 3 for o in found[3]],
+            [o for found in per_ns if len(found) > 4 for o in found[4]],
             [o for found in per_ns for o in found[2]],
             Listing(frozenset(self.namespaces), unlisted),
+            [o for found in per_ns for o in found[3]],
         )
 
-    async def _client_scopes(self, namespace: str | None) -> list[Obj]:
-        """KeycloakClientScopes; none when the API server does not serve the kind (404: its CRD is not
-        installed yet, as after a `helm upgrade`, which never adds CRDs). Without the CRD no such resource
-        can exist, so this is the truth, and realms and clients go on replicating; any other refusal is
-        an unreadable listing, as for the other kinds."""
+    async def _optional(self, resource: Resource, namespace: str | None) -> list[Obj]:
+        """KeycloakClientScopes or KeycloakGroups; none when the API server does not serve the kind (404: its
+        CRD is not installed yet, as after a `helm upgrade`, which never adds CRDs). Without the CRD no such
+        resource can exist, so this is the truth, and realms and clients go on replicating; any other
+        refusal is an unreadable listing, as for the other kinds."""
         try:
-            return await self.kube.list(CLIENT_SCOPES, namespace)
+            return await self.kube.list(resource, namespace)
         except ApiError as e:
             if e.status != 404:
                 raise
-            if not self._scopes_unserved:
-                log.warning("KeycloakClientScope is not served (its CRD is not installed): no client scopes")
-                self._scopes_unserved = True
+            if resource.plural not in self._unserved:
+                log.warning("%s is not served (its CRD is not installed): none of them", resource.plural)
+                self._unserved.add(resource.plural)
             return []
 
     async def _standing(self, namespace: str) -> Standing:

@@ -14,13 +14,26 @@ from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.report import finalizer_added, report
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.shell import events, metrics
-from keycloak_operator.shell.kube import CLIENT_SCOPES, CLIENTS, REALMS, ApiError, Kube, Resource
+from keycloak_operator.shell.kube import (
+    CLIENT_SCOPES,
+    CLIENTS,
+    KEYCLOAK_GROUPS,
+    REALMS,
+    ApiError,
+    Kube,
+    Resource,
+)
 
 log = logging.getLogger(__name__)
 
 KUBE_CONCURRENCY: Final = 8  # Kubernetes writes in flight per round (finalizers, statuses, events)
 # Each replicated kind's resource.
-API: Final = {names.REALM_KIND: REALMS, names.CLIENT_KIND: CLIENTS, names.CLIENT_SCOPE_KIND: CLIENT_SCOPES}
+API: Final = {
+    names.REALM_KIND: REALMS,
+    names.CLIENT_KIND: CLIENTS,
+    names.CLIENT_SCOPE_KIND: CLIENT_SCOPES,
+    names.GROUP_KIND: KEYCLOAK_GROUPS,
+}
 
 Obj = dict[str, Any]
 

@@ -1,10 +1,10 @@
 """One replication round for one Keycloak server: read everything fresh, plan (pure), write, report.
 
 Order: realms (deletes before upserts, ADR 0005), then, inside each realm the round may write to, its roles,
-its client scopes and its clients (with their Secrets), then statuses and finalizers. Each kind is planned in
-core/replication/ and written by its writer here; the round only orders and runs them. Resources are
-LISTed at the start of every round (listing.py says why). Nothing is written, to Keycloak or to Kubernetes,
-when nothing changed.
+its client scopes, its clients (with their Secrets) and its groups, then statuses and finalizers. Each kind
+is planned in core/replication/ and written by its writer here; the round only orders and runs them.
+Resources are LISTed at the start of every round (listing.py says why). Nothing is written, to Keycloak or
+to Kubernetes, when nothing changed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Protocol
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication.client_scope import scope_resource
+from keycloak_operator.core.replication.group import group_resource
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import RealmTarget, client_resource, realm_target
 from keycloak_operator.core.replication.retry import Backoff
@@ -39,6 +40,7 @@ from keycloak_operator.shell.replication.admins import Admins
 from keycloak_operator.shell.replication.client_scopes import ClientScopeWriter
 from keycloak_operator.shell.replication.clients import ClientWriter
 from keycloak_operator.shell.replication.context import InRealm
+from keycloak_operator.shell.replication.groups import GroupWriter
 from keycloak_operator.shell.replication.listing import Reader
 from keycloak_operator.shell.replication.realms import RealmWriter
 from keycloak_operator.shell.replication.reporting import Reporter
@@ -76,11 +78,13 @@ class Replicator:
         self.backoff = Backoff(policy.cluster_domain)
         self.clock = clock
         self.realms = RealmWriter(limiter)
-        # In this order inside each realm: roles, client scopes, then clients (which may attach those scopes).
+        # In this order inside each realm: roles, client scopes, clients (which may attach those scopes),
+        # then groups (which may map those clients' roles).
         self.inside_realm: tuple[InsideRealm, ...] = (
             RoleWriter(limiter),
             ClientScopeWriter(limiter),
             ClientWriter(kube, limiter),
+            GroupWriter(limiter),
         )
 
     def _count(self) -> None:
@@ -108,12 +112,15 @@ class Replicator:
             {**o, "apiVersion": names.API_VERSION, "kind": names.CLIENT_SCOPE_KIND}
             for o in read.client_scopes
         ]
+        group_objs = [{**o, "apiVersion": names.API_VERSION, "kind": names.GROUP_KIND} for o in read.groups]
         # Everything declared inside a realm, of every kind; each writer takes its own (context.InRealm).
         children = [
             *(client_resource(o, targets, blind) for o in client_objs),
             *(scope_resource(o, targets, blind) for o in scope_objs),
+            *(group_resource(o, targets, blind) for o in group_objs),
         ]
-        rnd.objects.update({c.key: o for c, o in zip(children, [*client_objs, *scope_objs], strict=True)})
+        inside_objs = [*client_objs, *scope_objs, *group_objs]
+        rnd.objects.update({c.key: o for c, o in zip(children, inside_objs, strict=True)})
         in_scope = [c for c in children if c.parent in mine]
         without_realm(rnd, children, targets.keys(), blind)  # reported by every round
         await self.reporter.ensure_finalizers(

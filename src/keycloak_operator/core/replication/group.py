@@ -1,0 +1,373 @@
+"""The group kind: a KeycloakGroup's representation in Keycloak, its scope (every group of one realm, the tree
+flattened), its place in the tree, its role mappings and the order of its writes.
+
+A group is identified in Keycloak by a generated id and named by its path (`/parent/child`), unique within
+its realm: the path is the natural key, so the same name under two parents is two groups. `spec.parent` names
+another KeycloakGroup of the same namespace and realm; the planner resolves the chain into a path. A missing
+or not yet Ready parent leaves the child Pending (naming `spec.parent`); a cycle is an Error on every group
+in it, and nothing of it is written (the walk is bounded, never a loop).
+
+Writes go by depth: removals deepest first (deleting a parent in Keycloak takes its subgroups with it, and
+they must be ours to take), upserts shallowest first (a child is created under its parent's id).
+
+Role mappings are exact and written through their own endpoints after the group, as a client scope's
+mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm does not
+hold, or a client role of a client no KeycloakClient of the group's own namespace declares (seed 003: another
+team's client roles are out of reach), leaves the group Pending naming the field, with nothing written. Not
+Forbidden: that phase starts the revocation clock, which would delete a group whose namespace is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Literal
+
+from pydantic import ValidationError
+
+from keycloak_operator.core import names
+from keycloak_operator.core.replication.drift import as_set
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.marker import content_hash, is_marker_attribute, marked, read_marker
+from keycloak_operator.core.replication.plan import Create, Plan, Update
+from keycloak_operator.core.replication.resources import (
+    RealmTarget,
+    in_realm_problem,
+    invalid_spec,
+    key_of,
+    raw_parent,
+    resource_flags,
+)
+from keycloak_operator.core.replication.sync import (
+    DRIFTED,
+    NO_REVOCATION,
+    Resource,
+    Revocation,
+    ScopePlan,
+    Verdict,
+    plan_scope,
+)
+from keycloak_operator.models.group import KeycloakGroupSpec
+
+KIND: Final = names.GROUP_KIND
+PARENT: Final = "parent"  # the parent KeycloakGroup's metadata.name ("" at the top): hashed, never sent
+PATH: Final = "path"
+REALM_ROLES: Final = "realmRoles"
+CLIENT_ROLES: Final = "clientRoles"
+# Left out of the group's POST and PUT and of the generic drift check: the roles have endpoints of their
+# own, the parent is where the group is created or moved to, and attributes are compared here (as sets).
+SUBRESOURCES: Final = (PARENT, REALM_ROLES, CLIENT_ROLES)
+
+Obj = Mapping[str, Any]
+
+
+def group_content(spec: KeycloakGroupSpec) -> dict[str, Any]:
+    """The group as declared, every list in one order (Keycloak keeps them as sets); its path is added by
+    the planner, which sees the whole tree."""
+    return {
+        "name": spec.name,
+        PARENT: spec.parent or "",
+        "attributes": {k: as_set(v) for k, v in sorted(spec.attributes.items())},
+        REALM_ROLES: as_set(spec.realm_roles),
+        CLIENT_ROLES: {c: as_set(r) for c, r in sorted(spec.client_roles.items())},
+    }
+
+
+def group_resource(
+    obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
+) -> Resource:
+    """A group, with a problem when its realm is unknown or does not allow the group's namespace."""
+    key, flags = key_of(obj), resource_flags(obj)
+    try:
+        spec = KeycloakGroupSpec.model_validate(obj.get("spec") or {})
+    except ValidationError as e:
+        # Held in its realm's scope, its object kept: a tightened model must never make it an orphan.
+        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
+    parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
+    problem = in_realm_problem(key, parent, realms, unreadable, "groups")
+    return Resource(key, spec.name, group_content(spec), problem=problem, parent=parent, **flags)
+
+
+@dataclass(frozen=True)
+class Available:
+    """What the realm holds that groups may map, read fresh by the writer after the clients were written.
+    `client_roles`: namespace -> clientId -> role names, for each client in Keycloak whose marker names a
+    KeycloakClient of that namespace (so a clientId held by another team is never another namespace's);
+    `declared_clients`: namespace -> clientIds its KeycloakClients declare (in Keycloak yet or not)."""
+
+    realm_roles: frozenset[str] = frozenset()
+    client_roles: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    declared_clients: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+def parent_key(r: Resource) -> ObjectKey | None:
+    name = r.content.get(PARENT)
+    return ObjectKey(KIND, r.key.namespace, name) if name else None
+
+
+def _tree_problem(r: Resource, groups: Mapping[ObjectKey, Resource]) -> Verdict | str:
+    """The group's path, or why it has none: a parent missing, without a name of its own, or a cycle."""
+    segments, seen, at = [str(r.content["name"])], [r.key], r
+    while (up := parent_key(at)) is not None:
+        if up in seen:
+            chain = " -> ".join(k.name for k in [*seen[seen.index(up) :], up])
+            return Verdict("Error", "ParentCycle", f"spec.parent: a cycle ({chain}); nothing was written")
+        parent = groups.get(up)
+        if parent is None or "name" not in parent.content:
+            why = "not found in this realm" if parent is None else "not valid"
+            msg = f"spec.parent: KeycloakGroup {up.namespace}/{up.name} {why}; nothing was written"
+            return Verdict("Pending", "ParentNotFound" if parent is None else "ParentNotReady", msg)
+        segments.append(str(parent.content["name"]))
+        seen.append(up)
+        at = parent
+    return "/" + "/".join(reversed(segments))
+
+
+def _reference_problem(r: Resource, available: Available) -> Verdict | None:
+    """A realm role the realm lacks, or a client role out of the group's reach, named by its field."""
+    missing = [n for n in r.content[REALM_ROLES] if n not in available.realm_roles]
+    if missing:
+        return Verdict("Pending", "RoleNotFound", f"spec.realmRoles: not in the realm: {', '.join(missing)}")
+    ns = r.key.namespace
+    for client_id, wanted in r.content[CLIENT_ROLES].items():
+        where = f"spec.clientRoles.{client_id}"
+        roles = available.client_roles.get(ns, {}).get(client_id)
+        if roles is not None:
+            lacking = [n for n in wanted if n not in roles]
+            if lacking:
+                return Verdict(
+                    "Pending", "RoleNotFound", f"{where}: no such client role: {', '.join(lacking)}"
+                )
+        elif client_id in available.declared_clients.get(ns, frozenset()):
+            msg = f"{where}: the KeycloakClient of namespace {ns} declaring it is not in Keycloak yet"
+            return Verdict("Pending", "ClientNotReady", msg)
+        else:
+            msg = (
+                f"{where}: no KeycloakClient of namespace {ns} declares this client; another team's client "
+                "roles are out of reach"
+            )
+            return Verdict("Pending", "ClientNotOwned", msg)
+    return None
+
+
+def resolve_tree(groups: Sequence[Resource], available: Available) -> list[Resource]:
+    """Each group with its path as natural key and in its content, or with the problem that holds it.
+    A deleting group needs neither: its object is found by its marker."""
+    by_key = {g.key: g for g in groups}
+    out = []
+    for g in groups:
+        if "name" not in g.content:  # an invalid spec: its problem already says so
+            out.append(g)
+            continue
+        path = _tree_problem(g, by_key)
+        if isinstance(path, Verdict):
+            out.append(g if g.deleting or g.problem else replace(g, problem=path))
+            continue
+        g = replace(g, natural_key=path, content={**g.content, PATH: path})
+        if not g.deleting and g.problem is None:
+            g = replace(g, problem=_reference_problem(g, available))
+        out.append(g)
+    return out
+
+
+def _blocked(groups: Sequence[Resource], observed: Sequence[Obj]) -> dict[ObjectKey, str]:
+    """Deleting groups that must wait: subgroups are still declared under them, or their object in Keycloak
+    holds subgroups the operator did not create (deleting it would take those along)."""
+    children: dict[ObjectKey, list[str]] = {}
+    for g in groups:
+        up = parent_key(g)
+        if up is not None and not g.deleting:
+            children.setdefault(up, []).append(g.key.name)
+    foreign: dict[str, list[str]] = {}  # remote id -> paths of unmarked subgroups, anywhere below
+    by_id = {str(o.get("id")): o for o in observed}
+    for o in observed:
+        marker = read_marker(o.get("attributes"))
+        if marker is not None and marker.key.kind == KIND:
+            continue
+        up_id = o.get("parentId")
+        while isinstance(up_id, str) and up_id in by_id:
+            foreign.setdefault(up_id, []).append(str(o.get("path")))
+            up_id = by_id[up_id].get("parentId")
+    found = {m.key: str(o.get("id")) for o in observed if (m := read_marker(o.get("attributes")))}
+    out = {}
+    for g in groups:
+        if not g.deleting:
+            continue
+        if g.key in children:
+            out[g.key] = f"subgroups still declared under it: {', '.join(sorted(children[g.key]))}"
+        elif found.get(g.key) in foreign:
+            held = ", ".join(sorted(foreign[found[g.key]]))
+            out[g.key] = f"holds subgroups the operator did not create, left alone: {held}"
+    return out
+
+
+def plan_groups(
+    groups: Sequence[Resource],
+    observed: Iterable[Obj],
+    available: Available,
+    namespaces: AbstractSet[str] | None = None,
+    *,
+    revocation: Revocation = NO_REVOCATION,
+) -> tuple[ScopePlan, list[Resource]]:
+    """Every group of one realm, diffed whole against the realm's groups (the tree flattened, each with its
+    `path` and `parentId`); also the groups as planned (paths resolved, problems set). A group whose parent
+    did not end Ready (a Conflict, say) is Pending and planned again without it: at most one more pass per
+    level of the tree."""
+    seen = [o for o in observed if isinstance(o, Mapping)]
+    blocked = _blocked(groups, seen)
+    planned = resolve_tree(groups, available)
+    for _ in range(len(planned) + 1):
+        plan = plan_scope(
+            KIND,
+            planned,
+            seen,
+            remote_id_of="id",
+            natural_key_of=PATH,
+            subresources=(*SUBRESOURCES, "attributes"),
+            blocked=blocked,
+            namespaces=namespaces,
+            revocation=revocation,
+        )
+        waiting = _children_of_unready(planned, plan)
+        if not waiting:
+            break
+        planned = [replace(g, problem=waiting[g.key]) if g.key in waiting else g for g in planned]
+    plan.disables = []  # no switch to turn off: revocation keeps the group until it deletes it
+    _attribute_drift(plan, planned, seen)
+    return plan, planned
+
+
+def _children_of_unready(groups: Sequence[Resource], plan: ScopePlan) -> dict[ObjectKey, Verdict]:
+    out = {}
+    for g in groups:
+        up = parent_key(g)
+        if g.deleting or g.problem is not None or up is None:
+            continue
+        verdict = plan.verdicts.get(up)
+        if verdict is None or verdict.phase not in ("Ready", "Deleting"):
+            why = f"{verdict.phase}: {verdict.message}" if verdict else "not planned"
+            message = f"spec.parent: KeycloakGroup {up.namespace}/{up.name} is not Ready ({why})"
+            out[g.key] = Verdict("Pending", "ParentNotReady", message)
+    return out
+
+
+def observed_attributes(obj: Obj) -> dict[str, list[str]]:
+    """A group's attributes as Keycloak returns them, less the marker, each a sorted set of strings."""
+    attributes = obj.get("attributes")
+    if not isinstance(attributes, Mapping):
+        return {}
+    out = {}
+    for k, v in attributes.items():
+        if not is_marker_attribute(str(k)):
+            values = v if isinstance(v, list) else [v]
+            out[str(k)] = as_set([str(x) for x in values])
+    return out
+
+
+def _attribute_drift(scope: ScopePlan, groups: Sequence[Resource], observed: Sequence[Obj]) -> None:
+    """Attributes compared whole (an attribute added by hand is drift too), values as sets; a group in step
+    otherwise gets an update that restores them."""
+    by_id = {str(o.get("id")): o for o in observed}
+    updating = {u.key: u for u in scope.plan.updates}
+    added = False
+    for g in groups:
+        remote = scope.remote_ids.get(g.key)
+        verdict = scope.verdicts.get(g.key)
+        if remote is None or verdict is None or verdict.phase != "Ready" or g.deleting:
+            continue
+        obj = by_id[remote]
+        marker = read_marker(obj.get("attributes"))
+        if marker is None or (g.key in updating and updating[g.key].previous_hash != DRIFTED):
+            continue  # a spec change: the update that follows writes every attribute anyway
+        have, want = observed_attributes(obj), g.content["attributes"]
+        changed = sorted(f"attributes.{k}" for k in {*have, *want} if have.get(k) != want.get(k))
+        if not changed:
+            continue
+        scope.drift[g.key] = sorted({*scope.drift.get(g.key, []), *changed})
+        if g.key not in updating:
+            scope.plan.updates.append(Update(g.key, remote, g.content, content_hash(g.content), DRIFTED))
+            added = True
+    if added:
+        scope.plan.updates.sort(key=lambda u: u.key)
+
+
+def _depth(path: object) -> int:
+    return str(path).count("/")
+
+
+def stages(scope: ScopePlan, observed: Mapping[str, Obj]) -> list[ScopePlan]:
+    """The scope's writes as a sequence of smaller scopes, each run whole before the next: removals level by
+    level from the deepest (by the object's path as read), then upserts level by level from the top (by
+    the declared path), so that a parent is never deleted before its subgroups nor created after them."""
+
+    def level(remote_id: str) -> int:
+        return _depth((observed.get(remote_id) or {}).get(PATH, "/"))
+
+    removals: dict[int, ScopePlan] = {}
+    for d in scope.plan.deletes:
+        removals.setdefault(level(d.remote_id), ScopePlan(Plan())).plan.deletes.append(d)
+    for d in scope.plan.duplicates:
+        removals.setdefault(level(d.remote_id), ScopePlan(Plan())).plan.duplicates.append(d)
+    for r in scope.releases:
+        removals.setdefault(level(r.remote_id), ScopePlan(Plan())).releases.append(r)
+    upserts: dict[int, ScopePlan] = {}
+    for c in scope.plan.creates:
+        upserts.setdefault(_depth(c.content[PATH]), ScopePlan(Plan())).plan.creates.append(c)
+    for u in scope.plan.updates:
+        upserts.setdefault(_depth(u.content[PATH]), ScopePlan(Plan())).plan.updates.append(u)
+    return [
+        *(removals[d] for d in sorted(removals, reverse=True)),
+        *(upserts[d] for d in sorted(upserts)),
+    ]
+
+
+def upsert_body(op: Create | Update) -> dict[str, Any]:
+    """A create's or update's body: name and attributes, marked; Keycloak takes a group's attribute values
+    only as lists (a plain string is refused), the marker's too. An update also names its id."""
+    body = marked({"name": op.content["name"], "attributes": op.content["attributes"]}, op.key)
+    body["attributes"] = {k: v if isinstance(v, list) else [v] for k, v in body["attributes"].items()}
+    return body if isinstance(op, Create) else {**body, "id": op.remote_id}
+
+
+def release_body(current: Obj) -> dict[str, Any]:
+    """Preserve on delete: the group's name and attributes as read, less the marker (a group's PUT replaces
+    its attributes whole, so leaving the marker's keys out removes them)."""
+    return {"id": current.get("id"), "name": current.get("name"), "attributes": observed_attributes(current)}
+
+
+@dataclass(frozen=True)
+class MappingWrite:
+    operation: Literal["add", "remove"]
+    client: str | None  # a clientId; None: realm roles
+    roles: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        where = REALM_ROLES if self.client is None else f"{CLIENT_ROLES}.{self.client}"
+        return f"{where}/{','.join(self.roles)}"
+
+
+def plan_role_mappings(content: Obj, observed: Obj) -> list[MappingWrite]:
+    """The writes that make the group's direct role mappings exactly the declared ones: removals first."""
+    removes, adds = [], []
+    have_realm = set(_names(observed.get(REALM_ROLES)))
+    want_realm = set(content[REALM_ROLES])
+    if have_realm - want_realm:
+        removes.append(MappingWrite("remove", None, tuple(sorted(have_realm - want_realm))))
+    if want_realm - have_realm:
+        adds.append(MappingWrite("add", None, tuple(sorted(want_realm - have_realm))))
+    have_clients = observed.get(CLIENT_ROLES)
+    have_map = have_clients if isinstance(have_clients, Mapping) else {}
+    want_map = content[CLIENT_ROLES]
+    for client in sorted({*map(str, have_map), *want_map}):
+        have, want = set(_names(have_map.get(client))), set(want_map.get(client, []))
+        if have - want:
+            removes.append(MappingWrite("remove", client, tuple(sorted(have - want))))
+        if want - have:
+            adds.append(MappingWrite("add", client, tuple(sorted(want - have))))
+    return [*removes, *adds]
+
+
+def _names(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []

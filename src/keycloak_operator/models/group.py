@@ -1,0 +1,136 @@
+"""KeycloakGroup: a group declared in an app namespace, replicated into a realm, with its attributes and its
+realm and client role mappings; `parent` makes it a subgroup of another KeycloakGroup of the same namespace.
+
+A group's role mappings are exact: what a marked group holds beyond what it declares is removed. Client
+roles may only name clients a KeycloakClient of the group's own namespace declares (seed 003: another
+team's client roles are out of its reach).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, model_validator
+
+from keycloak_operator.core.replication.marker import PREFIX as MARKER_PREFIX
+from keycloak_operator.models import patterns as pt
+from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.realm import RealmRef
+
+# A group's name is one segment of its path (`/parent/child`): no '/', which Keycloak would have to escape,
+# and no control characters; letters of any script and spaces are fine.
+GROUP_NAME = r"^[^\x00-\x1f\x7f/]+$"
+NAME_MAX = 255
+# Attribute keys as Keycloak's strictest check (the user profile's) accepts them; values are free text.
+ATTRIBUTE_KEY = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
+ATTRIBUTE_KEY_MAX = 255
+ATTRIBUTE_VALUE_MAX = 2048  # Keycloak stores a group attribute value as long text; we keep it a paragraph
+ATTRIBUTES_MAX = 32
+VALUES_MAX = 16
+ROLES_MAX = 64
+CLIENTS_MAX = 16
+CLIENT_ID_MAX = 255
+
+_ATTRIBUTE_KEY_RE = re.compile(ATTRIBUTE_KEY)
+
+ATTRIBUTE_KEYS_RULE = {
+    # The marker's attributes are the operator's: a spec that named one could forge or erase ownership.
+    "rule": f"self.all(k, size(k) <= {ATTRIBUTE_KEY_MAX} && k.matches('{ATTRIBUTE_KEY}') && "
+    f"!k.startsWith('{MARKER_PREFIX}'))",
+    "message": f"attribute keys: letters, digits, '.', '_', '-', none starting with '{MARKER_PREFIX}'",
+}
+CLIENT_KEYS_RULE = {
+    "rule": f"self.all(k, size(k) <= {CLIENT_ID_MAX} && k.matches('{pt.NO_SPACE}'))",
+    "message": "clientRoles keys are clientIds: printable ASCII, no space",
+}
+# On the whole object (the only place CEL sees metadata.name): a group is never its own parent.
+NOT_OWN_PARENT_RULE = {
+    "rule": "!has(self.spec.parent) || self.spec.parent != self.metadata.name",
+    "message": "spec.parent: a group cannot be its own parent",
+}
+
+
+def _attributes(value: dict[str, list[str]]) -> dict[str, list[str]]:
+    for k, values in value.items():
+        if len(k) > ATTRIBUTE_KEY_MAX or not _ATTRIBUTE_KEY_RE.match(k):
+            raise ValueError(f"attribute key {k[:40]!r}: letters, digits, '.', '_', '-'")
+        if k.startswith(MARKER_PREFIX):
+            raise ValueError(
+                f"attribute key {k[:40]!r}: keys starting with {MARKER_PREFIX!r} are the operator's"
+            )
+        if len(values) != len(set(values)):
+            raise ValueError(f"attribute {k!r}: each value at most once (Keycloak keeps them as a set)")
+    return value
+
+
+def _client_roles(value: dict[str, list[str]]) -> dict[str, list[str]]:
+    for client_id, roles in value.items():
+        if not client_id or len(client_id) > CLIENT_ID_MAX or not re.match(pt.NO_SPACE, client_id):
+            raise ValueError(f"clientRoles key {client_id[:40]!r}: a clientId, printable ASCII, no space")
+        if len(roles) != len(set(roles)):
+            raise ValueError(f"clientRoles.{client_id}: each role at most once")
+    return value
+
+
+AttributeValue = Annotated[str, Field(max_length=ATTRIBUTE_VALUE_MAX, pattern=r"^[^\x00-\x1f\x7f]*$")]
+RoleName = Annotated[str, Field(min_length=1, max_length=255, pattern=pt.NO_CONTROL)]
+Attributes = Annotated[
+    dict[str, Annotated[list[AttributeValue], Field(min_length=1, max_length=VALUES_MAX)]],
+    AfterValidator(_attributes),
+]
+ClientRoles = Annotated[
+    dict[str, Annotated[list[RoleName], Field(min_length=1, max_length=ROLES_MAX)]],
+    AfterValidator(_client_roles),
+]
+
+
+class GroupRealmRef(RealmRef):
+    namespace: str | None = pt.namespace_name(
+        "Its namespace; defaults to the group's (another one must list this namespace in its "
+        "spec.clientNamespaces).",
+        default=None,
+    )
+
+
+class KeycloakGroupSpec(CrdModel):
+    realm: GroupRealmRef = Field(description="The KeycloakRealm this group belongs to.")
+    name: str = Field(
+        min_length=1,
+        max_length=NAME_MAX,
+        pattern=GROUP_NAME,
+        description="The group's name in Keycloak (one segment of its path: no '/'). Unique among its "
+        "siblings: a path another resource or a hand-made group holds is a Conflict.",
+    )
+    parent: str | None = pt.object_name(
+        "metadata.name of another KeycloakGroup in this namespace and the same realm: this group is its "
+        "subgroup. Absent: a top-level group. Until the parent is Ready this group is Pending.",
+        default=None,
+    )
+    attributes: Attributes = Field(
+        default_factory=dict,
+        max_length=ATTRIBUTES_MAX,
+        json_schema_extra={"maxProperties": ATTRIBUTES_MAX},
+        description="Attributes, each a list of distinct values (Keycloak keeps them as a set). Exact: an "
+        f"attribute added by hand is removed. Keys starting with '{MARKER_PREFIX}' are the operator's.",
+    )
+    realm_roles: list[RoleName] = Field(
+        default_factory=list,
+        max_length=ROLES_MAX,
+        description="Realm roles mapped to the group, each at most once. Exact: a mapping added by hand is "
+        "removed. A role the realm does not hold leaves the group Pending, with nothing written.",
+    )
+    client_roles: ClientRoles = Field(
+        default_factory=dict,
+        max_length=CLIENTS_MAX,
+        json_schema_extra={"maxProperties": CLIENTS_MAX},
+        description="Client roles mapped to the group: clientId -> role names. Only clients a KeycloakClient "
+        "of this namespace declares (another team's client roles are out of reach: the group stays "
+        "Pending, with nothing written). Exact, as realmRoles.",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> KeycloakGroupSpec:
+        if len(self.realm_roles) != len(set(self.realm_roles)):
+            raise ValueError("realmRoles: each role at most once")
+        return self
