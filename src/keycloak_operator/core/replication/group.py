@@ -29,7 +29,12 @@ from pydantic import ValidationError
 from keycloak_operator.core import names
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.marker import content_hash, is_marker_attribute, marked, read_marker
+from keycloak_operator.core.replication.marker import (
+    content_hash,
+    is_marker_attribute,
+    marker_attributes,
+    read_marker,
+)
 from keycloak_operator.core.replication.plan import Create, Plan, Update
 from keycloak_operator.core.replication.resources import (
     RealmTarget,
@@ -325,8 +330,10 @@ def stages(scope: ScopePlan, observed: Mapping[str, Obj]) -> list[ScopePlan]:
 def upsert_body(op: Create | Update) -> dict[str, Any]:
     """A create's or update's body: name and attributes, marked; Keycloak takes a group's attribute values
     only as lists (a plain string is refused), the marker's too. An update also names its id."""
-    body = marked({"name": op.content["name"], "attributes": op.content["attributes"]}, op.key)
-    body["attributes"] = {k: v if isinstance(v, list) else [v] for k, v in body["attributes"].items()}
+    # The marker holds the hash of the whole content (roles, parent and path too), not of the body sent.
+    marker = marker_attributes(op.key, op.content_hash)
+    attributes = {**op.content["attributes"], **{k: [v] for k, v in marker.items()}}
+    body = {"name": op.content["name"], "attributes": attributes}
     return body if isinstance(op, Create) else {**body, "id": op.remote_id}
 
 
