@@ -167,7 +167,7 @@ class GroupWriter:
         observed: Mapping[str, Obj],
     ) -> None:
         """Each Ready group's direct role mappings made exactly the declared ones. A failure is that group's
-        alone; a group not otherwise written this round was edited by hand, and says so."""
+        alone; mappings that differ from a group in step with its spec were edited by hand, and it says so."""
         written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
         for g in groups:
             remote = scope.remote_ids.get(g.key)
@@ -187,7 +187,8 @@ class GroupWriter:
                 rnd.failed = True
                 rnd.verdicts[g.key] = Verdict("Error", "WriteFailed", f"role mappings: {e}")
                 continue
-            if writes and g.key not in written:
+            # Not after a create or a spec change (those write the mappings as declared): a hand edit.
+            if writes and (g.key not in written or g.key in scope.drift):
                 message = f"restored role mappings edited in Keycloak: {', '.join(w.label for w in writes)}"
                 rnd.note(g.key, Event("Normal", "DriftRepaired", message))
 
