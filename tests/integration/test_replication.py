@@ -29,6 +29,7 @@ pytestmark = pytest.mark.integration
 REALM_RES = f"{names.REALM_PLURAL}.{names.GROUP}"
 CLIENT_RES = f"{names.CLIENT_PLURAL}.{names.GROUP}"
 SCOPE_RES = f"{names.CLIENT_SCOPE_PLURAL}.{names.GROUP}"
+GROUP_RES = f"{names.GROUP_PLURAL}.{names.GROUP}"
 ADMIN_SECRET = "kc-admin"
 
 
@@ -113,9 +114,9 @@ def rounds_seen(kc: KeycloakProcess) -> int:
 
 def replication_settled(kubectl: Kubectl, kc: KeycloakProcess, ns: str) -> Callable[[], bool]:
     """A probe for wait_for: true once every round of this server that began before the realm, clients,
-    client scopes and client Secrets of `ns` were last seen to change has finished, and left them as they
-    were; and no realm of another namespace (an earlier test's, being deleted) is left on the server to be
-    written for.
+    client scopes, groups and client Secrets of `ns` were last seen to change has finished, and left them as
+    they were; and no realm of another namespace (an earlier test's, being deleted) is left on the server to
+    be written for.
 
     The round count is read before and after the objects, to pin the order. Once two more rounds are counted
     than right after the read that last saw the objects change, every round begun before that read has
@@ -138,6 +139,7 @@ def replication_settled(kubectl: Kubectl, kc: KeycloakProcess, ns: str) -> Calla
                 *kubectl.list(REALM_RES, ns),
                 *kubectl.list(CLIENT_RES, ns),
                 *kubectl.list(SCOPE_RES, ns),
+                *kubectl.list(GROUP_RES, ns),
                 *kubectl.list("secret", ns, f"{names.LABEL_COMPONENT}=client-secret"),
             ]
         )
