@@ -22,7 +22,11 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 BLOCK = re.compile(r"```yaml\n(.*?)```", re.DOTALL)
-REPLICATED = (f"{names.REALM_PLURAL}.{names.GROUP}", f"{names.CLIENT_PLURAL}.{names.GROUP}")
+REPLICATED = (
+    f"{names.REALM_PLURAL}.{names.GROUP}",
+    f"{names.CLIENT_PLURAL}.{names.GROUP}",
+    f"{names.GROUP_PLURAL}.{names.GROUP}",
+)
 
 
 def manifests(page: Path) -> list[dict[str, Any]]:
