@@ -424,4 +424,5 @@ def test_applying_a_plan_converges_and_a_second_plan_is_empty(
             assert len(ours) == 1 and ours[0]["path"] == planned[r.key].content[gr.PATH]
             assert gr.observed_attributes(ours[0]) == planned[r.key].content["attributes"]
         else:  # held (a cycle, a Conflict, waiting on its parent): its object, if any, exactly as it was
-            assert ours == [o for o in observed if (m := read_marker(o.get("attributes"))) and m.key == r.key]
+            before = [o for o in observed if (m := read_marker(o.get("attributes"))) and m.key == r.key]
+            assert ours == before
