@@ -201,6 +201,22 @@ def test_a_deleting_parent_waits_for_its_declared_subgroups_and_for_hand_made_on
     assert scope.plan.deletes == [] and "/eng/manual" in scope.verdicts[rs[0].key].message
 
 
+def test_an_orphan_holding_a_hand_made_or_another_namespaces_subgroup_is_never_deleted() -> None:
+    observed = in_keycloak(tree())  # nothing declares them any more: orphans
+    manual = hand_made("manual", "h1", "/eng/backend/manual", "g-backend")
+    scope, _ = plan([], [*observed, manual])
+    assert [d.remote_id for d in scope.plan.deletes] == []  # /eng holds it too, further down
+    # Another namespace's group, moved under ours by hand, is not ours to take along either.
+    theirs = plan([resource("team-b", "ops")], [])[1][ObjectKey(gr.KIND, "team-b", "ops")]
+    moved = stored(theirs, "g-b", "g-backend") | {"path": "/eng/backend/ops"}
+    scope, _ = plan([resource("team-b", "ops")], [*observed, moved])
+    assert scope.plan.deletes == []
+    assert gr.foreign_below([*observed, moved]) == {
+        "g-backend": ["/eng/backend/ops"],
+        "g-eng": ["/eng/backend/ops"],
+    }
+
+
 def test_removals_go_before_upserts() -> None:
     rs = tree()
     scope, _ = plan([rs[0]], [*in_keycloak(rs), hand_made("x", "h")])

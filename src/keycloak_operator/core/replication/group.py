@@ -176,24 +176,37 @@ def resolve_tree(groups: Sequence[Resource], available: Available) -> list[Resou
     return out
 
 
-def _blocked(groups: Sequence[Resource], observed: Sequence[Obj]) -> dict[ObjectKey, str]:
+def foreign_below(observed: Sequence[Obj]) -> dict[str, list[str]]:
+    """Remote id -> paths of the groups anywhere below it that are not the same namespace's KeycloakGroups
+    (made by hand, or another namespace's moved there by hand): deleting it would take them along."""
+    by_id = {str(o.get("id")): o for o in observed}
+
+    def owner(o: Obj) -> str | None:
+        marker = read_marker(o.get("attributes"))
+        return marker.key.namespace if marker is not None and marker.key.kind == KIND else None
+
+    out: dict[str, list[str]] = {}
+    for o in observed:
+        mine = owner(o)
+        up_id, seen = o.get("parentId"), set()
+        while isinstance(up_id, str) and up_id in by_id and up_id not in seen:  # a bounded walk up
+            seen.add(up_id)
+            if mine is None or mine != owner(by_id[up_id]):
+                out.setdefault(up_id, []).append(str(o.get("path")))
+            up_id = by_id[up_id].get("parentId")
+    return out
+
+
+def _blocked(
+    groups: Sequence[Resource], observed: Sequence[Obj], foreign: Mapping[str, list[str]]
+) -> dict[ObjectKey, str]:
     """Deleting groups that must wait: subgroups are still declared under them, or their object in Keycloak
-    holds subgroups the operator did not create (deleting it would take those along)."""
+    holds subgroups that are not theirs to delete (`foreign_below`)."""
     children: dict[ObjectKey, list[str]] = {}
     for g in groups:
         up = parent_key(g)
         if up is not None and not g.deleting:
             children.setdefault(up, []).append(g.key.name)
-    foreign: dict[str, list[str]] = {}  # remote id -> paths of unmarked subgroups, anywhere below
-    by_id = {str(o.get("id")): o for o in observed}
-    for o in observed:
-        marker = read_marker(o.get("attributes"))
-        if marker is not None and marker.key.kind == KIND:
-            continue
-        up_id = o.get("parentId")
-        while isinstance(up_id, str) and up_id in by_id:
-            foreign.setdefault(up_id, []).append(str(o.get("path")))
-            up_id = by_id[up_id].get("parentId")
     found = {m.key: str(o.get("id")) for o in observed if (m := read_marker(o.get("attributes")))}
     out = {}
     for g in groups:
@@ -220,7 +233,8 @@ def plan_groups(
     did not end Ready (a Conflict, say) is Pending and planned again without it: at most one more pass per
     level of the tree."""
     seen = [o for o in observed if isinstance(o, Mapping)]
-    blocked = _blocked(groups, seen)
+    foreign = foreign_below(seen)
+    blocked = _blocked(groups, seen, foreign)
     planned = resolve_tree(groups, available)
     for _ in range(len(planned) + 1):
         plan = plan_scope(
@@ -239,6 +253,10 @@ def plan_groups(
             break
         planned = [replace(g, problem=waiting[g.key]) if g.key in waiting else g for g in planned]
     plan.disables = []  # no switch to turn off: revocation keeps the group until it deletes it
+    # An orphan (or a revoked group) holding subgroups that are not its own stays: Keycloak would delete
+    # them with it. Nothing declares an orphan, so there is no status to say so; the guide does.
+    plan.plan.deletes[:] = [d for d in plan.plan.deletes if d.remote_id not in foreign]
+    plan.plan.duplicates[:] = [d for d in plan.plan.duplicates if d.remote_id not in foreign]
     _attribute_drift(plan, planned, seen)
     return plan, planned
 
