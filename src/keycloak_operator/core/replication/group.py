@@ -145,7 +145,10 @@ def _reference_problem(r: Resource, available: Available) -> Verdict | None:
                     "Pending", "RoleNotFound", f"{where}: no such client role: {', '.join(lacking)}"
                 )
         elif client_id in available.declared_clients.get(ns, frozenset()):
-            msg = f"{where}: the KeycloakClient of namespace {ns} declaring it is not in Keycloak yet"
+            msg = (
+                f"{where}: the KeycloakClient of namespace {ns} declaring it is not in Keycloak yet (or "
+                "the clientId is held by another resource)"
+            )
             return Verdict("Pending", "ClientNotReady", msg)
         else:
             msg = (
