@@ -1,0 +1,88 @@
+"""The group REST adapter (shell/keycloak_groups.py) over a stub of KeycloakAdmin's raw calls: the tree read
+level by level with every page asked for, entries without an id dropped, a server that never stops paging
+cut off, and the paths and bodies of its writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from keycloak_operator.shell import keycloak_groups as kg
+from keycloak_operator.shell.keycloak_admin import AdminError
+
+
+class StubAdmin:
+    def __init__(self, tree: dict[str, list[dict[str, Any]]], endless: bool = False) -> None:
+        self.tree, self.endless = tree, endless  # path ("" for the top) -> its groups
+        self.lists: list[tuple[str, dict[str, Any]]] = []
+        self.sent: list[tuple[str, str, Any]] = []
+
+    async def _list(self, path: str, **params: Any) -> list[Any]:
+        self.lists.append((path, params))
+        first, size = int(params["first"]), int(params["max"])
+        if self.endless:
+            return [{"id": f"x{first + i}", "path": f"/x{first + i}"} for i in range(size)]
+        parent = "" if path.endswith("/groups") else path.split("/")[-2]
+        return self.tree.get(parent, [])[first : first + size]
+
+    async def _send(self, method: str, path: str, body: Any = None, **_: Any) -> Any:
+        self.sent.append((method, path, body))
+        return {"id": path.rsplit("/", 1)[-1]} if method == "GET" else None
+
+    async def _create(self, path: str, body: dict[str, Any]) -> str:
+        self.sent.append(("POST", path, body))
+        return "new-id"
+
+
+def _api(stub: StubAdmin) -> kg.GroupAdmin:
+    return kg.GroupAdmin(stub)  # type: ignore[arg-type]
+
+
+async def test_the_tree_is_read_level_by_level_every_page_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kg, "PAGE", 2)
+    top = [
+        {"id": "a", "path": "/a", "subGroupCount": 3},
+        {"id": "b", "path": "/b"},
+        "junk",
+        {"path": "/no-id"},
+    ]
+    children = [{"id": f"a{i}", "path": f"/a/a{i}", "parentId": "a"} for i in range(3)]
+    stub = StubAdmin({"": top, "a": children})
+    found = await _api(stub).groups("main")
+    assert [g["id"] for g in found] == ["a", "b", "a0", "a1", "a2"]
+    assert [(p, q["first"]) for p, q in stub.lists] == [
+        ("admin/realms/main/groups", "0"),
+        ("admin/realms/main/groups", "2"),
+        ("admin/realms/main/groups", "4"),
+        ("admin/realms/main/groups/a/children", "0"),
+        ("admin/realms/main/groups/a/children", "2"),
+    ]
+    assert all(q["briefRepresentation"] == "false" for _, q in stub.lists)  # attributes and mappings too
+
+
+async def test_a_server_that_never_stops_paging_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kg, "MAX_GROUPS", 50)
+    with pytest.raises(AdminError, match="more than 50 groups"):
+        await _api(StubAdmin({}, endless=True)).groups("main")
+
+
+async def test_writes_go_to_the_group_endpoints() -> None:
+    stub = StubAdmin({})
+    api = _api(stub)
+    assert await api.create("main", None, {"name": "a"}) == "new-id"
+    await api.create("main", "p1", {"name": "b"})
+    await api.move("main", "g1", "b", None)
+    await api.write_mappings("main", "g1", None, True, [{"id": "r1", "name": "reader"}])
+    await api.write_mappings("main", "g1", "c1", False, [{"id": "r2", "name": "view"}])
+    await api.delete("main", "g1")
+    assert stub.sent == [
+        ("POST", "admin/realms/main/groups", {"name": "a"}),
+        ("POST", "admin/realms/main/groups/p1/children", {"name": "b"}),
+        ("POST", "admin/realms/main/groups", {"id": "g1", "name": "b"}),
+        ("POST", "admin/realms/main/groups/g1/role-mappings/realm", [{"id": "r1", "name": "reader"}]),
+        ("DELETE", "admin/realms/main/groups/g1/role-mappings/clients/c1", [{"id": "r2", "name": "view"}]),
+        ("DELETE", "admin/realms/main/groups/g1", None),
+    ]
+    with pytest.raises(AdminError):
+        await api.delete("main", "..")  # a path segment is never '.' or '..'
