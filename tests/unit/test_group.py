@@ -21,7 +21,7 @@ from keycloak_operator.core.replication import group as gr
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
-from keycloak_operator.core.replication.sync import Release, Resource, ScopePlan
+from keycloak_operator.core.replication.sync import Release, Resource, Revocation, ScopePlan
 from keycloak_operator.models.group import KeycloakGroupSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -278,6 +278,23 @@ def test_a_role_out_of_reach_or_missing_leaves_the_group_pending_with_nothing_wr
     assert scope.plan.is_empty()
 
 
+def test_a_namespace_the_realm_does_not_allow_is_forbidden_and_revoked_without_a_disable() -> None:
+    intruder = resource("team-c", "eng")
+    assert intruder.problem is not None and intruder.problem.phase == "Forbidden"
+    assert "groups from namespace team-c" in intruder.problem.message
+    assert plan([intruder], [])[0].plan.is_empty()
+    # Its object, written while allowed: kept within twice the grace (never disabled), then deleted.
+    ok = plan([resource("team-b", "eng")], [])[1][ObjectKey(gr.KIND, "team-b", "eng")]
+    was = replace(ok, key=intruder.key)
+    now = T0 + timedelta(hours=3)
+    grace = Revocation(now, timedelta(hours=1))
+    within = replace(intruder, forbidden_since=now - timedelta(minutes=90))
+    kept, _ = plan([within], [stored(was, "g1")], revocation=grace)
+    assert kept.plan.is_empty() and kept.disables == []
+    past = replace(intruder, forbidden_since=now - timedelta(hours=2))
+    assert plan([past], [stored(was, "g1")], revocation=grace)[0].plan.deletes == [Delete(intruder.key, "g1")]
+
+
 def test_another_namespaces_group_may_not_map_team_a_client_roles() -> None:
     r = resource("team-b", "eng", clientRoles={"app": ["view"]})
     verdict = plan([r], [])[0].verdicts[r.key]
@@ -300,7 +317,7 @@ def test_a_cycle_is_an_error_on_each_group_in_it_and_a_missing_parent_is_pending
     scope, _ = plan([a, b, lost], [])
     for r in (a, b):
         v = scope.verdicts[r.key]
-        assert (v.phase, v.reason) == ("Error", "ParentCycle") and "spec.parent" in v.message
+        assert (v.phase, v.reason) == ("Error", "InvalidParent") and "spec.parent" in v.message
     v = scope.verdicts[lost.key]
     assert (v.phase, v.reason) == ("Pending", "ParentNotFound") and "spec.parent" in v.message
     assert scope.plan.is_empty()

@@ -5,7 +5,7 @@ A group is identified in Keycloak by a generated id and named by its path (`/par
 its realm: the path is the natural key, so the same name under two parents is two groups. `spec.parent` names
 another KeycloakGroup of the same namespace and realm; the planner resolves the chain into a path. A missing
 or not yet Ready parent leaves the child Pending (naming `spec.parent`); a cycle is an Error on every group
-in it, and nothing of it is written (the walk is bounded, never a loop).
+in it (InvalidParent), and nothing of it is written (the walk is bounded, never a loop).
 
 Writes go by depth: removals deepest first (deleting a parent in Keycloak takes its subgroups with it, and
 they must be ours to take), upserts shallowest first (a child is created under its parent's id).
@@ -117,7 +117,7 @@ def _tree_problem(r: Resource, groups: Mapping[ObjectKey, Resource]) -> Verdict 
     while (up := parent_key(at)) is not None:
         if up in seen:
             chain = " -> ".join(k.name for k in [*seen[seen.index(up) :], up])
-            return Verdict("Error", "ParentCycle", f"spec.parent: a cycle ({chain}); nothing was written")
+            return Verdict("Error", "InvalidParent", f"spec.parent: a cycle ({chain}); nothing was written")
         parent = groups.get(up)
         if parent is None or "name" not in parent.content:
             why = "not found in this realm" if parent is None else "not valid"
