@@ -323,6 +323,17 @@ def test_a_cycle_is_an_error_on_each_group_in_it_and_a_missing_parent_is_pending
     assert scope.plan.is_empty()
 
 
+def test_a_group_in_a_cycle_deleted_while_the_other_still_names_it_waits_then_goes() -> None:
+    a, b = resource(name="a"), resource(name="b", parent="a")
+    observed = [stored(plan([a], [])[1][a.key], "g-a")]
+    cyclic = [replace(resource(name="a", parent="b"), deleting=True), b]
+    scope, _ = plan(cyclic, observed)
+    assert scope.plan.is_empty() and scope.verdicts[a.key].phase == "Deleting"
+    assert scope.verdicts[b.key].reason == "InvalidParent"
+    scope, _ = plan(cyclic[:1], observed)  # b gone too: a is deleted, nothing held
+    assert scope.plan.deletes == [Delete(a.key, "g-a")]
+
+
 def test_a_marker_of_another_kind_or_of_an_unwatched_namespace_is_left_alone() -> None:
     _, planned = plan([resource("team-c", "eng")], [])
     theirs = stored(planned[ObjectKey(gr.KIND, "team-c", "eng")], "g-c")

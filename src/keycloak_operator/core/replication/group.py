@@ -159,9 +159,12 @@ def _reference_problem(r: Resource, available: Available) -> Verdict | None:
     return None
 
 
-def resolve_tree(groups: Sequence[Resource], available: Available) -> list[Resource]:
+def resolve_tree(
+    groups: Sequence[Resource], available: Available, blocked: AbstractSet[ObjectKey] = frozenset()
+) -> list[Resource]:
     """Each group with its path as natural key and in its content, or with the problem that holds it.
-    A deleting group needs neither: its object is found by its marker."""
+    A deleting group needs neither (its object is found by its marker), unless its delete is `blocked`:
+    it is then still desired, and without a path it must be held."""
     by_key = {g.key: g for g in groups}
     out = []
     for g in groups:
@@ -170,7 +173,8 @@ def resolve_tree(groups: Sequence[Resource], available: Available) -> list[Resou
             continue
         path = _tree_problem(g, by_key)
         if isinstance(path, Verdict):
-            out.append(g if g.deleting or g.problem else replace(g, problem=path))
+            free = g.deleting and g.key not in blocked  # an Error would hold its finalizer for ever
+            out.append(g if g.problem or free else replace(g, problem=path))
             continue
         g = replace(g, natural_key=path, content={**g.content, PATH: path})
         if not g.deleting and g.problem is None:
@@ -238,7 +242,7 @@ def plan_groups(
     seen = [o for o in observed if isinstance(o, Mapping)]
     foreign = foreign_below(seen)
     blocked = _blocked(groups, seen, foreign)
-    planned = resolve_tree(groups, available)
+    planned = resolve_tree(groups, available, blocked.keys())
     for _ in range(len(planned) + 1):
         plan = plan_scope(
             KIND,
@@ -339,9 +343,9 @@ def stages(scope: ScopePlan, observed: Mapping[str, Obj]) -> list[ScopePlan]:
         removals.setdefault(level(r.remote_id), ScopePlan(Plan())).releases.append(r)
     upserts: dict[int, ScopePlan] = {}
     for c in scope.plan.creates:
-        upserts.setdefault(_depth(c.content[PATH]), ScopePlan(Plan())).plan.creates.append(c)
+        upserts.setdefault(_depth(c.content.get(PATH, "/")), ScopePlan(Plan())).plan.creates.append(c)
     for u in scope.plan.updates:
-        upserts.setdefault(_depth(u.content[PATH]), ScopePlan(Plan())).plan.updates.append(u)
+        upserts.setdefault(_depth(u.content.get(PATH, "/")), ScopePlan(Plan())).plan.updates.append(u)
     return [
         *(removals[d] for d in sorted(removals, reverse=True)),
         *(upserts[d] for d in sorted(upserts)),
