@@ -21,7 +21,7 @@ from keycloak_operator.core.replication import group as gr
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
-from keycloak_operator.core.replication.sync import Release, Resource, Revocation, ScopePlan
+from keycloak_operator.core.replication.sync import Release, Resource, Revocation, ScopePlan, Verdict
 from keycloak_operator.models.group import KeycloakGroupSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -401,6 +401,7 @@ def apply(scope: ScopePlan, planned: dict[ObjectKey, Resource], observed: list[O
     return list(by_id.values())
 
 
+NOT_PLANNED = Verdict("Pending", "")
 names_ = st.sampled_from(["eng", "ops", "qa"])
 declared = st.lists(
     st.tuples(
@@ -409,6 +410,7 @@ declared = st.lists(
         st.sampled_from([None, "eng", "ops"]),  # a parent, by resource name (itself or a cycle at times)
         st.sampled_from([[], ["reader"], ["writer", "reader"]]),
         st.sampled_from([{}, {"k": ["1"]}, {"k": ["2"], "j": ["x"]}]),
+        st.sampled_from([False, False, True]),  # being deleted
     ),
     max_size=5,
     unique_by=lambda t: (t[0], t[1]),
@@ -423,11 +425,16 @@ found = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(declared, found)
 def test_applying_a_plan_converges_and_a_second_plan_is_empty(
-    wanted: list[tuple[str, str, str | None, list[str], Obj]], existing: list[tuple[str, str, str]]
+    wanted: list[tuple[str, str, str | None, list[str], Obj, bool]], existing: list[tuple[str, str, str]]
 ) -> None:
     rs = [
-        resource(ns, name, created=i, realmRoles=roles, attributes=attrs, **({"parent": up} if up else {}))
-        for i, (ns, name, up, roles, attrs) in enumerate(wanted)
+        replace(
+            resource(
+                ns, name, created=i, realmRoles=roles, attributes=attrs, **({"parent": up} if up else {})
+            ),
+            deleting=going,
+        )
+        for i, (ns, name, up, roles, attrs, going) in enumerate(wanted)
     ]
     observed: list[Obj] = []
     for i, (how, ns, name) in enumerate(existing):
@@ -447,7 +454,7 @@ def test_applying_a_plan_converges_and_a_second_plan_is_empty(
         mappings = [
             w
             for k, g in planned.items()
-            if scope.verdicts[k].phase == "Ready" and k in scope.remote_ids
+            if scope.verdicts.get(k, NOT_PLANNED).phase == "Ready" and k in scope.remote_ids
             for w in gr.plan_role_mappings(
                 g.content, next(o for o in after if o["id"] == scope.remote_ids[k])
             )
@@ -464,7 +471,12 @@ def test_applying_a_plan_converges_and_a_second_plan_is_empty(
     _, planned = plan(rs, after)
     for r in rs:
         ours = [o for o in after if (m := read_marker(o.get("attributes"))) is not None and m.key == r.key]
-        if last.verdicts[r.key].phase == "Ready":
+        verdict = last.verdicts.get(r.key, NOT_PLANNED)
+        if r.deleting and verdict.phase != "Deleting":  # not waiting on a subgroup: gone, finalizable
+            assert ours == [] and r.key in last.finalizable
+        elif verdict.phase == "Deleting":
+            assert len(ours) <= 1  # waits, whole, for the subgroups declared under it
+        elif verdict.phase == "Ready":
             assert len(ours) == 1 and ours[0]["path"] == planned[r.key].content[gr.PATH]
             assert gr.observed_attributes(ours[0]) == planned[r.key].content["attributes"]
         else:  # held (a cycle, a Conflict, waiting on its parent): its object, if any, exactly as it was

@@ -207,8 +207,8 @@ def foreign_below(observed: Sequence[Obj]) -> dict[str, list[str]]:
 def _blocked(
     groups: Sequence[Resource], observed: Sequence[Obj], foreign: Mapping[str, list[str]]
 ) -> dict[ObjectKey, str]:
-    """Deleting groups that must wait: subgroups are still declared under them, or their object in Keycloak
-    holds subgroups that are not theirs to delete (`foreign_below`)."""
+    """Deleting groups with an object in Keycloak that must wait: subgroups are still declared under them,
+    or their object holds subgroups that are not theirs to delete (`foreign_below`)."""
     children: dict[ObjectKey, list[str]] = {}
     for g in groups:
         up = parent_key(g)
@@ -217,7 +217,7 @@ def _blocked(
     found = {m.key: str(o.get("id")) for o in observed if (m := read_marker(o.get("attributes")))}
     out = {}
     for g in groups:
-        if not g.deleting:
+        if not g.deleting or g.key not in found:  # nothing in Keycloak: nothing to take along, it may go
             continue
         if g.key in children:
             out[g.key] = f"subgroups still declared under it: {', '.join(sorted(children[g.key]))}"
@@ -255,7 +255,7 @@ def plan_groups(
             namespaces=namespaces,
             revocation=revocation,
         )
-        waiting = _children_of_unready(planned, plan)
+        waiting = _children_of_unready(planned, plan, blocked.keys())
         if not waiting:
             break
         planned = [replace(g, problem=waiting[g.key]) if g.key in waiting else g for g in planned]
@@ -268,11 +268,14 @@ def plan_groups(
     return plan, planned
 
 
-def _children_of_unready(groups: Sequence[Resource], plan: ScopePlan) -> dict[ObjectKey, Verdict]:
+def _children_of_unready(
+    groups: Sequence[Resource], plan: ScopePlan, blocked: AbstractSet[ObjectKey]
+) -> dict[ObjectKey, Verdict]:
+    """Groups still desired (a blocked delete is) whose parent did not end Ready: held, Pending."""
     out = {}
     for g in groups:
         up = parent_key(g)
-        if g.deleting or g.problem is not None or up is None:
+        if (g.deleting and g.key not in blocked) or g.problem is not None or up is None:
             continue
         verdict = plan.verdicts.get(up)
         if verdict is None or verdict.phase not in ("Ready", "Deleting"):
