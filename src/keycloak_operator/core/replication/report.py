@@ -58,7 +58,7 @@ def report(rnd: Round, key: ObjectKey, obj: Obj, now: datetime, revocation_grace
         return Report(events)
     previous = obj.get("status") or {}
     if verdict.phase == "Forbidden":  # the schedule, whatever path of the round decided Forbidden
-        schedule = Revocation(now, revocation_grace).message(forbidden_since(obj))
+        schedule = Revocation(now, revocation_grace).message(forbidden_since(obj), key.kind)
         verdict = replace(verdict, message=verdict.message + schedule)
     status = render(
         previous,

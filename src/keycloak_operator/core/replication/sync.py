@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from keycloak_operator.core import names
 from keycloak_operator.core.replication.diff import diff
 from keycloak_operator.core.replication.drift import drifted_fields
 from keycloak_operator.core.replication.fairness import round_robin
@@ -98,14 +99,24 @@ class Revocation:
             return "delete"
         return "disable" if age >= self.grace else "keep"
 
-    def message(self, since: datetime | None) -> str:
+    def message(self, since: datetime | None, kind: str) -> str:
         if since is None or self.grace <= timedelta(0):
             return ""
         disable, delete = since + self.grace, since + 2 * self.grace
+        if kind not in SWITCHED_KINDS:
+            return (
+                f"; its object in Keycloak, if any, is deleted at {_stamp(delete)} unless access is granted "
+                "again"
+            )
         return (
             f"; its object in Keycloak, if any, is disabled at {_stamp(disable)} and deleted at "
             f"{_stamp(delete)} unless access is granted again"
         )
+
+
+# The kinds whose Keycloak objects have an `enabled` switch, which revocation turns off before it deletes;
+# the others (a client scope, a group) are kept as they are until deleted.
+SWITCHED_KINDS = frozenset({names.REALM_KIND, names.CLIENT_KIND})
 
 
 NO_REVOCATION = Revocation(datetime.min, timedelta(0))
