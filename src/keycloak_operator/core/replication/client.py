@@ -68,7 +68,15 @@ def plan_clients(
         namespaces=namespaces,
         declared_elsewhere=declared_elsewhere,
         revocation=revocation,
+        never_adopt=BUILT_IN_CLIENTS,
     )
+
+
+# The clients Keycloak makes in every realm: the admin console and the realm's own administration depend on
+# them, so no resource adopts one (declaring one of their clientIds is a Conflict).
+BUILT_IN_CLIENTS = frozenset(
+    {"account", "account-console", "admin-cli", "broker", "realm-management", "security-admin-console"}
+)
 
 
 def upsert_body(op: Create | Update) -> dict[str, Any]:
