@@ -26,6 +26,7 @@ from typing import Any, Final, Literal
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.roles import owner_of, role_owner
+from keycloak_operator.core.replication.service_account import SA_ROLES, roles_content
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.models.client_settings import URI_SEPARATOR, ClientSettings
 
@@ -34,7 +35,8 @@ MAPPERS: Final = "protocolMappers"
 DEFAULT_SCOPES: Final = "defaultClientScopes"
 OPTIONAL_SCOPES: Final = "optionalClientScopes"
 # Content written by calls of their own: left out of the client's PUT and of its drift check.
-SUBRESOURCES: Final = (ROLES, MAPPERS, DEFAULT_SCOPES, OPTIONAL_SCOPES)
+# Service-account role mappings: core/replication/service_account.py.
+SUBRESOURCES: Final = (ROLES, MAPPERS, DEFAULT_SCOPES, OPTIONAL_SCOPES, SA_ROLES)
 # A mapper's config key holding the hash of what the operator wrote: marks the mapper as the operator's and
 # says when a declared key was removed (Keycloak adds keys of its own, so the keys alone cannot tell).
 MAPPER_HASH: Final = "kcop.dev.content-hash"
@@ -75,7 +77,7 @@ def settings_content(spec: ClientSettings) -> dict[str, Any]:
         out[DEFAULT_SCOPES] = as_set(spec.default_client_scopes)
     if spec.optional_client_scopes is not None:
         out[OPTIONAL_SCOPES] = as_set(spec.optional_client_scopes)
-    return out
+    return {**out, **roles_content(spec.service_account_roles)}
 
 
 def _name(item: Any) -> str:

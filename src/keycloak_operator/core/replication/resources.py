@@ -27,6 +27,7 @@ from keycloak_operator.core.replication.servers import (
     host_allowed,
     normalize_url,
 )
+from keycloak_operator.core.replication.service_account import Grant, grants_of
 from keycloak_operator.core.replication.sync import UNREADABLE, Resource, ScopePlan, Verdict
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
@@ -67,6 +68,8 @@ class RealmTarget:
     server: Server | None  # None when the target cannot even be named (invalid spec, unknown Keycloak)
     credentials: Credentials | None
     client_namespaces: frozenset[str]
+    # Service-account roles the realm's owner lets namespaces map (service_account.py); only the realm's own.
+    grants: tuple[Grant, ...] = ()
 
 
 def key_of(obj: Obj) -> ObjectKey:
@@ -228,7 +231,7 @@ def realm_target(
             "Error", "InvalidSpec", "exactly one of spec.server.keycloak or spec.server.external"
         )
     resource = Resource(key, realm_name(spec, key.name), content, problem=problem, **flags)
-    return RealmTarget(resource, server, credentials, allowed)
+    return RealmTarget(resource, server, credentials, allowed, grants_of(spec.service_account_grants))
 
 
 def acting_credentials(
