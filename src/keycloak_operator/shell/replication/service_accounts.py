@@ -22,27 +22,33 @@ from keycloak_operator.shell.role_mappings import RoleMappings
 KIND = "ServiceAccountRole"  # the metrics' kind
 
 
+def _usable(role: Any) -> bool:
+    return isinstance(role, Mapping) and isinstance(role.get("name"), str) and isinstance(role.get("id"), str)
+
+
 async def _view(
-    at: InRealm, clients: list[Resource], scope: ScopePlan, observed: Sequence[Mapping[str, Any]]
+    at: InRealm,
+    due: list[Resource],
+    clients: list[Resource],
+    scope: ScopePlan,
+    observed: Sequence[Mapping[str, Any]],
 ) -> sa.RealmView:
-    """The realm as the planner needs it. Clients created this round are not in `observed` (listed before
-    the writes): they are this round's own, with the marker of their resource's namespace."""
+    """The realm as the planner needs it, with the roles of the clients `due` name. Clients created this
+    round are not in `observed` (listed before the writes): they are this round's own, with the marker of
+    their resource's namespace."""
     owners = sa.client_owners(observed)
     declared = {c.key: c for c in clients}
     for op in scope.plan.creates:
         remote = scope.remote_ids.get(op.key)
         if remote is not None and op.key in declared:
             owners[declared[op.key].natural_key] = (remote, op.key.namespace)
-    named = {cid for c in clients if sa.SA_ROLES in c.content for cid in c.content[sa.SA_ROLES]["clients"]}
+    named = {cid for c in due for cid in c.content[sa.SA_ROLES]["clients"]}
     client_roles: dict[str, dict[str, str]] = {}
     for cid in sorted(named & owners.keys()):
         roles = await at.admin.client_roles(at.remote, owners[cid][0])
-        client_roles[cid] = {
-            str(r["name"]): str(r["id"])
-            for r in roles
-            if isinstance(r, Mapping) and "name" in r and "id" in r
-        }
-    realm_roles = {str(r["name"]): r for r in await at.admin.roles(at.remote) if isinstance(r, Mapping)}
+        client_roles[cid] = {str(r["name"]): str(r["id"]) for r in roles if _usable(r)}
+    # A role without a name or an id (a server's odd answer) cannot be mapped: as if absent (Pending).
+    realm_roles = {str(r["name"]): r for r in await at.admin.roles(at.remote) if _usable(r)}
     return sa.RealmView(at.remote, realm_roles, owners, client_roles)
 
 
@@ -68,7 +74,7 @@ async def sync_service_accounts(
     ]
     if not due:
         return {}
-    view = await _view(at, clients, scope, observed)
+    view = await _view(at, due, clients, scope, observed)
     written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
     mappings = RoleMappings(at.admin, at.remote)
     granted_by = f"{at.realm.key.namespace}/{at.realm.key.name}"
