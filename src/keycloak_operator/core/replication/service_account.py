@@ -170,19 +170,35 @@ def plan_mappings(
 ) -> MappingPlan:
     """The writes for one client's service account. `namespace`: the client resource's; `grants`: its
     realm resource's (`granted_by`, `namespace/name`), and no one else's."""
-    plan = MappingPlan()
     if SA_ROLES not in content:
-        return plan
+        return MappingPlan()
+    return plan_role_set(content[SA_ROLES], FIELD, namespace, grants, granted_by, view, held)
+
+
+def plan_role_set(
+    declared: Mapping[str, Any],
+    where: str,
+    namespace: str,
+    grants: Iterable[Grant],
+    granted_by: str,
+    view: RealmView,
+    held: Held,
+    *,
+    keep_default: bool = True,
+) -> MappingPlan:
+    """The writes that make `held` the exact set `declared` ({"realm": [...], "clients": {cid: [...]}}),
+    under the grant rule: a service account's mappings, or a client role's composites (role_composites.py).
+    `where`: the field named in messages; `keep_default`: the realm's default role is never removed."""
+    plan = MappingPlan()
     grants = tuple(grants)
-    declared = content[SA_ROLES]
     want_realm: set[str] = set(declared["realm"])
     want_clients: dict[str, set[str]] = {cid: set(r) for cid, r in declared["clients"].items()}
 
     def allowed(cid: str, role: str) -> bool:
         return not needs_grant(view, cid, namespace) or granted(grants, namespace, cid, role)
 
-    plan.problem = _not_granted(want_clients, allowed, namespace, granted_by) or _not_found(
-        want_realm, want_clients, view
+    plan.problem = _not_granted(where, want_clients, allowed, namespace, granted_by) or _not_found(
+        where, want_realm, want_clients, view
     )
     # Removals: held and not allowed, always; held and not declared (not a default), once nothing is amiss.
     for cid, (container, roles) in sorted(held.clients.items()):
@@ -194,7 +210,9 @@ def plan_mappings(
         plan.revoked += [f"{cid}/{n}" for n in sorted(unsafe) if n in want_clients.get(cid, set())]
     if plan.problem is not None:
         return plan
-    extra_realm = sorted(n for n in held.realm if n not in want_realm and not view.is_default(n))
+    extra_realm = sorted(
+        n for n in held.realm if n not in want_realm and not (keep_default and view.is_default(n))
+    )
     if extra_realm:
         plan.writes.append(MappingWrite("remove", None, None, tuple((held.realm[n], n) for n in extra_realm)))
     add_realm = sorted(want_realm - held.realm.keys())
@@ -210,7 +228,7 @@ def plan_mappings(
 
 
 def _not_granted(
-    want: Mapping[str, set[str]], allowed: Any, namespace: str, granted_by: str
+    where: str, want: Mapping[str, set[str]], allowed: Any, namespace: str, granted_by: str
 ) -> Verdict | None:
     missing = {cid: sorted(r for r in roles if not allowed(cid, r)) for cid, roles in sorted(want.items())}
     missing = {cid: roles for cid, roles in missing.items() if roles}
@@ -223,17 +241,19 @@ def _not_granted(
     return Verdict(
         "Forbidden",
         NOT_GRANTED,
-        f"{FIELD}.clients.{cid}: {listed} not granted to namespace {namespace} by KeycloakRealm "
+        f"{where}.clients.{cid}: {listed} not granted to namespace {namespace} by KeycloakRealm "
         f"{granted_by}{more}; its spec.serviceAccountGrants needs {{namespace: {namespace}, clientId: "
-        f"{cid}, roles: [{listed}]}}; no service-account role was added",
+        f"{cid}, roles: [{listed}]}}; nothing was added",
         revocable=False,
     )
 
 
-def _not_found(want_realm: set[str], want: Mapping[str, set[str]], view: RealmView) -> Verdict | None:
+def _not_found(
+    field_: str, want_realm: set[str], want: Mapping[str, set[str]], view: RealmView
+) -> Verdict | None:
     absent = sorted(want_realm - view.realm_roles.keys())
     if absent:
-        where, what = f"{FIELD}.realm", f"no realm role {', '.join(map(repr, absent))}"
+        where, what = f"{field_}.realm", f"no realm role {', '.join(map(repr, absent))}"
     else:
         missing = {
             cid: sorted(r for r in roles if r not in view.client_roles.get(cid, {}))
@@ -243,13 +263,13 @@ def _not_found(want_realm: set[str], want: Mapping[str, set[str]], view: RealmVi
         if not missing:
             return None
         cid, roles = next(iter(missing.items()))
-        where = f"{FIELD}.clients.{cid}"
+        where = f"{field_}.clients.{cid}"
         what = (
             f"no client {cid!r} in the realm"
             if cid not in view.clients
             else f"client {cid!r} has no role {', '.join(map(repr, roles))}"
         )
-    return Verdict("Pending", NOT_FOUND, f"{where}: {what}; no service-account role was added")
+    return Verdict("Pending", NOT_FOUND, f"{where}: {what}; nothing was added")
 
 
 def apply(held: Held, writes: Iterable[MappingWrite]) -> Held:
