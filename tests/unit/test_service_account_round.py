@@ -45,6 +45,8 @@ class MappingAdmin(trr.FakeAdmin):
         store: dict[str, dict[str, set[str]]] = self.server.mappings  # type: ignore[attr-defined]
         if parts[-1] == "service-account-user":
             return {"id": f"sa-{parts[4]}"}
+        if parts[-1] == "composites":
+            return self._composites(method, parts[4], parts[6], body)
         user = parts[4]
         held = store.setdefault(user, {"realm": {f"default-roles-{realm}"}})
         if method == "GET":
@@ -70,6 +72,20 @@ class MappingAdmin(trr.FakeAdmin):
             target -= names_
         return None
 
+    def _composites(self, method: str, client: str, role: str, body: Any) -> Any:
+        held = self.server.composites.setdefault((client, role), {})  # type: ignore[attr-defined]
+        if method == "GET":
+            return [
+                {"id": f"r-{n}" if c == "realm" else f"{c}-{n}", "name": n, "clientRole": c != "realm",
+                 "containerId": "realm-id" if c == "realm" else c}
+                for c, roles in sorted(held.items()) for n in sorted(roles)
+            ]  # fmt: skip
+        for r in body:  # ids as this fake makes them: r-<name>, or <client id>-<name>
+            container = "realm" if r["id"].startswith("r-") else r["id"][: -len(r["name"]) - 1]
+            target = held.setdefault(container, set())
+            (target.add if method == "POST" else target.discard)(r["name"])
+        return None
+
 
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch) -> World:
@@ -77,6 +93,7 @@ def world(monkeypatch: pytest.MonkeyPatch) -> World:
     w = make_world(monkeypatch)
     w.replicator.revocation_grace = timedelta(hours=1)
     w.server.mappings = {}  # type: ignore[attr-defined]
+    w.server.composites = {}  # type: ignore[attr-defined]
     spec = {"serviceAccountsEnabled": True, "serviceAccountRoles": WANTED}
     w.kube.add(_client("team-b", "svc", {"name": "main", "namespace": "team-a"}, **spec))
     return w
@@ -137,7 +154,7 @@ async def test_a_withdrawn_grant_is_removed_with_an_event_and_hand_edits_repaire
     _grant(world)
     _, calls, writes = await world.round(KC_URL)
     assert _held(world)[RM_ID] == set() and "viewer" in _held(world)["realm"]
-    revoked = "removed service-account roles no longer granted: realm-management/view-users"
+    revoked = "removed roles no longer granted: serviceAccountRoles/realm-management/view-users"
     assert (names.CLIENT_KIND, "svc", "Warning", "ServiceAccountRoleRevoked", revoked) in _events(writes)
     assert world.obj(names.CLIENT_KIND, "team-b", "svc")["status"]["phase"] == "Forbidden"
     _, calls, writes = await world.round(KC_URL)
@@ -148,3 +165,29 @@ async def test_a_client_without_the_field_costs_no_mapping_call(world: World) ->
     world.obj(names.CLIENT_KIND, "team-b", "svc")["spec"].pop("serviceAccountRoles")
     _, calls, _ = await world.round(KC_URL)
     assert [c for c in calls if c[1] == "request"] == []
+
+
+async def test_a_roles_composites_follow_the_same_grant_rule(world: World) -> None:
+    svc = world.obj(names.CLIENT_KIND, "team-b", "svc")["spec"]
+    svc["roles"] = [{"name": "auditor", "composites": {"clients": {"realm-management": ["view-users"]}}}]
+    svc["serviceAccountRoles"] = {"clients": {"svc": ["auditor"]}}  # its own role: no grant needed
+    await world.round(KC_URL)
+    status = world.obj(names.CLIENT_KIND, "team-b", "svc")["status"]
+    assert status["phase"] == "Forbidden"
+    assert "spec.roles[auditor].composites.clients.realm-management" in status["conditions"][0]["message"]
+    remote = next(c["id"] for c in world.server.clients["main"].values() if c["clientId"] == "svc")
+    assert world.server.composites[(remote, "auditor")] == {}  # type: ignore[attr-defined]
+    assert _held(world)[remote] == {"auditor"}
+
+    _grant(world, GRANT)
+    await world.round(KC_URL)
+    assert world.obj(names.CLIENT_KIND, "team-b", "svc")["status"]["phase"] == "Ready"
+    assert world.server.composites[(remote, "auditor")] == {RM_ID: {"view-users"}}  # type: ignore[attr-defined]
+    _, calls, writes = await world.round(KC_URL)
+    assert _mapping_writes(calls) == [] and writes == []
+
+    world.server.composites[(remote, "auditor")][RM_ID].add("manage-users")  # type: ignore[attr-defined]
+    _, _, writes = await world.round(KC_URL)
+    repaired = "restored what was edited in Keycloak: roles/auditor/composites/realm-management/manage-users"
+    assert (names.CLIENT_KIND, "svc", "Normal", "DriftRepaired", repaired) in _events(writes)
+    assert world.server.composites[(remote, "auditor")] == {RM_ID: {"view-users"}}  # type: ignore[attr-defined]

@@ -288,8 +288,8 @@ def client_crd() -> dict[str, Any]:
         spec[field].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
     config = spec["protocolMappers"]["items"]["properties"]["config"]
     config["x-kubernetes-validations"] = [cs.CONFIG_RULE]
-    sa_clients = spec["serviceAccountRoles"]["properties"]["clients"]
-    sa_clients["x-kubernetes-validations"] = [sa.CLIENT_KEYS_RULE]
+    for refs in (spec["serviceAccountRoles"], spec["roles"]["items"]["properties"]["composites"]):
+        refs["properties"]["clients"]["x-kubernetes-validations"] = [sa.CLIENT_KEYS_RULE]
     return _crd(
         plural=names.CLIENT_PLURAL,
         kind=names.CLIENT_KIND,

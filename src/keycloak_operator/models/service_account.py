@@ -45,9 +45,10 @@ def _unique(values: list[str], where: str) -> None:
         raise ValueError(f"{where}: each role at most once")
 
 
-class ServiceAccountRoles(CrdModel):
-    """Roles mapped to the client's service-account user: exactly these (besides the realm's default roles,
-    which Keycloak gives every user and which are never removed)."""
+class RoleRefs(CrdModel):
+    """Realm roles, and client roles by clientId: a service account's mappings (exactly these, besides the
+    realm's default role, which Keycloak gives every user and which is never removed), or the composites of
+    a client role (exactly these)."""
 
     realm: RoleNames = Field(
         default_factory=list, description="Realm roles by name; they must exist in the realm."
@@ -64,12 +65,12 @@ class ServiceAccountRoles(CrdModel):
     )
 
     @model_validator(mode="after")
-    def _once_each(self) -> ServiceAccountRoles:
-        _unique(self.realm, "serviceAccountRoles.realm")
+    def _once_each(self) -> RoleRefs:
+        _unique(self.realm, "realm")
         for client_id, roles in self.clients.items():
             if not _CLIENT_ID_RE.match(client_id) or len(client_id) > CLIENT_ID_MAX:
-                raise ValueError(f"serviceAccountRoles.clients: {client_id[:40]!r} is not a clientId")
-            _unique(roles, f"serviceAccountRoles.clients.{client_id}")
+                raise ValueError(f"clients: {client_id[:40]!r} is not a clientId")
+            _unique(roles, f"clients.{client_id}")
         return self
 
 
@@ -81,3 +82,6 @@ class ServiceAccountGrant(CrdModel):
     roles: list[RoleName] = Field(
         min_length=1, max_length=ROLES_MAX, description="Role names of that client, e.g. view-users."
     )
+
+
+ServiceAccountRoles = RoleRefs  # the name its users know it by

@@ -3,7 +3,9 @@ plans them), kept out of keycloak_admin.py, which holds the calls every kind use
 
 Keycloak 26.7.3: a client's service-account user is GET clients/{id}/service-account-user; its direct
 mappings GET users/{id}/role-mappings; a mapping is added by POSTing, and removed by DELETEing, a list of
-role representations ({id, name}) to users/{id}/role-mappings/realm or .../clients/{client id}.
+role representations ({id, name}) to users/{id}/role-mappings/realm or .../clients/{client id}. A client
+role's composites (core/replication/role_composites.py): GET, POST and DELETE (a list of roles) on
+clients/{id}/roles/{name}/composites.
 """
 
 from __future__ import annotations
@@ -37,3 +39,15 @@ class RoleMappings:
         path = f"{self.base}/users/{self.admin.segment(user_id)}/role-mappings/"
         path += "realm" if write.container is None else f"clients/{self.admin.segment(write.container)}"
         await self.admin.request("POST" if write.operation == "add" else "DELETE", path, write.body())
+
+    def _composites(self, client_id: str, role: str) -> str:
+        return (
+            f"{self.base}/clients/{self.admin.segment(client_id)}/roles/{self.admin.segment(role)}/composites"
+        )
+
+    async def composites(self, client_id: str, role: str) -> Any:
+        return await self.admin.request("GET", self._composites(client_id, role))
+
+    async def write_composites(self, client_id: str, role: str, write: MappingWrite) -> None:
+        method = "POST" if write.operation == "add" else "DELETE"
+        await self.admin.request(method, self._composites(client_id, role), write.body())

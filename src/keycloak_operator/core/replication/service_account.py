@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 from keycloak_operator.core import names
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.sync import Verdict
-from keycloak_operator.models.service_account import ServiceAccountGrant, ServiceAccountRoles
+from keycloak_operator.models.service_account import RoleRefs, ServiceAccountGrant
 
 SA_ROLES: Final = "serviceAccountRoles"
 FIELD: Final = "spec.serviceAccountRoles"
@@ -43,13 +43,16 @@ DEFAULT_ROLE_DESCRIPTION: Final = "${role_default-roles}"
 Operation = Literal["add", "remove"]
 
 
-def roles_content(roles: ServiceAccountRoles | None) -> dict[str, Any]:
-    """The declared mappings as they sit in the client's content (sorted: one order, one hash); {} when
-    absent, so a client that declares none keeps the content and hash it had before the field existed."""
-    if roles is None:
-        return {}
-    clients = {cid: sorted(set(r)) for cid, r in sorted(roles.clients.items())}
-    return {SA_ROLES: {"realm": sorted(set(roles.realm)), "clients": clients}}
+def refs_content(refs: RoleRefs) -> dict[str, Any]:
+    """A declared role set as it sits in the client's content: sorted, one order, one hash."""
+    clients = {cid: sorted(set(r)) for cid, r in sorted(refs.clients.items())}
+    return {"realm": sorted(set(refs.realm)), "clients": clients}
+
+
+def roles_content(roles: RoleRefs | None) -> dict[str, Any]:
+    """The declared mappings in the client's content; {} when absent, so a client that declares none keeps
+    the content and hash it had before the field existed."""
+    return {} if roles is None else {SA_ROLES: refs_content(roles)}
 
 
 @dataclass(frozen=True)
