@@ -238,3 +238,27 @@ def test_service_account_roles_need_the_realms_grant_reach_the_token_and_are_rep
     )
     assert "realm-management/view-users" in revoked[0]["message"]
     wait_phase(kubectl, CLIENT_RES, ns, "svc", "Forbidden")
+
+    # A composite client role holding a realm-management role is granted like a service-account role; the
+    # service account mapped to it (its own client's role: no grant) gets what it includes in its token.
+    auditor = [{"name": "auditor", "composites": {"clients": {"realm-management": ["query-users"]}}}]
+    own = {"realm": ["reporter"], "clients": {"svc": ["auditor"]}}
+    spec = {"serviceAccountsEnabled": True, "roles": auditor, "serviceAccountRoles": own}
+    kubectl.apply(client(ns, "svc", {"name": "main"}, "svc", **spec))
+    wait_for(
+        "composites refused",
+        lambda: (
+            "spec.roles[auditor].composites.clients.realm-management"
+            in kubectl.get(CLIENT_RES, "svc", ns)["status"]["conditions"][0]["message"]
+        ),
+        60,
+    )
+    composites = f"/{rn}/clients/{uuid}/roles/auditor/composites"
+    assert api.call("GET", composites) == []
+    grant = [{"namespace": ns, "clientId": "realm-management", "roles": ["query-users"]}]
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, roles=roles, serviceAccountGrants=grant))
+    wait_phase(kubectl, CLIENT_RES, ns, "svc", "Ready", timeout=60)
+    assert [r["name"] for r in api.call("GET", composites)] == ["query-users"]
+    claims = token_claims(keycloak, rn, "svc", api.client_secret(rn, uuid))
+    assert "auditor" in claims["resource_access"]["svc"]["roles"]
+    assert claims["resource_access"]["realm-management"]["roles"] == ["query-users"]
