@@ -28,6 +28,7 @@ from keycloak_operator.core.replication.servers import (
     host_allowed,
     normalize_url,
 )
+from keycloak_operator.core.replication.service_account import Grant, grants_of
 from keycloak_operator.core.replication.sync import UNREADABLE, Resource, ScopePlan, Verdict
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
@@ -68,6 +69,8 @@ class RealmTarget:
     server: Server | None  # None when the target cannot even be named (invalid spec, unknown Keycloak)
     credentials: Credentials | None
     client_namespaces: frozenset[str]
+    # Service-account roles the realm's owner lets namespaces map (service_account.py); only the realm's own.
+    grants: tuple[Grant, ...] = ()
 
 
 def key_of(obj: Obj) -> ObjectKey:
@@ -230,7 +233,7 @@ def realm_target(
         )
     flags |= adoption.flags(obj, _realm_adoption(key, credentials))
     resource = Resource(key, realm_name(spec, key.name), content, problem=problem, **flags)
-    return RealmTarget(resource, server, credentials, allowed)
+    return RealmTarget(resource, server, credentials, allowed, grants_of(spec.service_account_grants))
 
 
 def _realm_adoption(key: ObjectKey, credentials: Credentials | None) -> str:

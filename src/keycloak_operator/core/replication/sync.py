@@ -36,6 +36,10 @@ class Verdict:
     phase: Phase
     reason: str
     message: str = ""
+    # A Forbidden that revokes the object (its namespace no longer allowed) starts the revocation clock; one
+    # that only refuses part of it (a service-account role not granted) must not, or a later revocation
+    # would run on the earlier clock.
+    revocable: bool = True
 
 
 # The reason given to what depends on a watched namespace that could not be read this round (watched.py).
