@@ -14,7 +14,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey
 from keycloak_operator.core.replication.adoption import ADOPTING, flags, within_realm
 from keycloak_operator.core.replication.client import plan_clients
-from keycloak_operator.core.replication.client_scope import plan_client_scopes
+from keycloak_operator.core.replication.client_scope import plan_client_scopes, scope_resource
 from keycloak_operator.core.replication.realm import plan_realms
 from keycloak_operator.core.replication.resources import client_resource, realm_target
 from keycloak_operator.core.replication.round import Round, collect
@@ -45,7 +45,7 @@ def test_a_resource_that_asks_adopts_it_with_one_update_writing_the_marker() -> 
     assert not scope.plan.creates and not scope.plan.deletes
     [update] = scope.plan.updates
     assert (update.key, update.remote_id, update.previous_hash) == (web.key, "u1", ADOPTING)
-    assert web.key not in scope.verdicts or scope.verdicts[web.key].phase == "Ready"
+    assert scope.verdicts[web.key] == Verdict("Ready", "InSync")  # once the update is written
 
 
 def test_once_marked_the_next_round_is_quiet_and_not_an_adoption() -> None:
@@ -163,11 +163,38 @@ def test_the_master_realm_is_never_adopted() -> None:
     assert plan_realms([other], [], [{"realm": "corp", "attributes": {}}]).adopted == {other.key: "corp"}
 
 
-def test_built_in_client_scopes_are_never_adopted() -> None:
-    key = ObjectKey(names.CLIENT_SCOPE_KIND, "home", "profile")
-    profile = Resource(key, "profile", {"name": "profile"}, T0, parent=HOME, adopt=True)
-    scope = plan_client_scopes([profile], [{"id": "s1", "name": "profile", "attributes": {}}])
+def test_a_client_scope_is_never_adopted() -> None:
+    """Clients of every namespace may attach a hand-made scope; marked, it would be usable by one only."""
+    obj = {
+        "kind": names.CLIENT_SCOPE_KIND,
+        "metadata": {"namespace": "home", "name": "groups", "annotations": {names.ANNOTATION_ADOPT: "true"}},
+        "spec": {"realm": {"name": "main"}, "name": "groups"},
+    }
+    scope = scope_resource(obj, {})
+    assert not scope.adopt and "never adopted" in scope.adopt_refused
+    in_its_realm = replace(scope, problem=None)  # its realm found and allowing it
+    held = plan_client_scopes([in_its_realm], [{"id": "s1", "name": "groups", "attributes": {}}])
+    assert not held.adopted and held.plan.is_empty()
+    assert "a client scope is never adopted" in held.verdicts[scope.key].message
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        {"kcop.dev.kind": "KeycloakClient"},  # half written
+        {
+            "kcop.dev.kind": "KeycloakClient",
+            "kcop.dev.namespace": "team",
+            "kcop.dev.name": "web",
+            "kcop.dev.content-hash": "v2:not-this-format",
+        },  # another operator version's
+    ],
+)
+def test_an_object_with_any_part_of_a_marker_is_never_adopted(attributes: dict[str, str]) -> None:
+    web = asking(client("home", "web"))
+    scope = plan_clients([web], [{"id": "u1", "clientId": "web", "attributes": attributes}])
     assert not scope.adopted and scope.plan.is_empty()
+    assert scope.verdicts[web.key].phase == "Conflict"
 
 
 @given(

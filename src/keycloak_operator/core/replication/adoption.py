@@ -21,11 +21,20 @@ from typing import Any, Final
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey, identity
+from keycloak_operator.core.replication.marker import is_marker_attribute
 from keycloak_operator.core.replication.ownership import Conflict
 
 # The content hash an adopted object is taken to have: never a real one, so the diff plans the update that
 # writes the declared content and the marker.
 ADOPTING: Final = "adopting"
+
+
+def marked_in_part(attributes: Any) -> bool:
+    """Any attribute of the marker's, even where the marker as a whole does not read (half written, edited,
+    or another operator version's format): such an object may be someone's, and is never adopted."""
+    return isinstance(attributes, Mapping) and any(
+        isinstance(name, str) and is_marker_attribute(name) for name in attributes
+    )
 
 
 def asked(obj: Mapping[str, Any]) -> bool:

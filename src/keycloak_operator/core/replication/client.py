@@ -72,10 +72,19 @@ def plan_clients(
     )
 
 
-# The clients Keycloak makes in every realm: the admin console and the realm's own administration depend on
-# them, so no resource adopts one (declaring one of their clientIds is a Conflict).
+# The clients Keycloak makes in a realm: the admin console and the realm's own administration depend on
+# them (`admin-permissions` holds fine-grained admin permissions, 26.2+), so no resource adopts one
+# (declaring one of their clientIds is a Conflict).
 BUILT_IN_CLIENTS = frozenset(
-    {"account", "account-console", "admin-cli", "broker", "realm-management", "security-admin-console"}
+    {
+        "account",
+        "account-console",
+        "admin-cli",
+        "admin-permissions",
+        "broker",
+        "realm-management",
+        "security-admin-console",
+    }
 )
 
 

@@ -95,30 +95,10 @@ def scope_resource(
         return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
     problem = in_realm_problem(key, parent, realms, unreadable, "client scopes")
-    flags |= adoption.flags(obj, adoption.within_realm(key, parent))
+    # Clients of any namespace may attach a hand-made scope, and only their own namespace's once it is marked
+    # (client_parts.usable_scopes): adopting one would cut the others off, or let one team shape their tokens.
+    flags |= adoption.flags(obj, "a client scope is never adopted: clients of other namespaces may use it")
     return Resource(key, spec.name, scope_content(spec), problem=problem, parent=parent, **flags)
-
-
-# The client scopes Keycloak makes in every realm (26.x), which its clients use by default: no resource adopts
-# one, so deleting a resource can never take one away from every client of the realm.
-BUILT_IN_SCOPES = frozenset(
-    {
-        "acr",
-        "address",
-        "basic",
-        "email",
-        "microprofile-jwt",
-        "offline_access",
-        "organization",
-        "phone",
-        "profile",
-        "role_list",
-        "roles",
-        "saml_organization",
-        "service_account",
-        "web-origins",
-    }
-)
 
 
 def plan_client_scopes(
@@ -140,7 +120,6 @@ def plan_client_scopes(
         compare_attributes=True,
         namespaces=namespaces,
         revocation=revocation,
-        never_adopt=BUILT_IN_SCOPES,
     )
     plan.disables = []  # no switch to turn off: revocation keeps the scope until it deletes it
     return plan

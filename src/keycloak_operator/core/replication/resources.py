@@ -240,7 +240,9 @@ def _realm_adoption(key: ObjectKey, credentials: Credentials | None) -> str:
     """Who may adopt a realm: the namespace of the Keycloak it runs on (whose admin the operator acts as),
     or one that brings its own login to an external server (which can already do anything there). A
     namespace the Keycloak merely allows to declare realms may not take one made by someone else."""
-    if credentials is None or not credentials.server_owned or credentials.namespace == key.namespace:
+    if credentials is None:
+        return "its server and login are not known"
+    if not credentials.server_owned or credentials.namespace == key.namespace:
         return ""
     return f"only namespace {credentials.namespace}, where its Keycloak is declared, may adopt a realm on it"
 

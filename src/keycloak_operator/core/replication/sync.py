@@ -210,7 +210,7 @@ def plan_scope(
             continue  # no id, or the same id listed twice (the first stands)
         marker = read_marker(obj.get("attributes"))
         holders[(natural,)] = marker.key if marker else None
-        if marker is None:
+        if marker is None and not adoption.marked_in_part(obj.get("attributes")):
             unmarked.setdefault(natural, remote_id)
             by_remote[remote_id] = obj
         ours = namespaces is None or (marker is not None and marker.key.namespace in namespaces)
