@@ -27,6 +27,7 @@ from tests.integration.test_replication import (
     phase,
     realm,
     replication_settled,
+    rounds_seen,
     wait_phase,
 )
 
@@ -162,3 +163,102 @@ def test_client_settings_reach_keycloak_the_token_and_are_repaired(
     assert {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)} == versions
     assert phase(kubectl, CLIENT_RES, ns, "web") == "Ready"
     assert phase(kubectl, REALM_RES, ns, "main") == "Ready"
+
+
+def sa_mappings(api: KeycloakApi, rn: str, uuid: str) -> tuple[set[str], set[str]]:
+    """The realm roles and the realm-management roles mapped directly to the client's service account."""
+    user = api.call("GET", f"/{rn}/clients/{uuid}/service-account-user")["id"]
+    held = api.call("GET", f"/{rn}/users/{user}/role-mappings") or {}
+    realm_roles = {r["name"] for r in held.get("realmMappings") or []}
+    rm = (held.get("clientMappings") or {}).get("realm-management") or {}
+    return realm_roles, {r["name"] for r in rm.get("mappings") or []}
+
+
+def test_service_account_roles_need_the_realms_grant_reach_the_token_and_are_repaired(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    operator: OperatorProcess,
+    namespace: str,
+) -> None:
+    api = KeycloakApi(keycloak)
+    ns, rn = namespace, f"s-{namespace}"
+    kubectl.apply(admin_secret(keycloak, ns))
+    roles = [{"name": "reporter"}]
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, roles=roles))
+    wanted = {"realm": ["reporter"], "clients": {"realm-management": ["view-users"]}}
+    kubectl.apply(
+        client(ns, "svc", {"name": "main"}, "svc", serviceAccountsEnabled=True, serviceAccountRoles=wanted)
+    )
+
+    # No grant: Forbidden, naming the field and the grant it needs; the client exists, its account holds
+    # nothing the operator added.
+    wait_phase(kubectl, CLIENT_RES, ns, "svc", "Forbidden", timeout=90)
+    message = kubectl.get(CLIENT_RES, "svc", ns)["status"]["conditions"][0]["message"]
+    assert "spec.serviceAccountRoles.clients.realm-management" in message and "view-users" in message
+    assert "spec.serviceAccountGrants" in message
+    c = api.client(rn, "svc")
+    assert c is not None
+    uuid = c["id"]
+    realm_roles, rm_roles = sa_mappings(api, rn, uuid)
+    assert rm_roles == set() and "reporter" not in realm_roles
+    assert f"default-roles-{rn}" in realm_roles  # Keycloak's own
+
+    # The realm's owner grants it: both roles reach a client_credentials token.
+    grant = [{"namespace": ns, "clientId": "realm-management", "roles": ["view-users"]}]
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, roles=roles, serviceAccountGrants=grant))
+    wait_phase(kubectl, CLIENT_RES, ns, "svc", "Ready", timeout=90)
+    assert sa_mappings(api, rn, uuid) == ({f"default-roles-{rn}", "reporter"}, {"view-users"})
+    claims = token_claims(keycloak, rn, "svc", api.client_secret(rn, uuid))
+    assert "reporter" in claims["realm_access"]["roles"]
+    assert "view-users" in claims["resource_access"]["realm-management"]["roles"]
+
+    # A mapping removed by hand is restored, with an event naming it.
+    user = api.call("GET", f"/{rn}/clients/{uuid}/service-account-user")["id"]
+    reporter = api.call("GET", f"/{rn}/roles/reporter")
+    api.call("DELETE", f"/{rn}/users/{user}/role-mappings/realm", [reporter])
+    wait_for("mapping restored", lambda: "reporter" in sa_mappings(api, rn, uuid)[0], 60)
+    repaired = wait_for("drift event", lambda: events(kubectl, ns, name="svc", reason="DriftRepaired"))
+    assert any("serviceAccountRoles/realm/reporter" in e["message"] for e in repaired)
+
+    # A quiet resync writes nothing, to Keycloak or to Kubernetes: three rounds counted, not slept through.
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
+    before = api.admin_writes()
+    versions = {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)}
+    start = rounds_seen(keycloak)
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= start + 3, 60)
+    assert api.admin_writes() - before == 0
+    assert {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)} == versions
+
+    # The grant withdrawn: the mapping goes on the next round, said in an event; the client is Forbidden.
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, roles=roles))
+    wait_for("mapping removed", lambda: sa_mappings(api, rn, uuid)[1] == set(), 60)
+    assert "reporter" in sa_mappings(api, rn, uuid)[0]
+    revoked = wait_for(
+        "revoked event", lambda: events(kubectl, ns, name="svc", reason="ServiceAccountRoleRevoked")
+    )
+    assert "realm-management/view-users" in revoked[0]["message"]
+    wait_phase(kubectl, CLIENT_RES, ns, "svc", "Forbidden")
+
+    # A composite client role holding a realm-management role is granted like a service-account role; the
+    # service account mapped to it (its own client's role: no grant) gets what it includes in its token.
+    auditor = [{"name": "auditor", "composites": {"clients": {"realm-management": ["query-users"]}}}]
+    own = {"realm": ["reporter"], "clients": {"svc": ["auditor"]}}
+    spec = {"serviceAccountsEnabled": True, "roles": auditor, "serviceAccountRoles": own}
+    kubectl.apply(client(ns, "svc", {"name": "main"}, "svc", **spec))
+    wait_for(
+        "composites refused",
+        lambda: (
+            "spec.roles[auditor].composites.clients.realm-management"
+            in kubectl.get(CLIENT_RES, "svc", ns)["status"]["conditions"][0]["message"]
+        ),
+        60,
+    )
+    composites = f"/{rn}/clients/{uuid}/roles/auditor/composites"
+    assert api.call("GET", composites) == []
+    grant = [{"namespace": ns, "clientId": "realm-management", "roles": ["query-users"]}]
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, roles=roles, serviceAccountGrants=grant))
+    wait_phase(kubectl, CLIENT_RES, ns, "svc", "Ready", timeout=60)
+    assert [r["name"] for r in api.call("GET", composites)] == ["query-users"]
+    claims = token_claims(keycloak, rn, "svc", api.client_secret(rn, uuid))
+    assert "auditor" in claims["resource_access"]["svc"]["roles"]
+    assert claims["resource_access"]["realm-management"]["roles"] == ["query-users"]

@@ -294,6 +294,58 @@ def test_same_client_id_from_two_namespaces_first_keeps_it_second_conflicts(
     assert api.client(rn, "handmade")["redirectUris"] == []
 
 
+def adopting(obj: dict[str, Any]) -> dict[str, Any]:
+    obj["metadata"]["annotations"] = {names.ANNOTATION_ADOPT: "true"}
+    return obj
+
+
+def test_objects_made_by_hand_are_adopted_only_when_asked_and_only_by_the_realms_namespace(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str, namespace_factory
+) -> None:
+    ns, rn = setup, realm_name(setup)
+    other = namespace_factory()
+    kubectl.apply(admin_secret(keycloak, other))
+    # A realm and a confidential client made by hand, before the operator: an import, another tool.
+    api.call("POST", "", {"realm": rn, "enabled": True, "displayName": "by hand"})
+    api.call("POST", f"/{rn}/clients", {"clientId": "legacy", "redirectUris": ["https://old/*"]})
+    legacy = api.client(rn, "legacy")
+    assert legacy is not None
+    handmade_secret = api.client_secret(rn, legacy["id"])
+
+    declared = realm(keycloak, ns, "main", realmName=rn, displayName="Team realm", clientNamespaces=[other])
+    kubectl.apply(declared)
+    wait_phase(kubectl, REALM_RES, ns, "main", "Conflict")
+    assert (api.realm(rn) or {}).get("displayName") == "by hand"
+
+    kubectl.apply(adopting(declared))
+    wait_phase(kubectl, REALM_RES, ns, "main", "Ready")
+    taken = api.realm(rn) or {}
+    assert taken.get("displayName") == "Team realm" and taken["attributes"]["kcop.dev.namespace"] == ns
+    assert events(kubectl, ns, name="main", reason="Adopted")
+
+    # Another namespace the realm allows clients from may not take the realm's hand-made client.
+    wanted = {"redirectUris": ["https://new/*"]}
+    kubectl.apply(adopting(client(other, "legacy", {"name": "main", "namespace": ns}, "legacy", **wanted)))
+    wait_phase(kubectl, CLIENT_RES, other, "legacy", "Conflict")
+    message = kubectl.get(CLIENT_RES, "legacy", other)["status"]["conditions"][0]["message"]
+    assert f"not adopted: only resources in namespace {ns}" in message
+    kubectl.run("delete", CLIENT_RES, "legacy", "-n", other, "--wait=false")
+
+    # The realm's own namespace may: same Keycloak object, now as declared, its secret in a Secret.
+    kubectl.apply(adopting(client(ns, "legacy", {"name": "main"}, "legacy", **wanted)))
+    wait_phase(kubectl, CLIENT_RES, ns, "legacy", "Ready")
+    now = api.client(rn, "legacy") or {}
+    assert now["id"] == legacy["id"] and now["redirectUris"] == ["https://new/*"]
+    assert now["attributes"]["kcop.dev.namespace"] == ns
+    assert events(kubectl, ns, name="legacy", reason="Adopted")
+    secret = wait_for("client secret", lambda: kubectl.get("secret", names.client_secret("legacy"), ns))
+    assert base64.b64decode(secret["data"]["clientSecret"]).decode() == handmade_secret
+
+    # Adopted is owned: deleting the resource deletes the object.
+    kubectl.run("delete", CLIENT_RES, "legacy", "-n", ns, "--wait=false")
+    wait_for("adopted client deleted with its resource", lambda: api.client(rn, "legacy") is None)
+
+
 def test_namespaces_not_allowed_are_forbidden_and_nothing_is_written(
     kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str, namespace_factory
 ) -> None:

@@ -4,7 +4,6 @@ from the pre-upgrade Backup) -> ProvisioningGreen on that Cluster -> ... -> prom
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -15,9 +14,9 @@ from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import cnpg_copy
 from keycloak_operator.core import upgrade_plan as up
 from keycloak_operator.models.keycloak import BlueGreenStatus
-from tests.unit.test_bluegreen import CRASHES, GREEN, NOW, drive, green, moved_to, stayed, step, world
+from tests.unit.test_bluegreen import CRASHES, GREEN, drive, green, moved_to, stayed, step, world
 from tests.unit.test_bluegreen import status as bg_status
-from tests.unit.test_bluegreen_copy import CopySim
+from tests.unit.test_bluegreen_copy import CopySim, assert_failed_back_to_blue, run_until_rest
 
 COPY = cnpg_copy.copy_name("kcdb", GREEN, "2026-01-01T12:00:00Z")
 BACKUP = "kc-pre-12345678"
@@ -162,29 +161,12 @@ def test_any_crash_schedule_recovers_one_cluster_and_green_runs_only_on_it(
 
 def test_a_cluster_never_getting_ready_fails_back_to_blue() -> None:
     sim = CnpgSim()
-    stored: BlueGreenStatus | None = None
-    now = NOW
-    for _ in range(200):
-        observed = sim.observed(
-            GREEN,
-            stored,
-            upgrade_path=up.BLUE_GREEN_COPY,
-            database="kcdb",
-            spec_database="kcdb",
-            tier="cnpg",
-            copy_timeout_s=60.0,
-        )
-        result = bg.step(stored, observed, now)
-        stored = BlueGreenStatus.model_validate(result.status.wire()) if result.status is not None else None
-        for action in result.actions:
-            sim.apply(action)
-        sim.backups = dict.fromkeys(sim.backups, "completed")  # the backup completes, the Cluster never does
-        if stored is not None and stored.state in bg.AT_REST:
-            break
-        now += timedelta(seconds=5)
-    assert stored is not None and stored.state == bg.FAILED
-    assert "not completed within 1m" in stored.message
-    assert sim.green is None and sim.selector == "a" and len(sim.job_creates) == 1
+
+    def backup_completes(s: CopySim) -> None:
+        s.backups = dict.fromkeys(s.backups, "completed")  # the backup completes, the Cluster never does
+
+    kw = {"database": "kcdb", "spec_database": "kcdb", "tier": "cnpg", "copy_timeout_s": 60.0}
+    assert_failed_back_to_blue(sim, run_until_rest(sim, backup_completes, **kw))
 
 
 @pytest.mark.parametrize(

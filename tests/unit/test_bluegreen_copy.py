@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -222,30 +223,31 @@ def test_any_crash_schedule_copies_once_and_green_runs_only_on_the_copy(
         assert sim.blue is not None and bg_image(sim.blue) == BLUE
 
 
-def test_a_copy_never_completing_fails_back_to_blue() -> None:
-    sim = CopySim()
+def run_until_rest(sim: CopySim, each_tick: Callable[[CopySim], None], **kw: Any) -> BlueGreenStatus:
+    """Step the machine against `sim` every 5 s, `each_tick` moving the world on, until it rests; the copy
+    never completes unless `each_tick` completes it (no progress() call)."""
     stored: BlueGreenStatus | None = None
     now = NOW
     for _ in range(200):
-        result = bg.step(
-            stored,
-            sim.observed(
-                GREEN,
-                stored,
-                upgrade_path=up.BLUE_GREEN_COPY,
-                database="keycloak",
-                spec_database="keycloak",
-                tier="external",
-                copy_timeout_s=60.0,
-            ),
-            now,
-        )
+        result = bg.step(stored, sim.observed(GREEN, stored, upgrade_path=up.BLUE_GREEN_COPY, **kw), now)
         stored = BlueGreenStatus.model_validate(result.status.wire()) if result.status is not None else None
         for action in result.actions:
             sim.apply(action)
+        each_tick(sim)
         if stored is not None and stored.state in bg.AT_REST:
             break
-        now += timedelta(seconds=5)  # the Job stays pending: no progress() call
-    assert stored is not None and stored.state == bg.FAILED
+        now += timedelta(seconds=5)
+    assert stored is not None
+    return stored
+
+
+def assert_failed_back_to_blue(sim: CopySim, stored: BlueGreenStatus) -> None:
+    assert stored.state == bg.FAILED
     assert "not completed within 1m" in stored.message
     assert sim.green is None and sim.selector == "a" and len(sim.job_creates) == 1
+
+
+def test_a_copy_never_completing_fails_back_to_blue() -> None:
+    sim = CopySim()
+    kw = {"database": "keycloak", "spec_database": "keycloak", "tier": "external", "copy_timeout_s": 60.0}
+    assert_failed_back_to_blue(sim, run_until_rest(sim, lambda _: None, **kw))

@@ -207,7 +207,7 @@ def test_a_forbidden_client_is_kept_then_disabled_then_deleted() -> None:
     early = plan_clients([revoked(c, now - GRACE / 2)], observed, revocation=Revocation(now, GRACE))
     assert early.plan.is_empty() and not early.disables
     assert early.verdicts[c.key] == FORBIDDEN  # the schedule is added where the status is written
-    assert "disabled at" in Revocation(now, GRACE).message(now - GRACE / 2)
+    assert "disabled at" in Revocation(now, GRACE).message(now - GRACE / 2, names.CLIENT_KIND)
 
     due = plan_clients([revoked(c, now - GRACE)], observed, revocation=Revocation(now, GRACE))
     assert due.plan.is_empty()
@@ -294,6 +294,14 @@ def test_a_client_the_model_now_refuses_stays_in_its_realm_and_is_never_an_orpha
     assert scope.plan.is_empty() and scope.verdicts[c.key].reason == "InvalidSpec"
 
 
+def test_a_forbidden_kind_without_an_enabled_switch_is_told_only_of_its_deletion() -> None:
+    now = T0 + timedelta(days=1)
+    message = Revocation(now, GRACE).message(now - GRACE / 2, names.CLIENT_SCOPE_KIND)
+    deleted = (now - GRACE / 2 + 2 * GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert "disabled" not in message
+    assert f"deleted at {deleted}" in message
+
+
 @pytest.mark.parametrize(
     "stamp", ["2026-01-01T00:00:00", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "nonsense"]
 )
@@ -303,4 +311,4 @@ def test_any_forbidden_since_in_status_gives_a_usable_clock(stamp: str) -> None:
     since = forbidden_since({"status": {"phase": "Forbidden", "forbiddenSince": stamp}})
     revocation = Revocation(datetime.now(UTC), GRACE)
     assert revocation.stage(since) in ("keep", "disable", "delete")
-    revocation.message(since)  # no overflow, no naive/aware mix
+    revocation.message(since, names.CLIENT_KIND)  # no overflow, no naive/aware mix

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import names
+from keycloak_operator.core import names, rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -139,13 +139,6 @@ def phase(obj: dict[str, Any] | None) -> CopyPhase | None:
 
 def running_cluster(deployment: dict[str, Any] | None) -> str:
     """The Cluster a Deployment's Keycloak container uses, from its host `<cluster>-rw`; "" when none."""
-    containers = ((deployment or {}).get("spec", {}).get("template", {}).get("spec", {})).get(
-        "containers"
-    ) or []
-    for container in containers:
-        for env in container.get("env") or []:
-            if container.get("name") == "keycloak" and env.get("name") == "KC_DB_URL_HOST":
-                host = str(env.get("value") or "")
-                suffix = names.cnpg_host("")
-                return host[: -len(suffix)] if host.endswith(suffix) else ""
-    return ""
+    host = rollout.keycloak_env(deployment, "KC_DB_URL_HOST") or ""
+    suffix = names.cnpg_host("")
+    return host[: -len(suffix)] if host.endswith(suffix) else ""

@@ -17,7 +17,7 @@ import hashlib
 import re
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import cnpg_copy, durations, jobs, names
+from keycloak_operator.core import cnpg_copy, durations, jobs, names, rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.keycloak_config import database_coordinates
@@ -235,14 +235,7 @@ def running_database(deployment: dict[str, Any] | None, tier: str = "managed") -
     KC_DB_URL_HOST); "" when none is read."""
     if tier == "cnpg":
         return cnpg_copy.running_cluster(deployment)
-    containers = ((deployment or {}).get("spec", {}).get("template", {}).get("spec", {})).get(
-        "containers"
-    ) or []
-    for container in containers:
-        for env in container.get("env") or []:
-            if container.get("name") == "keycloak" and env.get("name") == "KC_DB_URL_DATABASE":
-                return str(env.get("value") or "")
-    return ""
+    return rollout.keycloak_env(deployment, "KC_DB_URL_DATABASE") or ""
 
 
 def canonical_database(

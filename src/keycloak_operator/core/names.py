@@ -259,6 +259,9 @@ REPLICATION_FINALIZER = f"{GROUP}/replication"
 # `kcop.dev/preserve: "true"` on a realm or client resource: deleting the resource leaves its object in
 # Keycloak, unmarked (no longer managed), instead of deleting it.
 ANNOTATION_PRESERVE = f"{GROUP}/preserve"
+# `kcop.dev/adopt: "true"` on a realm or client resource: an existing object of its name that
+# the operator did not create is taken over (core/replication/adoption.py) instead of being a Conflict.
+ANNOTATION_ADOPT = f"{GROUP}/adopt"
 # On a client-secret Secret: the Keycloak id of the client whose secret it holds.
 ANNOTATION_CLIENT_ID = f"{GROUP}/keycloak-client-id"
 COMPONENT_CLIENT_SECRET = "client-secret"

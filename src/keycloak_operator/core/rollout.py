@@ -28,13 +28,22 @@ def cache_cluster_of(deployment: dict[str, Any]) -> str | None:
     return str(value) if value else None
 
 
+def keycloak_env(deployment: dict[str, Any] | None, variable: str) -> str | None:
+    """The value a Deployment's Keycloak container (named `keycloak`, else the first) was rendered with for
+    `variable`; None when it sets none."""
+    containers = _template(deployment or {}).get("spec", {}).get("containers") or []
+    container = next(
+        (c for c in containers if c.get("name") == "keycloak"), containers[0] if containers else {}
+    )
+    for env in container.get("env") or []:
+        if env.get("name") == variable:
+            return str(env.get("value") or "")
+    return None
+
+
 def cache_stack_of(deployment: dict[str, Any]) -> str | None:
     """The JGroups stack the Deployment's Keycloak container was rendered with (KC_CACHE_STACK)."""
-    containers = _template(deployment).get("spec", {}).get("containers", [])
-    for variable in (containers[0].get("env") or []) if containers else []:
-        if variable.get("name") == STACK_ENV:
-            return str(variable.get("value", ""))
-    return None
+    return keycloak_env(deployment, STACK_ENV)
 
 
 def track_of(deployment: dict[str, Any]) -> str | None:

@@ -19,6 +19,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.service_account import RoleRefs, ServiceAccountRoles
 
 # Seconds that Keycloak keeps in a Java int.
 INT_MAX = 2**31 - 1
@@ -100,6 +101,12 @@ class ClientRole(CrdModel):
     name: str = Field(min_length=1, max_length=255, pattern=pt.NO_CONTROL, description="Role name.")
     description: str = Field(default="", max_length=2048, pattern=r"^[^\x00-\x08\x0b-\x1f\x7f]*$",
                              description="Role description.")  # fmt: skip
+    composites: RoleRefs | None = Field(
+        default=None,
+        description="Roles this role includes (making it composite): exactly these; absent: not managed. "
+        "Roles of realm-management or of another namespace's client need a grant in the realm's "
+        "spec.serviceAccountGrants, as service-account roles do.",
+    )
 
 
 class ProtocolMapper(CrdModel):
@@ -177,6 +184,14 @@ class ClientSettings(CrdModel):
         default=None,
         max_length=pt.LIST_MAX,
         description="Valid post-logout redirect URIs (no `##`); absent: not managed.",
+    )
+
+    service_account_roles: ServiceAccountRoles | None = Field(
+        default=None,
+        description="Realm and client roles mapped to the service-account user (needs "
+        "serviceAccountsEnabled); exactly these are kept, besides the realm's default roles; absent: not "
+        "managed. Roles of realm-management or of another namespace's client need a grant in the realm's "
+        "spec.serviceAccountGrants.",
     )
 
     @model_validator(mode="after")

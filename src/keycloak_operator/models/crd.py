@@ -21,6 +21,7 @@ from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
 from keycloak_operator.models import realm_settings as rs
+from keycloak_operator.models import service_account as sa
 from keycloak_operator.models.patterns import DNS1035_LABEL
 from keycloak_operator.models.peering_crd import peering_crds
 
@@ -281,13 +282,15 @@ def realm_crd() -> dict[str, Any]:
 def client_crd() -> dict[str, Any]:
     schema = _replicated_schema(rm.KeycloakClientSpec, "An OIDC client replicated into a Keycloak realm.")
     spec_schema = schema["properties"]["spec"]
-    spec_schema.setdefault("x-kubernetes-validations", []).append(cs.SCOPES_DISJOINT_RULE)
+    spec_schema.setdefault("x-kubernetes-validations", []).extend([cs.SCOPES_DISJOINT_RULE, sa.ENABLED_RULE])
     spec = spec_schema["properties"]
     # Each name at most once (roles and mappers are identified by name); the model checks the same.
     for field in ("roles", "protocolMappers"):
         spec[field].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
     config = spec["protocolMappers"]["items"]["properties"]["config"]
     config["x-kubernetes-validations"] = [cs.CONFIG_RULE]
+    for refs in (spec["serviceAccountRoles"], spec["roles"]["items"]["properties"]["composites"]):
+        refs["properties"]["clients"]["x-kubernetes-validations"] = [sa.CLIENT_KEYS_RULE]
     return _crd(
         plural=names.CLIENT_PLURAL,
         kind=names.CLIENT_KIND,

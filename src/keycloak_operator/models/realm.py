@@ -21,6 +21,7 @@ from keycloak_operator.models.realm_settings import (
     SmtpSettings,
     ThemeSettings,
 )
+from keycloak_operator.models.service_account import ENABLED_RULE, GRANTS_MAX, ServiceAccountGrant
 
 NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
@@ -131,6 +132,15 @@ class KeycloakRealmSpec(CrdModel):
         "Namespaces allowed to declare KeycloakClients in this realm, besides the realm's own."
     )
 
+    service_account_grants: list[ServiceAccountGrant] | None = Field(
+        default=None,
+        max_length=GRANTS_MAX,
+        description="Roles of realm-management, of another built-in client or of a client of another "
+        "namespace that KeycloakClients of a namespace may map to their service accounts "
+        "(spec.serviceAccountRoles). Only the realm's own grants count; a withdrawn grant's mappings are "
+        "removed.",
+    )
+
     @model_validator(mode="after")
     def _one_policy_each(self) -> KeycloakRealmSpec:
         names_ = [p.name for p in self.password_policy or []]
@@ -163,6 +173,14 @@ class KeycloakClientSpec(ClientSettings):
         "secret to; defaults to `<metadata.name>-client-secret`.",
         default=None,
     )
+
+    @model_validator(mode="after")
+    def _service_account_roles_need_one(self) -> KeycloakClientSpec:
+        if self.service_account_roles is not None and (
+            self.public_client or not self.service_accounts_enabled
+        ):
+            raise ValueError(ENABLED_RULE["message"])
+        return self
 
 
 class ReplicatedStatus(CrdModel):

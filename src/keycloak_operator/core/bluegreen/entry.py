@@ -15,6 +15,7 @@ from keycloak_operator.core.bluegreen.model import (
     PROMOTING,
     PROVISIONING_GREEN,
     TEARING_DOWN_BLUE,
+    Event,
     Observed,
     Step,
 )
@@ -27,6 +28,9 @@ def at_rest(s: Status | None, w: Observed, now: datetime) -> Step:
     green_live = w.green is not None and not is_deleting(w.green)
     if s is not None and s.state == COMPLETED and green_live and track_of(w.green or {}) == s.green_track:
         return _completed_with_green(s, w, now)
+    recovered = _traffic_on_green(s, w, now)
+    if recovered is not None:
+        return recovered
     if s is not None and s.state == FAILED:
         if w.spec_image == s.green_image:
             return rest(s)  # never retry the image that failed until the spec changes
@@ -59,6 +63,49 @@ def _completed_with_green(s: Status, w: Observed, now: datetime) -> Step:
     if w.spec_image != s.green_image:
         return go(s, TEARING_DOWN_BLUE, now, f"new image {w.spec_image}: removing the kept blue first")
     return rest(s)
+
+
+def _traffic_on_green(s: Status | None, w: Observed, now: datetime) -> Step | None:
+    """Public traffic on a live green that no stored upgrade accounts for: status.blueGreen was lost after
+    the cutover (a restore without status, a status edit). Beginning an upgrade from blue now would copy
+    blue's stale database and move green onto it, discarding what users wrote through green since, and the
+    reconcile would send traffic back to blue. The Deployments say where each colour runs and on which
+    database: that is recorded as an upgrade completed with blue kept, which the usual ways leave (the spec
+    back to blue's image: traffic returns to blue; another image: blue goes first; blue deleted: green is
+    promoted)."""
+    green, blue = w.green, w.blue
+    if green is None or is_deleting(green) or blue is None:
+        return None
+    green_track = track_of(green)
+    if not green_track or w.public_selector_track != green_track or track_of(blue) == green_track:
+        return None
+    green_database = database_copy.running_database(green, w.tier) or w.database
+    copied = green_database != w.database
+    message = (
+        f"public traffic is on green ({image_of(green)}, track {green_track}) but no upgrade was recorded: "
+        f"status.blueGreen was lost; recorded as completed with blue ({image_of(blue)}) kept"
+    )
+    return go(
+        s if s is not None else Status(),
+        COMPLETED,
+        now,
+        message,
+        events=[Event("Warning", "BlueGreenStatusRecovered", message)],
+        path=upgrade_plan.BLUE_GREEN_COPY if copied else upgrade_plan.BLUE_GREEN_SHARED,
+        spec_database=w.spec_database,
+        blue_database=w.database,
+        green_database=green_database,
+        copy_job="",
+        copy_started="",
+        write_window_seconds=None,
+        blue_image=image_of(blue),
+        green_image=image_of(green),
+        blue_track=track_of(blue) or names.other_track(green_track),
+        green_track=green_track,
+        backup_name="",
+        started_at="",
+        deadline="",
+    )
 
 
 def _begin(s: Status, w: Observed, blue: Deployment, now: datetime) -> Step:

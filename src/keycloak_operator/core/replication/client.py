@@ -68,7 +68,24 @@ def plan_clients(
         namespaces=namespaces,
         declared_elsewhere=declared_elsewhere,
         revocation=revocation,
+        never_adopt=BUILT_IN_CLIENTS,
     )
+
+
+# The clients Keycloak makes in a realm: the admin console and the realm's own administration depend on
+# them (`admin-permissions` holds fine-grained admin permissions, 26.2+), so no resource adopts one
+# (declaring one of their clientIds is a Conflict).
+BUILT_IN_CLIENTS = frozenset(
+    {
+        "account",
+        "account-console",
+        "admin-cli",
+        "admin-permissions",
+        "broker",
+        "realm-management",
+        "security-admin-console",
+    }
+)
 
 
 def upsert_body(op: Create | Update) -> dict[str, Any]:

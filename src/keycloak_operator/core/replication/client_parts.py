@@ -26,15 +26,18 @@ from typing import Any, Final, Literal
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.roles import owner_of, role_owner
+from keycloak_operator.core.replication.service_account import SA_ROLES, refs_content, roles_content
 from keycloak_operator.core.replication.sync import Verdict
-from keycloak_operator.models.client_settings import URI_SEPARATOR, ClientSettings
+from keycloak_operator.models.client_settings import URI_SEPARATOR, ClientRole, ClientSettings
 
 ROLES: Final = "clientRoles"
 MAPPERS: Final = "protocolMappers"
+COMPOSITES: Final = "composites"  # inside a declared role: role_composites.py
 DEFAULT_SCOPES: Final = "defaultClientScopes"
 OPTIONAL_SCOPES: Final = "optionalClientScopes"
 # Content written by calls of their own: left out of the client's PUT and of its drift check.
-SUBRESOURCES: Final = (ROLES, MAPPERS, DEFAULT_SCOPES, OPTIONAL_SCOPES)
+# Service-account role mappings: core/replication/service_account.py.
+SUBRESOURCES: Final = (ROLES, MAPPERS, DEFAULT_SCOPES, OPTIONAL_SCOPES, SA_ROLES)
 # A mapper's config key holding the hash of what the operator wrote: marks the mapper as the operator's and
 # says when a declared key was removed (Keycloak adds keys of its own, so the keys alone cannot tell).
 MAPPER_HASH: Final = "kcop.dev.content-hash"
@@ -65,7 +68,7 @@ def settings_content(spec: ClientSettings) -> dict[str, Any]:
     if attributes:
         out["attributes"] = attributes
     if spec.roles is not None:
-        out[ROLES] = [{"name": r.name, "description": r.description} for r in sorted(spec.roles, key=_name)]
+        out[ROLES] = [_role(r) for r in sorted(spec.roles, key=_name)]
     if spec.protocol_mappers is not None:
         out[MAPPERS] = [
             {"name": m.name, "protocolMapper": m.protocol_mapper, "config": dict(sorted(m.config.items()))}
@@ -75,7 +78,13 @@ def settings_content(spec: ClientSettings) -> dict[str, Any]:
         out[DEFAULT_SCOPES] = as_set(spec.default_client_scopes)
     if spec.optional_client_scopes is not None:
         out[OPTIONAL_SCOPES] = as_set(spec.optional_client_scopes)
-    return out
+    return {**out, **roles_content(spec.service_account_roles)}
+
+
+def _role(role: ClientRole) -> dict[str, Any]:
+    """A role's composites only when declared: a role without them keeps the content it had before."""
+    out: dict[str, Any] = {"name": role.name, "description": role.description}
+    return out if role.composites is None else {**out, COMPOSITES: refs_content(role.composites)}
 
 
 def _name(item: Any) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from keycloak_operator.core import names
-from keycloak_operator.core.replication import client_parts
+from keycloak_operator.core.replication import adoption, client_parts
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
 from keycloak_operator.core.replication.plan import Create, Update
@@ -95,6 +95,9 @@ def scope_resource(
         return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
     problem = in_realm_problem(key, parent, realms, unreadable, "client scopes")
+    # Clients of any namespace may attach a hand-made scope, and only their own namespace's once it is marked
+    # (client_parts.usable_scopes): adopting one would cut the others off, or let one team shape their tokens.
+    flags |= adoption.flags(obj, "a client scope is never adopted: clients of other namespaces may use it")
     return Resource(key, spec.name, scope_content(spec), problem=problem, parent=parent, **flags)
 
 

@@ -171,6 +171,7 @@ def plan_realms(
         namespaces=namespaces,
         declared_elsewhere=declared_elsewhere,
         revocation=revocation,
+        never_adopt=frozenset({"master"}),  # the administrators' realm: never anyone's to declare
     )
 
 

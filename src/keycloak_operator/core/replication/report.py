@@ -57,8 +57,8 @@ def report(rnd: Round, key: ObjectKey, obj: Obj, now: datetime, revocation_grace
     if verdict is None:
         return Report(events)
     previous = obj.get("status") or {}
-    if verdict.phase == "Forbidden":  # the schedule, whatever path of the round decided Forbidden
-        schedule = Revocation(now, revocation_grace).message(forbidden_since(obj))
+    if verdict.phase == "Forbidden" and verdict.revocable:  # the schedule, whichever path decided it
+        schedule = Revocation(now, revocation_grace).message(forbidden_since(obj), key.kind)
         verdict = replace(verdict, message=verdict.message + schedule)
     status = render(
         previous,
@@ -67,7 +67,7 @@ def report(rnd: Round, key: ObjectKey, obj: Obj, now: datetime, revocation_grace
         keycloak_id=rnd.remote_ids.get(key, ""),
         content_hash=rnd.hashes.get(key, ""),
         now=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        revocation=revocation_grace > timedelta(0),
+        revocation=revocation_grace > timedelta(0) and verdict.revocable,
     )
     patch = merge_patch.merge_patch(dict(previous), status)
     changed = verdict.phase != (previous.get("phase") or "")

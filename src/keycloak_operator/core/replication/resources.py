@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT, HTTPS_PORT
+from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.client import client_content
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.realm import realm_content, realm_name
@@ -27,6 +28,7 @@ from keycloak_operator.core.replication.servers import (
     host_allowed,
     normalize_url,
 )
+from keycloak_operator.core.replication.service_account import Grant, grants_of
 from keycloak_operator.core.replication.sync import UNREADABLE, Resource, ScopePlan, Verdict
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
@@ -67,6 +69,8 @@ class RealmTarget:
     server: Server | None  # None when the target cannot even be named (invalid spec, unknown Keycloak)
     credentials: Credentials | None
     client_namespaces: frozenset[str]
+    # Service-account roles the realm's owner lets namespaces map (service_account.py); only the realm's own.
+    grants: tuple[Grant, ...] = ()
 
 
 def key_of(obj: Obj) -> ObjectKey:
@@ -227,8 +231,20 @@ def realm_target(
         problem = Verdict(
             "Error", "InvalidSpec", "exactly one of spec.server.keycloak or spec.server.external"
         )
+    flags |= adoption.flags(obj, _realm_adoption(key, credentials))
     resource = Resource(key, realm_name(spec, key.name), content, problem=problem, **flags)
-    return RealmTarget(resource, server, credentials, allowed)
+    return RealmTarget(resource, server, credentials, allowed, grants_of(spec.service_account_grants))
+
+
+def _realm_adoption(key: ObjectKey, credentials: Credentials | None) -> str:
+    """Who may adopt a realm: the namespace of the Keycloak it runs on (whose admin the operator acts as),
+    or one that brings its own login to an external server (which can already do anything there). A
+    namespace the Keycloak merely allows to declare realms may not take one made by someone else."""
+    if credentials is None:
+        return "its server and login are not known"
+    if not credentials.server_owned or credentials.namespace == key.namespace:
+        return ""
+    return f"only namespace {credentials.namespace}, where its Keycloak is declared, may adopt a realm on it"
 
 
 def acting_credentials(
@@ -292,6 +308,7 @@ def client_resource(
         return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
     problem = in_realm_problem(key, parent, realms, unreadable, "clients")
+    flags |= adoption.flags(obj, adoption.within_realm(key, parent))
     return Resource(key, spec.client_id, client_content(spec), problem=problem, parent=parent, **flags)
 
 

@@ -67,7 +67,10 @@ def collect(rnd: Round, scope: ScopePlan, resources: Mapping[ObjectKey, Resource
         if update.key not in ok:
             continue
         drift = scope.drift.get(update.key)
-        if drift:
+        if update.key in scope.adopted:
+            message = f"adopted {update.remote_id}, an object the operator did not create, as declared"
+            rnd.note(update.key, Event("Normal", "Adopted", message))
+        elif drift:
             message = f"restored fields edited in Keycloak: {', '.join(drift)}"
             rnd.note(update.key, Event("Normal", "DriftRepaired", message))
         else:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from keycloak_operator.core import names
+from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.diff import diff
 from keycloak_operator.core.replication.drift import drifted_fields
 from keycloak_operator.core.replication.fairness import round_robin
@@ -34,6 +36,10 @@ class Verdict:
     phase: Phase
     reason: str
     message: str = ""
+    # A Forbidden that revokes the object (its namespace no longer allowed) starts the revocation clock; one
+    # that only refuses part of it (a service-account role not granted) must not, or a later revocation
+    # would run on the earlier clock.
+    revocable: bool = True
 
 
 # The reason given to what depends on a watched namespace that could not be read this round (watched.py).
@@ -61,6 +67,9 @@ class Resource:
     parent: ObjectKey | None = None  # a client's realm resource
     # Since when its status has said Forbidden (status.forbiddenSince): the revocation clock.
     forbidden_since: datetime | None = None
+    # `kcop.dev/adopt: "true"` (adoption.py): `adopt` when asked and allowed; `adopt_refused`, why not.
+    adopt: bool = False
+    adopt_refused: str = ""
 
 
 @dataclass(frozen=True)
@@ -98,14 +107,24 @@ class Revocation:
             return "delete"
         return "disable" if age >= self.grace else "keep"
 
-    def message(self, since: datetime | None) -> str:
+    def message(self, since: datetime | None, kind: str) -> str:
         if since is None or self.grace <= timedelta(0):
             return ""
         disable, delete = since + self.grace, since + 2 * self.grace
+        if kind not in SWITCHED_KINDS:
+            return (
+                f"; its object in Keycloak, if any, is deleted at {_stamp(delete)} unless access is granted "
+                "again"
+            )
         return (
             f"; its object in Keycloak, if any, is disabled at {_stamp(disable)} and deleted at "
             f"{_stamp(delete)} unless access is granted again"
         )
+
+
+# The kinds whose Keycloak objects have an `enabled` switch, which revocation turns off before it deletes;
+# the others (a client scope, a group) are kept as they are until deleted.
+SWITCHED_KINDS = frozenset({names.REALM_KIND, names.CLIENT_KIND})
 
 
 NO_REVOCATION = Revocation(datetime.min, timedelta(0))
@@ -124,6 +143,7 @@ class ScopePlan:
     verdicts: dict[ObjectKey, Verdict] = field(default_factory=dict)
     drift: dict[ObjectKey, list[str]] = field(default_factory=dict)  # key -> fields edited by hand
     remote_ids: dict[ObjectKey, str] = field(default_factory=dict)  # objects found, by our marker
+    adopted: dict[ObjectKey, str] = field(default_factory=dict)  # unmarked objects taken over this round
     finalizable: list[ObjectKey] = field(default_factory=list)  # deleting, and nothing left in Keycloak
 
     def phases(self) -> list[list[ScopeOperation]]:
@@ -161,6 +181,7 @@ def plan_scope(
     namespaces: AbstractSet[str] | None = None,
     declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
     revocation: Revocation = NO_REVOCATION,
+    never_adopt: AbstractSet[str] = frozenset(),
 ) -> ScopePlan:
     """Plan one scope. `observed`: every object of the scope as Keycloak returns it (attributes included);
     `remote_id_of` / `natural_key_of`: the fields holding its id for the API and its unique name;
@@ -172,12 +193,14 @@ def plan_scope(
     `declared_elsewhere`: resources that exist but target another scope (another server URL, which may be
     this very server under another name): their objects here are never orphans, so never deleted; only an
     object whose resource is gone from every watched namespace is.
-    `revocation`: when the objects of forbidden resources are disabled, then deleted."""
+    `revocation`: when the objects of forbidden resources are disabled, then deleted.
+    `never_adopt`: names whose unmarked objects no resource adopts (Keycloak's own)."""
     blocked = blocked or {}
     actual: list[Actual] = []
     by_remote: dict[str, Mapping[str, Any]] = {}
     holders: dict[tuple[str, ...], ObjectKey | None] = {}
     found: dict[ObjectKey, str] = {}
+    unmarked: dict[str, str] = {}  # natural key -> remote id of an object without a marker
     for obj in observed:
         # What a server returns is not trusted to have any shape: an entry without an id cannot be ours.
         if not isinstance(obj, Mapping):
@@ -187,6 +210,9 @@ def plan_scope(
             continue  # no id, or the same id listed twice (the first stands)
         marker = read_marker(obj.get("attributes"))
         holders[(natural,)] = marker.key if marker else None
+        if marker is None and not adoption.marked_in_part(obj.get("attributes")):
+            unmarked.setdefault(natural, remote_id)
+            by_remote[remote_id] = obj
         ours = namespaces is None or (marker is not None and marker.key.namespace in namespaces)
         if marker is not None and marker.key.kind == kind and ours:
             actual.append(Actual(marker.key, remote_id, marker.content_hash))
@@ -218,11 +244,21 @@ def plan_scope(
         wanted[r.key] = r
 
     resolution = resolve(claims, holders)
+    owning = frozenset(found)
+    result.adopted = adoption.adopters(resolution.conflicts, wanted, unmarked, never_adopt, owning)
+    taken_by = {remote: key for key, remote in result.adopted.items()}
     for c in resolution.conflicts:
+        if c.key in result.adopted:
+            continue
         held.add(c.key)
-        holder = "an object the operator did not create" if c.holder is None else str(c.holder)
-        message = f"{c.natural_key[0]!r} is already held by {holder}; nothing was written"
+        by = taken_by.get(unmarked.get(c.natural_key[0], ""))
+        holder = str(c.holder or by or "an object the operator did not create")
+        why = adoption.refusal(wanted[c.key], c, never_adopt, owning)
+        message = f"{c.natural_key[0]!r} is already held by {holder}; nothing was written{why}"
         result.verdicts[c.key] = Verdict("Conflict", "Conflict", message)
+    for key, remote in result.adopted.items():
+        found[key] = remote
+        result.remote_ids[key] = remote
 
     desired = [Desired.of(r.key, r.content) for k, r in wanted.items() if k not in held]
     wanted_hash = {d.key: d.content_hash for d in desired}
@@ -239,6 +275,8 @@ def plan_scope(
                 result.drift[a.key] = changed
                 a = Actual(a.key, a.remote_id, DRIFTED)
         marked_actual.append(a)
+    # An adopted object is taken as this resource's, with a hash nothing has: the update writes it whole.
+    marked_actual.extend(Actual(key, remote, adoption.ADOPTING) for key, remote in result.adopted.items())
     plan = diff(desired, marked_actual, {kind}, frozenset(held))
     result.plan = plan
     for d in desired:

@@ -20,6 +20,7 @@ from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.client_parts import realm_scopes, sync_parts, with_missing_scopes
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.service_accounts import sync_service_accounts
 
 
 class ClientWriter:
@@ -43,8 +44,11 @@ class ClientWriter:
         collect(rnd, scope, {c.key: c for c in declared})
         by_id = {str(c.get("id")): c for c in observed if isinstance(c, dict)}
         conflicts = await sync_parts(rnd, at.admin, self.limiter, at.remote, declared, scope, by_id, scopes)
+        refused = await sync_service_accounts(rnd, at, self.limiter, declared, scope, observed)
         await self._secrets(rnd, at.admin, at.remote, declared, scope)
-        for key, verdict in conflicts.items():
+        # A refused service-account role or a conflict leaves the client written (its Secret too): said on
+        # its status only if nothing worse was.
+        for key, verdict in {**conflicts, **refused}.items():
             if rnd.verdicts[key].phase == "Ready":
                 rnd.verdicts[key] = verdict
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from keycloak_operator.core.replication.service_account import Grant
 from keycloak_operator.core.replication.sync import Resource, Revocation
 from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 
@@ -17,3 +18,4 @@ class InRealm:
     children: list[Resource]  # every resource declared in the realm, of any kind (each writer takes its own)
     watched: AbstractSet[str] | None  # namespaces whose markers may be diffed (watched.Listing.observed)
     revocation: Revocation
+    grants: tuple[Grant, ...] = ()  # the realm resource's spec.serviceAccountGrants (service_account.py)

@@ -184,6 +184,10 @@ class Replicator:
         remote = settled_realm(rnd, realm, children)
         if remote is None:
             return
-        at = InRealm(admins.admin_for(realm.key), realm, remote, children, listing.observed, revocation)
+        target = admins.targets.get(realm.key)
+        grants = target.grants if target is not None else ()
+        at = InRealm(
+            admins.admin_for(realm.key), realm, remote, children, listing.observed, revocation, grants
+        )
         for writer in self.inside_realm:
             await writer.sync(rnd, at)
