@@ -26,7 +26,7 @@ class StubAdmin:
         parent = "" if path.endswith("/groups") else path.split("/")[-2]
         return self.tree.get(parent, [])[first : first + size]
 
-    async def _send(self, method: str, path: str, body: Any = None, **_: Any) -> Any:
+    async def request(self, method: str, path: str, body: Any = None, **_: Any) -> Any:
         self.sent.append((method, path, body))
         return {"id": path.rsplit("/", 1)[-1]} if method == "GET" else None
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin, _q
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+
+_q = KeycloakAdmin.segment
 
 PAGE: Final = 500
 MAX_GROUPS: Final = 20_000  # a realm's groups read in one round; more is refused, never half-diffed
@@ -56,7 +58,7 @@ class GroupAdmin:
         return out
 
     async def group(self, realm: str, group_id: str) -> dict[str, Any]:
-        answer = await self.admin._send("GET", f"{self._groups(realm)}/{_q(group_id)}")
+        answer = await self.admin.request("GET", f"{self._groups(realm)}/{_q(group_id)}")
         if not isinstance(answer, dict):
             raise AdminError(0, f"group {group_id}: expected an object")
         return answer
@@ -67,16 +69,16 @@ class GroupAdmin:
         return await self.admin._create(f"{base}/{_q(parent_id)}/children" if parent_id else base, body)
 
     async def update(self, realm: str, group_id: str, body: dict[str, Any]) -> None:
-        await self.admin._send("PUT", f"{self._groups(realm)}/{_q(group_id)}", body)
+        await self.admin.request("PUT", f"{self._groups(realm)}/{_q(group_id)}", body)
 
     async def move(self, realm: str, group_id: str, name: str, parent_id: str | None) -> None:
         """A POST naming an existing group's id moves it there (under `parent_id`, or to the top)."""
         base = self._groups(realm)
         path = f"{base}/{_q(parent_id)}/children" if parent_id else base
-        await self.admin._send("POST", path, {"id": group_id, "name": name})
+        await self.admin.request("POST", path, {"id": group_id, "name": name})
 
     async def delete(self, realm: str, group_id: str) -> None:
-        await self.admin._send("DELETE", f"{self._groups(realm)}/{_q(group_id)}")
+        await self.admin.request("DELETE", f"{self._groups(realm)}/{_q(group_id)}")
 
     async def write_mappings(
         self, realm: str, group_id: str, client_uuid: str | None, add: bool, roles: Sequence[dict[str, Any]]
@@ -84,4 +86,4 @@ class GroupAdmin:
         """Maps (`add`) or unmaps role representations (id and name) of the realm, or of one client."""
         path = f"{self._groups(realm)}/{_q(group_id)}/role-mappings/"
         path += "realm" if client_uuid is None else f"clients/{_q(client_uuid)}"
-        await self.admin._send("POST" if add else "DELETE", path, list(roles))
+        await self.admin.request("POST" if add else "DELETE", path, list(roles))
