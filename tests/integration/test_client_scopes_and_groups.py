@@ -7,8 +7,8 @@ scope name declared in two namespaces, one deleted, the other's object untouched
 
 Groups: a tree with realm and client role mappings reaches Keycloak and a member's token carries the roles,
 hand edits are repaired with events, a quiet resync writes nothing, another team's client roles are out of
-reach, the same group name in two namespaces (one deleted, the other untouched), and deleting the tree in
-any order leaves Keycloak clean with no resource stuck."""
+reach (Forbidden), the same group name in two namespaces (one deleted, the other untouched), and deleting
+the tree in any order leaves Keycloak clean with no resource stuck."""
 
 from __future__ import annotations
 
@@ -414,16 +414,17 @@ def test_seed_003_the_same_group_name_in_two_namespaces_and_another_teams_client
     kubectl.apply(group(foo, "shared", ref, attributes={"owner": ["foo"]}))
     wait_phase(kubectl, GROUP_RES, foo, "shared", "Ready", timeout=90)
     kubectl.apply(group(bar, "shared", ref, attributes={"owner": ["bar"]}))
-    # foo's client, mapped by bar: out of reach, nothing written, the field named.
+    # foo's client, mapped by bar: out of reach (Forbidden, no revocation clock), nothing written, the field
+    # named.
     kubectl.apply(group(bar, "spies", ref, clientRoles={"web": ["view"]}))
     wait_phase(kubectl, GROUP_RES, bar, "shared", "Conflict")
 
     def out_of_reach() -> bool:
         status = (kubectl.get(GROUP_RES, "spies", bar) or {}).get("status") or {}
         message = str((status.get("conditions") or [{}])[0].get("message", ""))
-        return status.get("phase") == "Pending" and "spec.clientRoles.web" in message
+        return status.get("phase") == "Forbidden" and "spec.clientRoles.web" in message
 
-    wait_for("bar's group mapping foo's client roles Pending", out_of_reach, 60)
+    wait_for("bar's group mapping foo's client roles Forbidden", out_of_reach, 60)
     held = groups_in(api, rn)
     assert set(held) == {"/shared"} and held["/shared"]["attributes"]["owner"] == ["foo"]
 

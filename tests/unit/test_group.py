@@ -255,26 +255,33 @@ def test_the_same_path_from_two_namespaces_goes_to_the_older_and_the_later_is_a_
 
 
 @pytest.mark.parametrize(
-    ("spec", "reason", "field"),
+    ("spec", "phase", "reason", "field"),
     [
-        ({"clientRoles": {"other": ["view"]}}, "ClientNotOwned", "spec.clientRoles.other"),
-        ({"clientRoles": {"realm-management": ["view-users"]}}, "ClientNotOwned", "spec.clientRoles.realm"),
-        ({"clientRoles": {"later": ["view"]}}, "ClientNotReady", "spec.clientRoles.later"),
-        ({"clientRoles": {"app": ["admin"]}}, "RoleNotFound", "spec.clientRoles.app"),
-        ({"realmRoles": ["reader", "ghost"]}, "RoleNotFound", "spec.realmRoles"),
+        ({"clientRoles": {"other": ["view"]}}, "Forbidden", "ClientNotOwned", "spec.clientRoles.other"),
+        (
+            {"clientRoles": {"realm-management": ["view-users"]}},
+            "Forbidden",
+            "ClientNotOwned",
+            "spec.clientRoles.realm-management",
+        ),
+        ({"clientRoles": {"later": ["view"]}}, "Pending", "ClientNotReady", "spec.clientRoles.later"),
+        ({"clientRoles": {"app": ["admin"]}}, "Pending", "RoleNotFound", "spec.clientRoles.app"),
+        ({"realmRoles": ["reader", "ghost"]}, "Pending", "RoleNotFound", "spec.realmRoles"),
     ],
 )
-def test_a_role_out_of_reach_or_missing_leaves_the_group_pending_with_nothing_written(
-    spec: Obj, reason: str, field: str
+def test_a_role_out_of_reach_or_missing_holds_the_group_with_nothing_written(
+    spec: Obj, phase: str, reason: str, field: str
 ) -> None:
     r = resource(**spec)
     scope, _ = plan([r], [])
     verdict = scope.verdicts[r.key]
-    assert (verdict.phase, verdict.reason) == ("Pending", reason) and field in verdict.message
+    assert (verdict.phase, verdict.reason) == (phase, reason) and field in verdict.message
+    assert verdict.revocable is (reason != "ClientNotOwned")  # out of reach: no revocation clock
     assert scope.plan.is_empty()
-    # Its object, if any, is kept as it is (held), never deleted.
+    # Its object, if any, is kept as it is (held), never deleted, however long ago it was refused.
     ok = plan([resource()], [])[1][r.key]
-    scope, _ = plan([r], [stored(ok, "g1")])
+    grace = Revocation(T0 + timedelta(days=1), timedelta(hours=1))
+    scope, _ = plan([replace(r, forbidden_since=T0)], [stored(ok, "g1")], revocation=grace)
     assert scope.plan.is_empty()
 
 

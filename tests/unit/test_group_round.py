@@ -93,7 +93,8 @@ async def test_another_teams_client_roles_are_out_of_reach_and_nothing_is_writte
     world.kube.add(_group("team-a", "ghosts", realmRoles=["nonexistent"]))
     _, calls, writes = await world.round(KC_URL)
     status = world.obj(KIND, "team-b", "spies")["status"]
-    assert status["phase"] == "Pending" and "spec.clientRoles.app" in status["conditions"][0]["message"]
+    assert status["phase"] == "Forbidden" and "spec.clientRoles.app" in status["conditions"][0]["message"]
+    assert "forbiddenSince" not in status  # no revocation clock: the namespace is still allowed
     ghosts = world.obj(KIND, "team-a", "ghosts")["status"]
     assert ghosts["phase"] == "Pending" and "spec.realmRoles" in ghosts["conditions"][0]["message"]
     assert all(c[2] not in ("spies", "ghosts") for c in _group_writes(calls))

@@ -125,8 +125,8 @@ class KeycloakGroupSpec(CrdModel):
         max_length=CLIENTS_MAX,
         json_schema_extra={"maxProperties": CLIENTS_MAX},
         description="Client roles mapped to the group: clientId -> role names. Only clients a KeycloakClient "
-        "of this namespace declares (another team's client roles are out of reach: the group stays "
-        "Pending, with nothing written). Exact, as realmRoles.",
+        "of this namespace declares (another team's client roles are out of reach: the group is "
+        "Forbidden, with nothing written). Exact, as realmRoles.",
     )
 
     @model_validator(mode="after")

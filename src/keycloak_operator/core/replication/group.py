@@ -12,9 +12,12 @@ they must be ours to take), upserts shallowest first (a child is created under i
 
 Role mappings are exact and written through their own endpoints after the group, as a client scope's
 mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm does not
-hold, or a client role of a client no KeycloakClient of the group's own namespace declares (seed 003: another
-team's client roles are out of reach), leaves the group Pending naming the field, with nothing written. Not
-Forbidden: that phase starts the revocation clock, which would delete a group whose namespace is allowed.
+hold, leaves the group Pending naming the field, with nothing written; a client role of a client no
+KeycloakClient of the group's own namespace declares (seed 003: another team's client roles are out of reach)
+makes it Forbidden, naming the field, with nothing written, and without starting the revocation clock (the
+namespace is still allowed in the realm: only the mapping is refused).
+
+A group is never adopted yet: an unmarked group at its path is a Conflict, left as it is.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Final, Literal
 from pydantic import ValidationError
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import (
@@ -91,6 +95,7 @@ def group_resource(
         return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
     problem = in_realm_problem(key, parent, realms, unreadable, "groups")
+    flags |= adoption.flags(obj, "a group is not adopted yet: an unmarked group at its path stays as it is")
     return Resource(key, spec.name, group_content(spec), problem=problem, parent=parent, **flags)
 
 
@@ -153,9 +158,10 @@ def _reference_problem(r: Resource, available: Available) -> Verdict | None:
         else:
             msg = (
                 f"{where}: no KeycloakClient of namespace {ns} declares this client; another team's client "
-                "roles are out of reach"
+                "roles are out of reach; nothing was written"
             )
-            return Verdict("Pending", "ClientNotOwned", msg)
+            # Not revocable: the group's namespace is still allowed in the realm, only this mapping is not.
+            return Verdict("Forbidden", "ClientNotOwned", msg, revocable=False)
     return None
 
 
@@ -178,7 +184,10 @@ def resolve_tree(
             continue
         g = replace(g, natural_key=path, content={**g.content, PATH: path})
         if not g.deleting and g.problem is None:
-            g = replace(g, problem=_reference_problem(g, available))
+            problem = _reference_problem(g, available)
+            # A refusal that revokes nothing runs no clock, even one a status still carries from before.
+            since = g.forbidden_since if problem is None or problem.revocable else None
+            g = replace(g, problem=problem, forbidden_since=since)
         out.append(g)
     return out
 
