@@ -11,13 +11,10 @@ Writes go by depth: removals deepest first (deleting a parent in Keycloak takes 
 they must be ours to take), upserts shallowest first (a child is created under its parent's id).
 
 Role mappings are exact and written through their own endpoints after the group, as a client scope's
-mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm does not
-hold, leaves the group Pending naming the field, with nothing written; a client role of a client no
-KeycloakClient of the group's own namespace declares (seed 003: another team's client roles are out of reach)
-makes it Forbidden, naming the field, with nothing written, and without starting the revocation clock (the
-namespace is still allowed in the realm: only the mapping is refused).
-
-A group is never adopted yet: an unmarked group at its path is a Conflict, left as it is.
+mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm lacks
+leaves the group Pending; a client role of a client no KeycloakClient of the group's own namespace declares
+(seed 003) makes it Forbidden without a revocation clock (the namespace is still allowed in the realm, only
+the mapping is refused); either names the field, and nothing is written. A group is never adopted yet.
 """
 
 from __future__ import annotations
@@ -334,34 +331,28 @@ def _attribute_drift(scope: ScopePlan, groups: Sequence[Resource], observed: Seq
         scope.plan.updates.sort(key=lambda u: u.key)
 
 
-def _depth(path: object) -> int:
-    return str(path).count("/")
-
-
 def stages(scope: ScopePlan, observed: Mapping[str, Obj]) -> list[ScopePlan]:
     """The scope's writes as a sequence of smaller scopes, each run whole before the next: removals level by
     level from the deepest (by the object's path as read), then upserts level by level from the top (by
     the declared path), so that a parent is never deleted before its subgroups nor created after them."""
 
-    def level(remote_id: str) -> int:
-        return _depth((observed.get(remote_id) or {}).get(PATH, "/"))
-
     removals: dict[int, ScopePlan] = {}
-    for d in scope.plan.deletes:
-        removals.setdefault(level(d.remote_id), ScopePlan(Plan())).plan.deletes.append(d)
-    for d in scope.plan.duplicates:
-        removals.setdefault(level(d.remote_id), ScopePlan(Plan())).plan.duplicates.append(d)
-    for r in scope.releases:
-        removals.setdefault(level(r.remote_id), ScopePlan(Plan())).releases.append(r)
     upserts: dict[int, ScopePlan] = {}
+
+    def at(stage: dict[int, ScopePlan], path: object) -> ScopePlan:
+        return stage.setdefault(str(path).count("/"), ScopePlan(Plan()))
+
+    for d in scope.plan.deletes:
+        at(removals, (observed.get(d.remote_id) or {}).get(PATH, "/")).plan.deletes.append(d)
+    for d in scope.plan.duplicates:
+        at(removals, (observed.get(d.remote_id) or {}).get(PATH, "/")).plan.duplicates.append(d)
+    for r in scope.releases:
+        at(removals, (observed.get(r.remote_id) or {}).get(PATH, "/")).releases.append(r)
     for c in scope.plan.creates:
-        upserts.setdefault(_depth(c.content.get(PATH, "/")), ScopePlan(Plan())).plan.creates.append(c)
+        at(upserts, c.content.get(PATH, "/")).plan.creates.append(c)
     for u in scope.plan.updates:
-        upserts.setdefault(_depth(u.content.get(PATH, "/")), ScopePlan(Plan())).plan.updates.append(u)
-    return [
-        *(removals[d] for d in sorted(removals, reverse=True)),
-        *(upserts[d] for d in sorted(upserts)),
-    ]
+        at(upserts, u.content.get(PATH, "/")).plan.updates.append(u)
+    return [*(removals[d] for d in sorted(removals, reverse=True)), *(upserts[d] for d in sorted(upserts))]
 
 
 def upsert_body(op: Create | Update) -> dict[str, Any]:
@@ -393,23 +384,19 @@ class MappingWrite:
 
 
 def plan_role_mappings(content: Obj, observed: Obj) -> list[MappingWrite]:
-    """The writes that make the group's direct role mappings exactly the declared ones: removals first."""
+    """The writes that make the group's direct role mappings exactly the declared ones: removals first,
+    realm roles (client None) before each client's."""
+    held = observed.get(CLIENT_ROLES)
+    have: dict[str | None, list[str]] = {None: _names(observed.get(REALM_ROLES))}
+    have |= {str(c): _names(r) for c, r in (held.items() if isinstance(held, Mapping) else [])}
+    want: dict[str | None, list[str]] = {None: list(content[REALM_ROLES]), **content[CLIENT_ROLES]}
     removes, adds = [], []
-    have_realm = set(_names(observed.get(REALM_ROLES)))
-    want_realm = set(content[REALM_ROLES])
-    if have_realm - want_realm:
-        removes.append(MappingWrite("remove", None, tuple(sorted(have_realm - want_realm))))
-    if want_realm - have_realm:
-        adds.append(MappingWrite("add", None, tuple(sorted(want_realm - have_realm))))
-    have_clients = observed.get(CLIENT_ROLES)
-    have_map = have_clients if isinstance(have_clients, Mapping) else {}
-    want_map = content[CLIENT_ROLES]
-    for client in sorted({*map(str, have_map), *want_map}):
-        have, want = set(_names(have_map.get(client))), set(want_map.get(client, []))
-        if have - want:
-            removes.append(MappingWrite("remove", client, tuple(sorted(have - want))))
-        if want - have:
-            adds.append(MappingWrite("add", client, tuple(sorted(want - have))))
+    for client in sorted(have.keys() | want.keys(), key=lambda c: (c is not None, c or "")):
+        had, wanted = set(have.get(client, [])), set(want.get(client, []))
+        if had - wanted:
+            removes.append(MappingWrite("remove", client, tuple(sorted(had - wanted))))
+        if wanted - had:
+            adds.append(MappingWrite("add", client, tuple(sorted(wanted - had))))
     return [*removes, *adds]
 
 
