@@ -302,6 +302,27 @@ def test_a_forbidden_kind_without_an_enabled_switch_is_told_only_of_its_deletion
     assert f"deleted at {deleted}" in message
 
 
+def test_a_forbidden_that_refuses_only_part_never_revokes_even_with_an_old_clock() -> None:
+    """A role not granted is a Forbidden that is not a revocation: an old forbiddenSince left in the status
+    by an earlier revocation must not disable or delete the object."""
+    c = client("team-x", "web")
+    observed = [stored(c, "u1")]
+    now = T0 + timedelta(days=1)
+    partial = Verdict("Forbidden", "ServiceAccountRoleNotGranted", "not granted", revocable=False)
+    r = Resource(
+        c.key,
+        c.natural_key,
+        c.content,
+        c.created,
+        problem=partial,
+        parent=c.parent,
+        forbidden_since=now - 3 * GRACE,
+    )
+    scope = plan_clients([r], observed, revocation=Revocation(now, GRACE))
+    assert scope.plan.is_empty() and not scope.disables
+    assert scope.verdicts[c.key] == partial
+
+
 @pytest.mark.parametrize(
     "stamp", ["2026-01-01T00:00:00", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "nonsense"]
 )

@@ -302,7 +302,10 @@ def _hold_or_revoke(
     assert r.problem is not None
     # The schedule is added to the message where the status is written (one place, whatever path of the
     # round ended Forbidden), so the plan keeps the problem as it is.
-    stage = revocation.stage(r.forbidden_since) if r.problem.phase == "Forbidden" else "keep"
+    # Only a revocable Forbidden: a refusal of part of a resource (a role not granted) keeps its object even
+    # when its status still carries the clock of an earlier revocation.
+    revoking = r.problem.phase == "Forbidden" and r.problem.revocable
+    stage = revocation.stage(r.forbidden_since) if revoking else "keep"
     result.verdicts.setdefault(r.key, r.problem)
     remote = found.get(r.key)
     if stage == "delete" and remote is not None:
