@@ -25,6 +25,8 @@ CLIENT_SCOPE_KIND = "KeycloakClientScope"
 CLIENT_SCOPE_PLURAL = "keycloakclientscopes"
 GROUP_KIND = "KeycloakGroup"
 GROUP_PLURAL = "keycloakgroups"
+IDENTITY_PROVIDER_KIND = "KeycloakIdentityProvider"
+IDENTITY_PROVIDER_PLURAL = "keycloakidentityproviders"
 
 OPERATOR_NAME = "keycloak-operator"
 FIELD_MANAGER = OPERATOR_NAME

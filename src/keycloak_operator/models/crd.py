@@ -17,6 +17,7 @@ from keycloak_operator.models import client_scope as csc
 from keycloak_operator.models import client_settings as cs
 from keycloak_operator.models import extensions, hostname, network_policy, options
 from keycloak_operator.models import group as grp
+from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
@@ -360,8 +361,42 @@ def group_crd() -> dict[str, Any]:
     )
 
 
+def identity_provider_crd() -> dict[str, Any]:
+    schema = _replicated_schema(
+        idp.KeycloakIdentityProviderSpec,
+        "An identity provider (an upstream OIDC server), with its mappers, replicated into a Keycloak realm.",
+    )
+    spec = schema["properties"]["spec"]["properties"]
+    spec["oidc"].setdefault("x-kubernetes-validations", []).append(idp.SECRET_RULE)
+    spec["mappers"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    spec["mappers"]["items"]["properties"]["config"]["x-kubernetes-validations"] = [cs.CONFIG_RULE]
+    return _crd(
+        plural=names.IDENTITY_PROVIDER_PLURAL,
+        kind=names.IDENTITY_PROVIDER_KIND,
+        short_names=["kcidp"],
+        schema=schema,
+        columns=[
+            _column("Alias", ".spec.alias"),
+            _column("Realm", ".spec.realm.name"),
+            _column("Provider", ".spec.providerId"),
+            _column("Phase", ".status.phase"),
+            _column("Enabled", ".spec.enabled", "boolean", priority=1),
+            _column("Client ID", ".spec.oidc.clientId", priority=1),
+            _column("Age", ".metadata.creationTimestamp", "date"),
+        ],
+    )
+
+
 def all_crds() -> list[dict[str, Any]]:
-    return [keycloak_crd(), realm_crd(), client_crd(), client_scope_crd(), group_crd(), *peering_crds()]
+    return [
+        keycloak_crd(),
+        realm_crd(),
+        client_crd(),
+        client_scope_crd(),
+        group_crd(),
+        identity_provider_crd(),
+        *peering_crds(),
+    ]
 
 
 class _NoAliasDumper(yaml.SafeDumper):

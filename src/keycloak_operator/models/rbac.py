@@ -61,6 +61,15 @@ PERMISSIONS: tuple[Permission, ...] = (
     ),
     Permission(names.GROUP, f"{names.GROUP_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"),
     Permission(
+        names.GROUP,
+        names.IDENTITY_PROVIDER_PLURAL,
+        ("list", "watch", "patch"),
+        "identity providers to replicate; patch adds and removes its finalizer",
+    ),
+    Permission(
+        names.GROUP, f"{names.IDENTITY_PROVIDER_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"
+    ),
+    Permission(
         "apps",
         "deployments",
         ("get", "list", "watch", "create", "patch", "delete"),

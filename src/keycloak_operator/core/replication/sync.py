@@ -124,7 +124,7 @@ class Revocation:
 
 # The kinds whose Keycloak objects have an `enabled` switch, which revocation turns off before it deletes;
 # the others (a client scope, a group) are kept as they are until deleted.
-SWITCHED_KINDS = frozenset({names.REALM_KIND, names.CLIENT_KIND})
+SWITCHED_KINDS = frozenset({names.REALM_KIND, names.CLIENT_KIND, names.IDENTITY_PROVIDER_KIND})
 
 
 NO_REVOCATION = Revocation(datetime.min, timedelta(0))

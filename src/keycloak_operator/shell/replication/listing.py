@@ -1,5 +1,5 @@
-"""What a round reads from Kubernetes: realms, clients, client scopes, groups and (if a realm names one)
-Keycloaks, LISTed fresh.
+"""What a round reads from Kubernetes: realms, clients, client scopes, groups, identity providers and (if a
+realm names one) Keycloaks, LISTed fresh.
 
 Not taken from a cache: a resource missing from a stale cache would look deleted, and its object would go.
 With a namespace list, each namespace is read on its own; one that does not answer is left out of the round
@@ -19,6 +19,7 @@ from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import (
     CLIENT_SCOPES,
     CLIENTS,
+    IDENTITY_PROVIDERS,
     KEYCLOAK_GROUPS,
     KEYCLOAKS,
     NAMESPACES,
@@ -41,6 +42,7 @@ class Read:
     client_scopes: list[Obj]
     listing: Listing
     groups: list[Obj] = field(default_factory=list)
+    identity_providers: list[Obj] = field(default_factory=list)
 
 
 class Reader:
@@ -55,8 +57,9 @@ class Reader:
             realms, clients = await self.kube.list(REALMS, None), await self.kube.list(CLIENTS, None)
             scopes = await self._optional(CLIENT_SCOPES, None)
             groups = await self._optional(KEYCLOAK_GROUPS, None)
+            idps = await self._optional(IDENTITY_PROVIDERS, None)
             keycloaks = await self.kube.list(KEYCLOAKS, None) if names_keycloaks(realms) else []
-            return Read(realms, clients, keycloaks, scopes, Listing(None), groups)
+            return Read(realms, clients, keycloaks, scopes, Listing(None), groups, idps)
         read: dict[str, list[list[Obj]]] = {}
         errors: dict[str, ApiError] = {}
         for ns in self.namespaces:
@@ -66,6 +69,7 @@ class Reader:
                     await self.kube.list(CLIENTS, ns),
                     await self._optional(CLIENT_SCOPES, ns),
                     await self._optional(KEYCLOAK_GROUPS, ns),
+                    await self._optional(IDENTITY_PROVIDERS, ns),
                 ]
             except ApiError as e:
                 errors[ns] = e
@@ -82,17 +86,18 @@ class Reader:
         return Read(
             [o for found in per_ns for o in found[0]],
             [o for found in per_ns for o in found[1]],
-            [o for found in per_ns if len(found) > 4 for o in found[4]],
+            [o for found in per_ns if len(found) > 5 for o in found[5]],
             [o for found in per_ns for o in found[2]],
             Listing(frozenset(self.namespaces), unlisted),
             [o for found in per_ns for o in found[3]],
+            [o for found in per_ns for o in found[4]],
         )
 
     async def _optional(self, resource: Resource, namespace: str | None) -> list[Obj]:
-        """KeycloakClientScopes or KeycloakGroups; none when the API server does not serve the kind (404: its
-        CRD is not installed yet, as after a `helm upgrade`, which never adds CRDs). Without the CRD no such
-        resource can exist, so this is the truth, and realms and clients go on replicating; any other
-        refusal is an unreadable listing, as for the other kinds."""
+        """KeycloakClientScopes, KeycloakGroups or KeycloakIdentityProviders; none when the API server does
+        not serve the kind (404: its CRD is not installed yet, as after a `helm upgrade`, which never adds
+        CRDs). Without the CRD no such resource can exist, so this is the truth, and realms and clients go on
+        replicating; any other refusal is an unreadable listing, as for the other kinds."""
         try:
             return await self.kube.list(resource, namespace)
         except ApiError as e:

@@ -17,6 +17,7 @@ from keycloak_operator.shell import events, metrics
 from keycloak_operator.shell.kube import (
     CLIENT_SCOPES,
     CLIENTS,
+    IDENTITY_PROVIDERS,
     KEYCLOAK_GROUPS,
     REALMS,
     ApiError,
@@ -33,6 +34,7 @@ API: Final = {
     names.CLIENT_KIND: CLIENTS,
     names.CLIENT_SCOPE_KIND: CLIENT_SCOPES,
     names.GROUP_KIND: KEYCLOAK_GROUPS,
+    names.IDENTITY_PROVIDER_KIND: IDENTITY_PROVIDERS,
 }
 
 Obj = dict[str, Any]

@@ -19,6 +19,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.replication.client_scope import scope_resource
 from keycloak_operator.core.replication.group import group_resource
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.identity_provider import idp_resource
 from keycloak_operator.core.replication.resources import RealmTarget, client_resource, realm_target
 from keycloak_operator.core.replication.retry import Backoff
 from keycloak_operator.core.replication.round import (
@@ -41,6 +42,7 @@ from keycloak_operator.shell.replication.client_scopes import ClientScopeWriter
 from keycloak_operator.shell.replication.clients import ClientWriter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.groups import GroupWriter
+from keycloak_operator.shell.replication.identity_providers import IdentityProviderWriter
 from keycloak_operator.shell.replication.listing import Reader
 from keycloak_operator.shell.replication.realms import RealmWriter
 from keycloak_operator.shell.replication.reporting import Reporter
@@ -79,12 +81,13 @@ class Replicator:
         self.clock = clock
         self.realms = RealmWriter(limiter)
         # In this order inside each realm: roles, client scopes, clients (which may attach those scopes),
-        # then groups (which may map those clients' roles).
+        # groups (which may map those clients' roles), then identity providers (whose mappers may name roles).
         self.inside_realm: tuple[InsideRealm, ...] = (
             RoleWriter(limiter),
             ClientScopeWriter(limiter),
             ClientWriter(kube, limiter),
             GroupWriter(limiter),
+            IdentityProviderWriter(kube, limiter),
         )
 
     def _count(self) -> None:
@@ -113,13 +116,18 @@ class Replicator:
             for o in read.client_scopes
         ]
         group_objs = [{**o, "apiVersion": names.API_VERSION, "kind": names.GROUP_KIND} for o in read.groups]
+        idp_objs = [
+            {**o, "apiVersion": names.API_VERSION, "kind": names.IDENTITY_PROVIDER_KIND}
+            for o in read.identity_providers
+        ]
         # Everything declared inside a realm, of every kind; each writer takes its own (context.InRealm).
         children = [
             *(client_resource(o, targets, blind) for o in client_objs),
             *(scope_resource(o, targets, blind) for o in scope_objs),
             *(group_resource(o, targets, blind) for o in group_objs),
+            *(idp_resource(o, targets, blind) for o in idp_objs),
         ]
-        inside_objs = [*client_objs, *scope_objs, *group_objs]
+        inside_objs = [*client_objs, *scope_objs, *group_objs, *idp_objs]
         rnd.objects.update({c.key: o for c, o in zip(children, inside_objs, strict=True)})
         in_scope = [c for c in children if c.parent in mine]
         without_realm(rnd, children, targets.keys(), blind)  # reported by every round

@@ -1,0 +1,319 @@
+"""The identity provider kind: a KeycloakIdentityProvider's representation in Keycloak, its scope (every
+identity provider of one realm), its mappers, its client secret's way in, and the bodies of its writes.
+
+An identity provider is named and addressed by its alias, unique within its realm (the alias is the remote
+id too, as a realm's name is: a changed alias renames the object, its mappers and links following it). It
+lives in a realm like a client (allowed by the realm's `clientNamespaces`, written with the realm's login).
+
+**The marker lives in `config`.** Keycloak's IdentityProviderRepresentation has no `attributes`; its
+`config` is a string map that keeps any key it is sent (checked on Keycloak 26 by the integration test,
+`kcop.dev.*` keys included). So the marker's four keys go there. Inside the planner the config map is held
+under `attributes`, the name the shared code reads a marker and declared keys from (marker.py, drift.py,
+sync.plan_scope); `observed_view` gives what Keycloak returns that shape, and `keycloak_body` turns a body
+back. Only declared config keys are compared, so keys Keycloak adds are not drift. A PUT replaces the whole
+config, so every body carries every declared key and the marker.
+
+**The client secret** is never in the content. The content holds `clientSecret: "**********"`, which is what
+Keycloak returns for a stored secret (so the drift check compares like with like; a secret changed by hand
+in Keycloak cannot be seen, one removed by hand can), and under SECRET_SOURCE the Secret's uid and
+resourceVersion (never a digest of the value, which would let whoever reads the hash test guesses: see
+realm_settings.py). A changed Secret changes the hash, so the provider is updated and the secret sent; the
+value is put in the body only by `upsert_body`, in the writer, right before the request. Sent back masked
+(a disable, a release), Keycloak keeps the stored secret.
+
+**Mappers** are part of the content (a change to them changes the hash) but written through their own
+endpoints, by name, as a client's protocol mappers are (client_parts.py): only mappers carrying the
+operator's `kcop.dev.content-hash` config key are updated or deleted; a declared name held by a hand-made
+mapper is a conflict, left alone.
+
+An identity provider has an `enabled` switch: revocation disables it first, then deletes it (sync.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Literal
+
+from pydantic import ValidationError
+
+from keycloak_operator.core import names
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.marker import content_hash, is_marker_attribute, marked
+from keycloak_operator.core.replication.plan import Create, Update
+from keycloak_operator.core.replication.resources import (
+    RealmTarget,
+    in_realm_problem,
+    invalid_spec,
+    key_of,
+    raw_parent,
+    resource_flags,
+)
+from keycloak_operator.core.replication.sync import (
+    NO_REVOCATION,
+    Resource,
+    Revocation,
+    ScopePlan,
+    Verdict,
+    plan_scope,
+)
+from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec
+
+KIND: Final = names.IDENTITY_PROVIDER_KIND
+CONFIG: Final = "attributes"  # the provider's `config`, as the planner holds it (see the module's text)
+MAPPERS: Final = "mappers"
+SECRET_SOURCE: Final = "clientSecretSource"  # content only: which version of the Secret was read
+# Written by calls of their own, or content only: left out of the provider's POST and PUT and of its drift.
+SUBRESOURCES: Final = (MAPPERS, SECRET_SOURCE)
+CLIENT_SECRET: Final = "clientSecret"
+MASKED: Final = (
+    "**********"  # what Keycloak returns for a stored secret (ComponentRepresentation.SECRET_VALUE)
+)
+SECRET_FIELD: Final = "spec.oidc.clientSecret"
+MAPPER_HASH: Final = "kcop.dev.content-hash"  # as a client's mappers (client_parts.py)
+# Booleans Keycloak may leave out of its answer when false; read as false, so they are never seen as drift.
+FLAGS: Final = ("enabled", "trustEmail", "storeToken", "hideOnLogin")
+
+Obj = Mapping[str, Any]
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def idp_content(spec: KeycloakIdentityProviderSpec) -> dict[str, Any]:
+    """The provider as declared. Every config key is always sent (an absent optional one as ""), so a field
+    removed from the spec is cleared in Keycloak; its mappers only when declared (absent: not managed)."""
+    oidc = spec.oidc
+    config = {
+        "issuer": oidc.issuer or "",
+        "authorizationUrl": oidc.authorization_url,
+        "tokenUrl": oidc.token_url,
+        "userInfoUrl": oidc.user_info_url or "",
+        "jwksUrl": oidc.jwks_url or "",
+        "useJwksUrl": _flag(oidc.jwks_url is not None),
+        "logoutUrl": oidc.logout_url or "",
+        "clientId": oidc.client_id,
+        "clientAuthMethod": oidc.client_auth_method,
+        "defaultScope": " ".join(oidc.default_scopes),
+        "syncMode": oidc.sync_mode,
+        "validateSignature": _flag(oidc.validate_signature),
+        "pkceEnabled": _flag(oidc.pkce_enabled),
+        "pkceMethod": "S256" if oidc.pkce_enabled else "",
+        "guiOrder": "" if spec.gui_order is None else str(spec.gui_order),
+    }
+    if oidc.client_secret is not None:
+        config[CLIENT_SECRET] = MASKED
+    content: dict[str, Any] = {
+        "alias": spec.alias,
+        "displayName": spec.display_name,
+        "providerId": spec.provider_id,
+        "enabled": spec.enabled,
+        "trustEmail": spec.trust_email,
+        "storeToken": spec.store_token,
+        "hideOnLogin": spec.hide_on_login,
+        "firstBrokerLoginFlowAlias": spec.first_broker_login_flow_alias or "",
+        CONFIG: config,
+    }
+    if spec.mappers is not None:
+        content[MAPPERS] = [
+            {
+                "name": m.name,
+                "identityProviderMapper": m.identity_provider_mapper,
+                "config": dict(sorted(m.config.items())),
+            }
+            for m in sorted(spec.mappers, key=lambda m: m.name)
+        ]
+    return content
+
+
+def idp_resource(
+    obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
+) -> Resource:
+    """An identity provider, with a problem when its realm is unknown or does not allow its namespace."""
+    key, flags = key_of(obj), resource_flags(obj)
+    try:
+        spec = KeycloakIdentityProviderSpec.model_validate(obj.get("spec") or {})
+    except ValidationError as e:
+        # Held in its realm's scope, its object kept: a tightened model must never make it an orphan.
+        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
+    parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
+    problem = in_realm_problem(key, parent, realms, unreadable, "identity providers")
+    return Resource(key, spec.alias, idp_content(spec), problem=problem, parent=parent, **flags)
+
+
+# --- the client secret, from a Secret of the resource's own namespace ---------------------------------------
+
+
+def client_secret_ref(obj: Obj) -> tuple[str, str] | None:
+    """(Secret name, key) of the client secret; None without one (or with an invalid spec). Always read
+    from the resource's own namespace: the reference has no namespace to name another (ADR 0012)."""
+    try:
+        spec = KeycloakIdentityProviderSpec.model_validate(obj.get("spec") or {})
+    except ValidationError:
+        return None
+    ref = spec.oidc.client_secret
+    return None if ref is None else (ref.name, ref.key)
+
+
+def with_client_secret(r: Resource, ref: tuple[str, str], secret: Obj | None) -> tuple[Resource, str | None]:
+    """The provider with what its Secret (`secret`, None when missing) gives it: the Secret's version in its
+    content and the value for the writer; or why it waits, as its problem (the message names the field and
+    the Secret, never a value; nothing is written for it, the others go on)."""
+    name, key = ref
+    where = f"{SECRET_FIELD}: Secret {r.key.namespace}/{name}"
+    if secret is None:
+        return replace(
+            r, problem=Verdict("Pending", "SecretNotFound", f"{where} not found; nothing was written")
+        ), None
+    raw = (secret.get("data") or {}).get(key)
+    if not isinstance(raw, str):
+        message = f"{where} has no key {key!r}; nothing was written"
+        return replace(r, problem=Verdict("Pending", "SecretKeyNotFound", message)), None
+    try:
+        value = base64.b64decode(raw, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        message = f"{where} key {key!r} is not UTF-8 text; nothing was written"
+        return replace(r, problem=Verdict("Error", "SecretInvalid", message)), None
+    meta = secret.get("metadata") or {}
+    source = f"{meta.get('uid', '')}/{meta.get('resourceVersion', '')}"
+    return replace(r, content={**r.content, SECRET_SOURCE: source}), value
+
+
+# --- the scope: every identity provider of one realm --------------------------------------------------------
+
+
+def observed_view(idp: Obj) -> dict[str, Any]:
+    """A provider as Keycloak returns it, in the planner's shape: its config also under `attributes`."""
+    config = idp.get("config")
+    view = {**idp, CONFIG: dict(config) if isinstance(config, Mapping) else {}}
+    for flag in FLAGS:
+        if view.get(flag) is None:
+            view[flag] = False
+    return view
+
+
+def plan_identity_providers(
+    idps: Sequence[Resource],
+    observed: Iterable[Obj],
+    namespaces: AbstractSet[str] | None = None,
+    *,
+    revocation: Revocation = NO_REVOCATION,
+) -> ScopePlan:
+    """Every identity provider of one realm, diffed whole against the realm's providers as listed (one made
+    by hand, unmarked, holds its alias: declaring it is a Conflict)."""
+    return plan_scope(
+        KIND,
+        idps,
+        [observed_view(o) for o in observed if isinstance(o, Mapping)],
+        remote_id_of="alias",
+        natural_key_of="alias",
+        subresources=SUBRESOURCES,
+        compare_attributes=True,
+        namespaces=namespaces,
+        revocation=revocation,
+    )
+
+
+def keycloak_body(planned: Obj) -> dict[str, Any]:
+    """A body in the planner's shape (content, or an observed view) as Keycloak takes it."""
+    body = {k: v for k, v in planned.items() if k not in (*SUBRESOURCES, CONFIG, "config")}
+    body["config"] = dict(planned.get(CONFIG) or {})
+    return body
+
+
+def upsert_body(op: Create | Update, secret: str | None, internal_id: str | None = None) -> dict[str, Any]:
+    """A create's or an update's body, marked, with the client secret read this round (None: the mask stays,
+    which Keycloak reads as "keep the stored one"; a create must have it). An update names the provider's
+    internalId, by which Keycloak finds it (and renames it, with its mappers, if the alias changed)."""
+    body = keycloak_body(marked(op.content, op.key))
+    config = body["config"]
+    if CLIENT_SECRET in config:
+        if secret is not None:
+            config[CLIENT_SECRET] = secret
+        elif isinstance(op, Create):
+            raise ValueError(f"{op.key}: a new identity provider needs its client secret")
+    if isinstance(op, Update) and internal_id:
+        body["internalId"] = internal_id
+    return body
+
+
+def disable_body(current: Obj) -> dict[str, Any]:
+    """Revocation's first step: the provider as read, switched off (its stored secret kept by the mask)."""
+    return {**keycloak_body(current), "enabled": False}
+
+
+def release_body(current: Obj) -> dict[str, Any]:
+    """Preserve on delete: the provider as read (a view), its marker's config keys removed."""
+    body = keycloak_body(current)
+    body["config"] = {k: v for k, v in body["config"].items() if not is_marker_attribute(k)}
+    return body
+
+
+# --- mappers ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapperWrite:
+    operation: Literal["delete", "create", "update"]
+    name: str
+    remote_id: str | None = None
+    body: Mapping[str, Any] | None = None
+
+
+@dataclass
+class MapperPlan:
+    writes: list[MapperWrite] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # `mapper x`: made by hand, left alone
+
+    def ordered(self) -> list[MapperWrite]:
+        rank = {"delete": 0, "create": 1, "update": 2}
+        return sorted(self.writes, key=lambda w: rank[w.operation])
+
+    def changed(self) -> list[str]:
+        return sorted({f"{MAPPERS}/{w.name}" for w in self.writes})
+
+
+def mapper_body(alias: str, declared: Obj, remote_id: str | None = None) -> dict[str, Any]:
+    body = {
+        "name": declared["name"],
+        "identityProviderAlias": alias,
+        "identityProviderMapper": declared["identityProviderMapper"],
+        "config": {**declared["config"], MAPPER_HASH: content_hash(declared)},
+    }
+    return body if remote_id is None else {**body, "id": remote_id}
+
+
+def _in_step(declared: Obj, seen: Obj) -> bool:
+    config = seen.get("config") or {}
+    return (
+        seen.get("identityProviderMapper") == declared["identityProviderMapper"]
+        and config.get(MAPPER_HASH) == content_hash(declared)
+        and all(config.get(k) == v for k, v in declared["config"].items())
+    )
+
+
+def plan_mappers(content: Obj, observed: Iterable[Obj] | None) -> MapperPlan:
+    """The provider's mapper writes (none when it declares no mappers), by name."""
+    plan = MapperPlan()
+    if MAPPERS not in content:
+        return plan
+    alias = str(content["alias"])
+    existing = {str(m.get("name")): m for m in observed or [] if isinstance(m, Mapping)}
+    ours = {n for n, m in existing.items() if MAPPER_HASH in (m.get("config") or {})}
+    declared = {m["name"]: m for m in content[MAPPERS]}
+    for name in sorted(ours - declared.keys()):
+        plan.writes.append(MapperWrite("delete", name, str(existing[name].get("id"))))
+    for name, want in sorted(declared.items()):
+        seen = existing.get(name)
+        if seen is None:
+            plan.writes.append(MapperWrite("create", name, None, mapper_body(alias, want)))
+        elif name not in ours:
+            plan.conflicts.append(f"mapper {name}")
+        elif not _in_step(want, seen):
+            remote = str(seen.get("id"))
+            plan.writes.append(MapperWrite("update", name, remote, mapper_body(alias, want, remote)))
+    return plan

@@ -1,0 +1,178 @@
+"""KeycloakIdentityProvider: an identity provider (an upstream OIDC server users sign in with) declared in an
+app namespace, replicated into a realm, with its mappers.
+
+Its settings are typed fields, never a free-form config map: Keycloak stores any config key it is sent, so a
+mistyped one would look applied and do nothing. The client secret is never in the resource: `clientSecret`
+names a key of a Secret in the resource's own namespace (no namespace field, ADR 0012).
+
+URLs must be https; plain http is accepted only for a loopback host (localhost, 127.x.x.x, [::1]), where
+nothing crosses a network: the token request carries the client secret and the authorization code, which
+an http URL to any other host would send in clear. An IdP inside the cluster must serve TLS.
+
+SAML identity providers are not covered yet (`providerId` has one value).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from keycloak_operator.models import patterns as pt
+from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.client_settings import CONFIG_MAX, MAPPERS_MAX, MapperConfig
+from keycloak_operator.models.realm import RealmRef
+from keycloak_operator.models.realm_settings import SECRET_KEY
+
+# The alias is in the broker's URLs (/realms/<realm>/broker/<alias>/endpoint): one path segment.
+ALIAS = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
+ALIAS_MAX = 128
+TEXT_MAX = 255
+GUI_ORDER_MAX = 100_000
+# https anywhere; http only to a loopback host. No credentials ('@'), query ('?') or fragment ('#').
+IDP_URL = (
+    r"^(https://[A-Za-z0-9.\-\[\]:]+|http://(localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|\[::1\])"
+    r"(:[0-9]{1,5})?)(/[\x21\x22\x24-\x3e\x41-\x7e]*)?$"
+)
+# An OAuth scope token (RFC 6749: printable ASCII but space, '"' and '\').
+SCOPE_TOKEN = r"^[\x21\x23-\x5b\x5d-\x7e]+$"
+SCOPES_MAX = 32
+IdpUrl = Annotated[str, Field(max_length=pt.URL_MAX, pattern=IDP_URL)]
+ScopeToken = Annotated[str, Field(min_length=1, max_length=TEXT_MAX, pattern=SCOPE_TOKEN)]
+MapperType = Literal[
+    "hardcoded-attribute-idp-mapper",
+    "hardcoded-role-idp-mapper",
+    "hardcoded-user-session-attribute-idp-mapper",
+    "oidc-hardcoded-group-idp-mapper",
+    "oidc-user-attribute-idp-mapper",
+    "oidc-username-idp-mapper",
+    "oidc-role-idp-mapper",
+    "oidc-advanced-role-idp-mapper",
+]
+
+SECRET_RULE = {
+    # The CRD carries no defaults (models/crd.py): an omitted clientAuthMethod is client_secret_post.
+    "rule": "(has(self.clientAuthMethod) && self.clientAuthMethod == 'private_key_jwt') "
+    "!= has(self.clientSecret)",
+    "message": "clientSecret is required, except with clientAuthMethod private_key_jwt, which takes none",
+}
+
+
+class IdpRealmRef(RealmRef):
+    namespace: str | None = pt.namespace_name(
+        "Its namespace; defaults to the identity provider's (another one must list this namespace in its "
+        "spec.clientNamespaces).",
+        default=None,
+    )
+
+
+class IdpSecretKey(CrdModel):
+    """One key of a Secret in the identity provider's own namespace. No namespace field, on purpose: the
+    operator reads only Secrets of the namespace that declares the resource (ADR 0012)."""
+
+    name: str = pt.object_name("Name of the Secret, in the KeycloakIdentityProvider's namespace.")
+    key: str = Field(min_length=1, max_length=pt.SUBDOMAIN_MAX, pattern=SECRET_KEY, description="Key in it.")
+
+
+class OidcSettings(CrdModel):
+    """The upstream OpenID Connect server and this realm's client there (Keycloak's `oidc` provider)."""
+
+    issuer: IdpUrl | None = Field(default=None, description="Issuer (`iss`) its tokens carry; absent: none.")
+    authorization_url: IdpUrl = Field(description="Authorization endpoint.")
+    token_url: IdpUrl = Field(description="Token endpoint.")
+    user_info_url: IdpUrl | None = Field(default=None, description="UserInfo endpoint; absent: none.")
+    jwks_url: IdpUrl | None = Field(
+        default=None, description="JWKS endpoint its signature keys are read from; absent: none."
+    )
+    logout_url: IdpUrl | None = Field(default=None, description="End-session endpoint; absent: none.")
+    client_id: str = Field(
+        min_length=1, max_length=TEXT_MAX, pattern=pt.NO_SPACE, description="This realm's client id there."
+    )
+    client_auth_method: Literal[
+        "client_secret_post", "client_secret_basic", "client_secret_jwt", "private_key_jwt"
+    ] = Field(default="client_secret_post", description="How the token request authenticates.")
+    client_secret: IdpSecretKey | None = Field(
+        default=None,
+        description="The client secret: a key of a Secret in this resource's namespace. Sent to Keycloak "
+        "and never shown in status, events or logs; a change to the Secret is sent on the next round. "
+        "Required, except with clientAuthMethod private_key_jwt.",
+    )
+    default_scopes: list[ScopeToken] = Field(
+        default_factory=list,
+        max_length=SCOPES_MAX,
+        description="Scopes asked for (config defaultScope, space-separated); empty: Keycloak's (openid).",
+    )
+    sync_mode: Literal["IMPORT", "LEGACY", "FORCE"] = Field(
+        default="LEGACY",
+        description="When user data is taken from the provider: IMPORT on first login, FORCE on every login, "
+        "LEGACY as each mapper says.",
+    )
+    validate_signature: bool = Field(default=False, description="Check the signature of the tokens.")
+    pkce_enabled: bool = Field(default=False, description="Use PKCE (S256) in the authorization request.")
+
+    @model_validator(mode="after")
+    def _secret(self) -> OidcSettings:
+        if (self.client_auth_method == "private_key_jwt") != (self.client_secret is None):
+            raise ValueError(SECRET_RULE["message"])
+        return self
+
+
+class IdpMapper(CrdModel):
+    """One identity provider mapper, identified by its name within the identity provider."""
+
+    name: str = Field(min_length=1, max_length=TEXT_MAX, pattern=pt.NO_CONTROL, description="Mapper name.")
+    identity_provider_mapper: MapperType = Field(description="Mapper type (Keycloak's provider id).")
+    config: MapperConfig = Field(
+        default_factory=dict,
+        max_length=CONFIG_MAX,
+        json_schema_extra={"maxProperties": CONFIG_MAX},
+        description="The mapper's settings as Keycloak names them, every value a string: e.g. `claim`, "
+        "`user.attribute`, `attribute.value`, `role`, `syncMode`.",
+    )
+
+
+class KeycloakIdentityProviderSpec(CrdModel):
+    realm: IdpRealmRef = Field(description="The KeycloakRealm this identity provider belongs to.")
+    alias: str = Field(
+        min_length=1,
+        max_length=ALIAS_MAX,
+        pattern=ALIAS,
+        description="The identity provider's alias, its key in the realm and part of its broker URLs: "
+        "letters, digits, '-', '_', '.'. An alias another resource or a hand-made provider holds is a "
+        "Conflict.",
+    )
+    provider_id: Literal["oidc"] = Field(description="The protocol: `oidc` (SAML is not covered yet).")
+    display_name: str = Field(
+        default="",
+        max_length=TEXT_MAX,
+        pattern=r"^[^\x00-\x1f\x7f]*$",
+        description="Shown on the login page.",
+    )
+    enabled: bool = Field(default=True, description="Whether users may sign in through it.")
+    trust_email: bool = Field(default=False, description="Take the provider's e-mail addresses as verified.")
+    store_token: bool = Field(default=False, description="Store the provider's tokens for the user.")
+    hide_on_login: bool = Field(default=False, description="Leave its button off the login page.")
+    gui_order: int | None = Field(
+        default=None, ge=0, le=GUI_ORDER_MAX, description="Position of its button on the login page."
+    )
+    first_broker_login_flow_alias: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=TEXT_MAX,
+        pattern=pt.NO_CONTROL,
+        description="The flow run on a user's first login through it; absent: the realm's own.",
+    )
+    oidc: OidcSettings = Field(description="The upstream OpenID Connect server (providerId oidc).")
+    mappers: list[IdpMapper] | None = Field(
+        default=None,
+        max_length=MAPPERS_MAX,
+        description="Identity provider mappers, each name at most once; absent: not managed. Only mappers "
+        "the operator created are updated or deleted; one of another name made by hand stays.",
+    )
+
+    @model_validator(mode="after")
+    def _unique_mappers(self) -> KeycloakIdentityProviderSpec:
+        seen = [m.name for m in self.mappers or []]
+        if len(seen) != len(set(seen)):
+            raise ValueError("mappers: each name at most once")
+        return self

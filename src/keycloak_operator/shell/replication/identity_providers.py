@@ -1,0 +1,150 @@
+"""Writes a realm's identity providers (core/replication/identity_provider.py plans them), then their mappers.
+
+Each provider's client secret is read from its Secret, by name, in the provider's own namespace (never one the
+resource names: ADR 0012), only for a provider that may be written this round, and handed to the write that
+needs it, in memory; nothing here logs or reports a value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from keycloak_operator.core.reconcile import Event
+from keycloak_operator.core.replication import identity_provider as idp
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.plan import Create, Delete, Update
+from keycloak_operator.core.replication.round import Round, collect
+from keycloak_operator.core.replication.sync import (
+    Disable,
+    Release,
+    Resource,
+    ScopeOperation,
+    ScopePlan,
+    Verdict,
+    settle,
+)
+from keycloak_operator.shell import metrics
+from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
+from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication.context import InRealm
+from keycloak_operator.shell.replication.executor import execute
+
+MAPPER_KIND = "IdentityProviderMapper"  # the metrics' kind for a provider's mappers
+
+
+class IdentityProviderWriter:
+    def __init__(
+        self,
+        kube: Kube,
+        limiter: WriteLimiter,
+        api_of: Callable[[KeycloakAdmin], IdentityProviderApi] = IdentityProviderApi,
+    ) -> None:
+        self.kube = kube
+        self.limiter = limiter
+        self.api_of = api_of
+
+    async def sync(self, rnd: Round, at: InRealm) -> None:
+        """The realm's identity providers, diffed whole against what the realm holds; then their mappers."""
+        declared = [c for c in at.children if c.key.kind == idp.KIND]
+        api = self.api_of(at.admin)
+        declared, secrets = await self._secrets(rnd, declared)
+        observed = await api.providers(at.remote)
+        scope = idp.plan_identity_providers(declared, observed, at.watched, revocation=at.revocation)
+        by_alias = {str(o.get("alias")): o for o in observed if isinstance(o, Mapping)}
+
+        async def write(op: ScopeOperation) -> None:
+            await self._write(api, at.remote, scope, op, secrets, by_alias)
+
+        failed = await execute(scope, write, self.limiter, rnd)
+        settle(scope, failed)
+        collect(rnd, scope, {c.key: c for c in declared})
+        await self._mappers(rnd, api, at.remote, declared, scope)
+
+    async def _secrets(
+        self, rnd: Round, declared: list[Resource]
+    ) -> tuple[list[Resource], dict[ObjectKey, str]]:
+        """Each provider that may be written, with its Secret's version in its content (or a problem naming
+        the field), and the secrets by provider. One GET per such provider."""
+        out: list[Resource] = []
+        values: dict[ObjectKey, str] = {}
+        for r in declared:
+            ref = idp.client_secret_ref(rnd.objects.get(r.key) or {})
+            if ref is None or r.problem is not None or r.deleting:
+                out.append(r)  # a deleting one needs no secret: its namespace's Secrets may be gone already
+                continue
+            try:
+                secret = await self.kube.get(SECRETS, r.key.namespace, ref[0])
+            except ApiError as e:  # refused or failing: this provider waits, the others go on
+                where = f"{idp.SECRET_FIELD}: Secret {r.key.namespace}/{ref[0]}"
+                out.append(
+                    replace(r, problem=Verdict("Error", "SecretReadFailed", f"{where}: HTTP {e.status}"))
+                )
+                continue
+            found, value = idp.with_client_secret(r, ref, secret)
+            out.append(found)
+            if value is not None:
+                values[r.key] = value
+        return out, values
+
+    @staticmethod
+    async def _write(
+        api: IdentityProviderApi,
+        realm: str,
+        scope: ScopePlan,
+        op: ScopeOperation,
+        secrets: Mapping[ObjectKey, str],
+        observed: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        if isinstance(op, Delete):
+            await api.delete(realm, op.remote_id)
+        elif isinstance(op, Release):
+            # Read again right before: the body is the provider as it is, less the marker.
+            current = idp.observed_view(await api.get(realm, op.remote_id))
+            await api.update(realm, op.remote_id, idp.release_body(current))
+        elif isinstance(op, Disable):
+            await api.update(realm, op.remote_id, idp.disable_body(op.current))
+        elif isinstance(op, Create):
+            scope.remote_ids[op.key] = await api.create(realm, idp.upsert_body(op, secrets.get(op.key)))
+        else:
+            assert isinstance(op, Update)
+            internal = (observed.get(op.remote_id) or {}).get("internalId")
+            body = idp.upsert_body(op, secrets.get(op.key), str(internal) if internal else None)
+            await api.update(realm, op.remote_id, body)
+            scope.remote_ids[op.key] = str(body["alias"])  # a changed alias renamed it
+
+    async def _mappers(
+        self, rnd: Round, api: IdentityProviderApi, realm: str, declared: list[Resource], scope: ScopePlan
+    ) -> None:
+        """Each declared provider in sync or just written: its mappers brought to what it declares (one GET
+        per provider declaring mappers). A failure, or a declared name held by a hand-made mapper, is that
+        provider's alone."""
+        written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
+        conflicts: dict[ObjectKey, Verdict] = {}
+        for r in declared:
+            alias = scope.remote_ids.get(r.key)
+            verdict = rnd.verdicts.get(r.key)
+            if r.deleting or alias is None or verdict is None or verdict.phase != "Ready":
+                continue
+            if idp.MAPPERS not in r.content:
+                continue
+            try:
+                plan = idp.plan_mappers(r.content, await api.mappers(realm, alias))
+                for w in plan.ordered():
+                    await self.limiter.acquire(r.key.namespace)
+                    await api.write_mapper(realm, alias, w.operation, w.remote_id, w.body)
+                    metrics.replication_write(MAPPER_KIND, w.operation)
+            except AdminError as e:
+                rnd.failed = True
+                rnd.verdicts[r.key] = Verdict("Error", "WriteFailed", f"mappers: {e}")
+                continue
+            if plan.conflicts:
+                held = ", ".join(plan.conflicts)
+                message = f"held by objects the operator did not create, left alone: {held}"
+                conflicts[r.key] = Verdict("Conflict", "Conflict", message + "; everything else was written")
+            if plan.writes and r.key not in written:  # the provider's content did not change: a hand edit
+                message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
+                rnd.note(r.key, Event("Normal", "DriftRepaired", message))
+        rnd.verdicts.update(conflicts)
