@@ -26,7 +26,9 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication import Replicator
 from keycloak_operator.shell.replication.groups import GroupWriter
+from keycloak_operator.shell.replication.identity_providers import IdentityProviderWriter
 from tests.unit.builders import BASE
+from tests.unit.fake_identity_providers import IdpServer
 
 Obj = dict[str, Any]
 KC_URL = names.keycloak_url("kc", "team-a", HTTP_PORT)
@@ -38,6 +40,7 @@ _KINDS = {
     names.CLIENT_PLURAL: names.CLIENT_KIND,
     names.CLIENT_SCOPE_PLURAL: names.CLIENT_SCOPE_KIND,
     names.GROUP_PLURAL: names.GROUP_KIND,
+    names.IDENTITY_PROVIDER_PLURAL: names.IDENTITY_PROVIDER_KIND,
     names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND,
     "secrets": "Secret",
 }
@@ -446,9 +449,12 @@ class World:
             lambda login: FakeAdmin(self.server, login),
             clock=lambda: self.now,
         )
-        groups = self.replicator.inside_realm[-1]
-        assert isinstance(groups, GroupWriter)
-        groups.api = lambda admin: FakeGroups(self.server, admin)
+        self.idps = IdpServer()  # identity providers, behind the API their writer uses
+        for writer in self.replicator.inside_realm:
+            if isinstance(writer, GroupWriter):
+                writer.api = lambda admin: FakeGroups(self.server, admin)
+            if isinstance(writer, IdentityProviderWriter):
+                writer.api_of = self.idps.api
 
     def secret(self, ns: str, name: str, username: str, password: str) -> None:
         data = {"username": _b64(username), "password": _b64(password)}
