@@ -342,3 +342,22 @@ async def test_a_refused_client_scope_list_is_never_read_as_none() -> None:
         ScopesForbidden(objects, set(), [{"metadata": {"name": "team-a"}}]), ["team-a"]
     ).read()
     assert read.realms == [] and list(read.listing.unlisted) == ["team-a"]
+
+
+@pytest.mark.parametrize(("status", "left_out"), [(404, False), (403, True)])
+async def test_an_unserved_identity_provider_kind_is_none_and_a_refused_list_leaves_the_namespace_out(
+    status: int, left_out: bool
+) -> None:
+    """As for client scopes: 404 (no CRD yet) is no providers; any other refusal is never read as none."""
+
+    class NoIdpList(RefusingKube):
+        async def list(self, res: Any, namespace: str | None, **selectors: Any) -> list[dict[str, Any]]:
+            if res.plural == names.IDENTITY_PROVIDER_PLURAL:
+                raise ApiError(status, "refused")
+            return await super().list(res, namespace, **selectors)
+
+    objects = {"team-a": [k8s(REALM, "team-a", "ra", {})]}
+    read = await reader(NoIdpList(objects, set(), [{"metadata": {"name": "team-a"}}]), ["team-a"]).read()
+    assert read.identity_providers == []
+    assert [r["metadata"]["name"] for r in read.realms] == ([] if left_out else ["ra"])
+    assert list(read.listing.unlisted) == (["team-a"] if left_out else [])
