@@ -8,12 +8,22 @@ changed password Secret is seen to reach Keycloak.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import http.server
+import json
+import secrets
+import threading
 import time
-from collections.abc import Iterator
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from keycloak_operator.core import names
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
 from tests.integration.support.keycloak_api import KeycloakApi
@@ -26,6 +36,7 @@ from tests.integration.test_replication import (
     phase,
     realm,
     replication_settled,
+    rounds_seen,
     wait_phase,
 )
 
@@ -168,3 +179,368 @@ def test_every_setting_reaches_keycloak_is_repaired_and_a_changed_secret_is_sent
             assert password not in e.get("message", "")
         for obj in kubectl.list(REALM_RES, ns):
             assert password not in str(obj.get("status"))
+
+
+# --- KeycloakIdentityProvider -----------------------------------------------------------------------------
+#
+# Here, not in a module of its own: this module's Keycloak is already running (a new one costs ~20 s). The
+# client secret is masked in Keycloak's admin API, so a token endpoint of our own, on loopback, records the
+# secret Keycloak sends when a sign-in through the provider comes back with a code: that is where a changed
+# Secret is seen to reach Keycloak.
+
+IDP_RES = f"{names.IDENTITY_PROVIDER_PLURAL}.{names.GROUP}"
+IDP_SECRET = "upstream-client"
+IDP_FIRST, IDP_SECOND = "first-1dp-Secret", "second-1dp-Secret"
+IDP_MAPPER = {
+    "name": "email",
+    "identityProviderMapper": "oidc-user-attribute-idp-mapper",
+    "config": {"claim": "email", "user.attribute": "email", "syncMode": "INHERIT"},
+}
+
+
+class TokenEndpoint:
+    """An upstream token endpoint on 127.0.0.1 that records each token request's form and refuses it."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, str]] = []
+        seen = self.requests
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                form = urllib.parse.parse_qs(self.rfile.read(length).decode())
+                seen.append({k: v[0] for k, v in form.items()})
+                body = b'{"error": "invalid_grant"}'
+                self.send_response(400)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[TokenEndpoint]:
+    endpoint = TokenEndpoint()
+    yield endpoint
+    endpoint.close()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *_: Any, **__: Any) -> None:
+        return None
+
+
+def _browse(url: str, cookies: dict[str, str]) -> str:
+    """One GET as a browser makes it, without following a redirect: where it points to ("" for none). The
+    cookies are kept by hand: Keycloak marks them Secure, which urllib's jar never sends over http."""
+    opener = urllib.request.build_opener(_NoRedirect())
+    header = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    request = urllib.request.Request(url, headers={"Cookie": header} if header else {})
+    try:
+        with opener.open(request, timeout=30):
+            return ""
+    except urllib.error.HTTPError as e:
+        for line in e.headers.get_all("set-cookie") or []:
+            name, _, value = line.split(";", 1)[0].partition("=")
+            cookies[name.strip()] = value
+        return e.headers.get("location") or "" if 300 <= e.code < 400 else ""
+
+
+def secret_sent(kc: KeycloakProcess, rn: str, alias: str, upstream: TokenEndpoint) -> str | None:
+    """The client secret Keycloak sends upstream now: a sign-in started with `kc_idp_hint` is redirected to
+    the provider; coming back with a code, Keycloak redeems it at the token endpoint, with the secret."""
+    cookies: dict[str, str] = {}
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = urllib.parse.urlencode(
+        {
+            "client_id": "account-console",
+            "redirect_uri": f"{kc.url}/realms/{rn}/account/",
+            "response_type": "code",
+            "scope": "openid",
+            "kc_idp_hint": alias,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        }
+    )
+    location = _browse(f"{kc.url}/realms/{rn}/protocol/openid-connect/auth?{query}", cookies)
+    for _ in range(5):  # Keycloak's own redirects (its broker login step) until it sends us upstream
+        if not location.startswith(kc.url):
+            break
+        location = _browse(location, cookies)
+    if not location.startswith(upstream.url):
+        return None  # the provider is not there (yet)
+    state = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)["state"][0]
+    before = len(upstream.requests)
+    back = urllib.parse.urlencode({"state": state, "code": "c0de"})
+    _browse(f"{kc.url}/realms/{rn}/broker/{alias}/endpoint?{back}", cookies)  # an error page: code refused
+    sent = upstream.requests[before:]
+    return sent[-1].get("client_secret") if sent else None
+
+
+def idp_secret(namespace: str, value: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": IDP_SECRET, "namespace": namespace},
+        "stringData": {"client-secret": value},
+    }
+
+
+def identity_provider(
+    namespace: str, name: str, realm_ref: dict[str, str], alias: str, upstream_url: str, **spec: Any
+) -> dict[str, Any]:
+    oidc = {
+        "authorizationUrl": f"{upstream_url}/auth",
+        "tokenUrl": f"{upstream_url}/token",
+        "clientId": "from-keycloak",
+        "clientSecret": {"name": IDP_SECRET, "key": "client-secret"},
+        **spec.pop("oidc", {}),
+    }
+    return {
+        "apiVersion": names.API_VERSION,
+        "kind": names.IDENTITY_PROVIDER_KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"realm": realm_ref, "alias": alias, "providerId": "oidc", "oidc": oidc, **spec},
+    }
+
+
+def idp_in(api: KeycloakApi, rn: str, alias: str) -> dict[str, Any] | None:
+    return api.call("GET", f"/{rn}/identity-provider/instances/{alias}")
+
+
+def idp_mapper(api: KeycloakApi, rn: str, alias: str, name: str) -> dict[str, Any] | None:
+    found = api.call("GET", f"/{rn}/identity-provider/instances/{alias}/mappers") or []
+    return next((m for m in found if m["name"] == name), None)
+
+
+def idp_repaired(kubectl: Kubectl, ns: str, name: str, part: str) -> Callable[[], bool]:
+    def probe() -> bool:
+        found = events(kubectl, ns, name=name, reason="DriftRepaired")
+        return any(
+            e["involvedObject"]["kind"] == names.IDENTITY_PROVIDER_KIND and part in e["message"]
+            for e in found
+        )
+
+    return probe
+
+
+def test_an_identity_provider_reaches_keycloak_with_its_secret_is_repaired_and_leaks_nothing(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    upstream: TokenEndpoint,
+    operator: OperatorProcess,
+    namespace: str,
+) -> None:
+    api = KeycloakApi(keycloak)
+    ns, rn = namespace, f"i-{namespace}"
+    kubectl.apply(admin_secret(keycloak, ns))
+    kubectl.apply(idp_secret(ns, IDP_FIRST))
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    ref = {"name": "main"}
+    oidc = {
+        "issuer": "https://upstream.example.com",
+        "jwksUrl": "https://upstream.example.com/jwks",
+        "defaultScopes": ["openid", "email"],
+        "syncMode": "IMPORT",
+        "validateSignature": True,
+        "pkceEnabled": True,
+    }
+    kubectl.apply(
+        identity_provider(
+            ns,
+            "upstream",
+            ref,
+            "upstream",
+            upstream.url,
+            displayName="Upstream",
+            trustEmail=True,
+            guiOrder=3,
+            oidc=oidc,
+            mappers=[IDP_MAPPER],
+        )
+    )
+    # One whose Secret is missing waits, naming the field, and holds nobody else up.
+    missing = identity_provider(ns, "other", ref, "other", upstream.url)
+    missing["spec"]["oidc"]["clientSecret"]["name"] = "no-such-secret"
+    kubectl.apply(missing)
+    wait_phase(kubectl, IDP_RES, ns, "upstream", "Ready", timeout=90)
+    wait_phase(kubectl, IDP_RES, ns, "other", "Pending")
+    other = kubectl.get(IDP_RES, "other", ns)["status"]["conditions"][0]["message"]
+    assert "spec.oidc.clientSecret" in other and "no-such-secret" in other
+    assert idp_in(api, rn, "other") is None
+
+    p = idp_in(api, rn, "upstream")
+    assert p is not None
+    assert (p["providerId"], p["displayName"], p["enabled"], p["trustEmail"]) == (
+        "oidc",
+        "Upstream",
+        True,
+        True,
+    )
+    config = p["config"]
+    assert config["kcop.dev.kind"] == names.IDENTITY_PROVIDER_KIND and config["kcop.dev.namespace"] == ns
+    assert config["kcop.dev.name"] == "upstream" and len(config["kcop.dev.content-hash"]) == 64
+    assert config["clientSecret"] == "**********"  # set, and masked
+    assert (config["tokenUrl"], config["clientId"]) == (f"{upstream.url}/token", "from-keycloak")
+    assert (config["defaultScope"], config["syncMode"], config["guiOrder"]) == ("openid email", "IMPORT", "3")
+    assert (config["pkceEnabled"], config["pkceMethod"], config["useJwksUrl"]) == ("true", "S256", "true")
+    assert kubectl.get(IDP_RES, "upstream", ns)["status"]["keycloakId"] == "upstream"
+    mapper = idp_mapper(api, rn, "upstream", "email")
+    assert mapper is not None and mapper["identityProviderMapper"] == "oidc-user-attribute-idp-mapper"
+    assert mapper["config"]["claim"] == "email" and mapper["config"]["user.attribute"] == "email"
+    assert secret_sent(keycloak, rn, "upstream", upstream) == IDP_FIRST
+
+    # A hand edit of the provider, then of its mapper: each repaired, with an event naming what.
+    edited = {**p, "displayName": "hijacked", "config": {**config, "clientId": "hijacked"}}
+    api.call("PUT", f"/{rn}/identity-provider/instances/upstream", edited)
+    wait_for(
+        "provider repaired", lambda: (idp_in(api, rn, "upstream") or {}).get("displayName") == "Upstream", 60
+    )
+    assert idp_in(api, rn, "upstream")["config"]["clientId"] == "from-keycloak"
+    wait_for("provider drift event", idp_repaired(kubectl, ns, "upstream", "attributes.clientId"), 30)
+    mapper["config"]["claim"] = "hijacked"
+    api.call("PUT", f"/{rn}/identity-provider/instances/upstream/mappers/{mapper['id']}", mapper)
+    wait_for(
+        "mapper repaired",
+        lambda: (idp_mapper(api, rn, "upstream", "email") or {})["config"]["claim"] == "email",
+        60,
+    )
+    wait_for("mapper drift event", idp_repaired(kubectl, ns, "upstream", "mappers/email"), 30)
+    # The repair sent the secret again, unchanged.
+    assert secret_sent(keycloak, rn, "upstream", upstream) == IDP_FIRST
+
+    # A changed Secret reaches Keycloak.
+    kubectl.apply(idp_secret(ns, IDP_SECOND))
+    wait_for(
+        "the new client secret in Keycloak",
+        lambda: secret_sent(keycloak, rn, "upstream", upstream) == IDP_SECOND,
+        60,
+    )
+
+    # Then a quiet resync writes nothing, to Keycloak or to Kubernetes: measured over three rounds.
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
+    before, rounds = api.admin_writes(), rounds_seen(keycloak)
+    versions = {
+        o["metadata"]["resourceVersion"] for o in [*kubectl.list(IDP_RES, ns), *kubectl.list(REALM_RES, ns)]
+    }
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= rounds + 3, 60)
+    assert api.admin_writes() - before == 0
+    after = {
+        o["metadata"]["resourceVersion"] for o in [*kubectl.list(IDP_RES, ns), *kubectl.list(REALM_RES, ns)]
+    }
+    assert after == versions
+    assert phase(kubectl, IDP_RES, ns, "upstream") == "Ready"
+
+    # The secret is in no status, event or operator log line.
+    log = operator.log_path.read_text(errors="replace")
+    for value in (IDP_FIRST, IDP_SECOND):
+        assert value not in log
+        for e in kubectl.list("events", ns):
+            assert value not in e.get("message", "")
+        for obj in kubectl.list(IDP_RES, ns):
+            assert value not in json.dumps(obj.get("status"))
+
+    # Deleting leaves Keycloak clean, no resource stuck.
+    kubectl.run("delete", IDP_RES, "upstream", "other", "-n", ns, "--wait=false")
+    wait_for("providers gone", lambda: not kubectl.list(IDP_RES, ns), 60)
+    assert idp_in(api, rn, "upstream") is None
+    assert api.call("GET", f"/{rn}/identity-provider/instances") == []
+
+
+def test_seed_003_the_same_alias_in_two_namespaces_one_deleted_the_other_untouched(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    upstream: TokenEndpoint,
+    operator: OperatorProcess,
+    namespace_factory: Callable[..., str],
+) -> None:
+    api = KeycloakApi(keycloak)
+    foo, bar = namespace_factory("foo"), namespace_factory("bar")
+    rn = f"i-{foo}"
+    kubectl.apply(admin_secret(keycloak, foo))
+    kubectl.apply(realm(keycloak, foo, "main", realmName=rn, clientNamespaces=[bar]))
+    ref = {"name": "main", "namespace": foo}
+    for ns in (foo, bar):
+        kubectl.apply(idp_secret(ns, f"{ns}-secret"))
+    kubectl.apply(identity_provider(foo, "shared", ref, "shared", upstream.url, displayName="foo's"))
+    wait_phase(kubectl, IDP_RES, foo, "shared", "Ready", timeout=90)
+    kubectl.apply(identity_provider(bar, "shared", ref, "shared", upstream.url, displayName="bar's"))
+    wait_phase(kubectl, IDP_RES, bar, "shared", "Conflict")
+    held = idp_in(api, rn, "shared")
+    assert held is not None and held["displayName"] == "foo's"
+    conflict = kubectl.get(IDP_RES, "shared", bar)["status"]["conditions"][0]["message"]
+    assert f"{names.IDENTITY_PROVIDER_KIND}/{foo}/shared" in conflict
+    assert secret_sent(keycloak, rn, "shared", upstream) == f"{foo}-secret"
+
+    # bar's goes: its finalizer is released, and foo's object is not touched at all.
+    kubectl.run("delete", IDP_RES, "shared", "-n", bar, "--wait=false")
+    wait_for("bar's provider gone", lambda: kubectl.get(IDP_RES, "shared", bar) is None, 60)
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, foo), timeout=90)
+    assert idp_in(api, rn, "shared") == held
+    assert phase(kubectl, IDP_RES, foo, "shared") == "Ready"
+
+    # The other way round: foo's goes, its object with it; bar, declaring again, then takes the alias.
+    kubectl.apply(identity_provider(bar, "shared", ref, "shared", upstream.url, displayName="bar's"))
+    wait_phase(kubectl, IDP_RES, bar, "shared", "Conflict")
+    kubectl.run("delete", IDP_RES, "shared", "-n", foo, "--wait=false")
+    wait_phase(kubectl, IDP_RES, bar, "shared", "Ready", timeout=60)
+    taken = idp_in(api, rn, "shared")
+    assert taken is not None and taken["internalId"] != held["internalId"] and taken["displayName"] == "bar's"
+    assert taken["config"]["kcop.dev.namespace"] == bar
+    assert secret_sent(keycloak, rn, "shared", upstream) == f"{bar}-secret"  # bar's own Secret, not foo's
+    assert kubectl.get(IDP_RES, "shared", foo) is None
+    kubectl.run("delete", IDP_RES, "shared", "-n", bar, "--wait=false")
+    wait_for("bar's provider gone", lambda: kubectl.get(IDP_RES, "shared", bar) is None, 60)
+    assert api.call("GET", f"/{rn}/identity-provider/instances") == []
+
+
+HOSTILE_IDPS = [
+    ("a slash in the alias", {"alias": "a/b"}, "spec.alias"),
+    ("a SAML provider", {"providerId": "saml"}, "spec.providerId"),
+    ("plain http off loopback", {"oidc": {"tokenUrl": "http://up.example.com/t"}}, "spec.oidc.tokenUrl"),
+    (
+        "credentials in a URL",
+        {"oidc": {"authorizationUrl": "https://u:p@up.example.com/a"}},
+        "authorizationUrl",
+    ),
+    ("a secret with private_key_jwt", {"oidc": {"clientAuthMethod": "private_key_jwt"}}, "clientSecret"),
+    ("an unknown sync mode", {"oidc": {"syncMode": "SOMETIMES"}}, "spec.oidc.syncMode"),
+    (
+        "a mapper type outside the enum",
+        {"mappers": [{**IDP_MAPPER, "identityProviderMapper": "x"}]},
+        "spec.mappers[0]",
+    ),
+    (
+        "a mapper config key with a slash",
+        {"mappers": [{**IDP_MAPPER, "config": {"a/b": "x"}}]},
+        "config keys",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "spec", "field"), HOSTILE_IDPS, ids=[h[0] for h in HOSTILE_IDPS])
+def test_a_hostile_identity_provider_is_refused_by_the_api_server_naming_the_field(
+    kubectl: Kubectl, crds: None, namespace: str, case: str, spec: dict[str, Any], field: str
+) -> None:
+    obj = identity_provider(namespace, "x", {"name": "main"}, "x", "https://up.example.com")
+    for key, value in spec.items():
+        obj["spec"][key] = {**obj["spec"][key], **value} if key == "oidc" else value
+    result = kubectl.apply(obj, check=False)
+    assert result.returncode != 0, f"{case}: accepted"
+    assert field in result.stderr, result.stderr
+    # The smallest valid one is accepted, and printed with its columns.
+    kubectl.apply(identity_provider(namespace, "plain", {"name": "main"}, "plain", "https://up.example.com"))
+    printed = kubectl.run("get", IDP_RES, "plain", "-n", namespace).stdout
+    assert printed.split()[:5] == ["NAME", "ALIAS", "REALM", "PROVIDER", "PHASE"]

@@ -140,6 +140,7 @@ def replication_settled(kubectl: Kubectl, kc: KeycloakProcess, ns: str) -> Calla
                 *kubectl.list(CLIENT_RES, ns),
                 *kubectl.list(SCOPE_RES, ns),
                 *kubectl.list(GROUP_RES, ns),
+                *kubectl.list(f"{names.IDENTITY_PROVIDER_PLURAL}.{names.GROUP}", ns),
                 *kubectl.list("secret", ns, f"{names.LABEL_COMPONENT}=client-secret"),
             ]
         )
