@@ -277,6 +277,26 @@ def test_a_hand_made_provider_is_never_touched_and_its_alias_is_a_conflict() -> 
     assert plan([], [by_hand("corp")]).plan.is_empty()
 
 
+def test_a_hand_made_provider_is_adopted_only_when_asked_from_the_realms_namespace() -> None:
+    adopt = {"annotations": {names.ANNOTATION_ADOPT: "true"}}
+    obj = k8s("team-a", "corp")
+    obj["metadata"].update(adopt)
+    r = idp.with_client_secret(idp.idp_resource(obj, targets()), ("upstream", "client-secret"), secret())[0]
+    scope = plan([r], [by_hand("corp")])
+    [update] = scope.plan.updates
+    assert scope.adopted == {r.key: "corp"} and update.remote_id == "corp"
+    body = idp.upsert_body(update, VALUE, "h-corp")  # the writer names the observed internalId
+    assert read_marker(body["config"]) is not None and body["internalId"] == "h-corp"
+    adopted = {**stored(r), "internalId": "h-corp"}
+    assert plan([r], [adopted]).plan.is_empty()  # then quiet, as any provider of ours
+    other = k8s("team-b", "corp")
+    other["metadata"].update(adopt)
+    refused = plan([idp.idp_resource(other, targets(frozenset({"team-b"})))], [by_hand("corp")])
+    [verdict] = refused.verdicts.values()
+    assert verdict.phase == "Conflict" and "only resources in namespace team-a" in verdict.message
+    assert refused.plan.is_empty()
+
+
 def test_a_marker_of_another_kind_or_of_an_unwatched_namespace_is_left_alone() -> None:
     scope_marked = {
         **by_hand("x"),

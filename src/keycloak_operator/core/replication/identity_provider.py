@@ -26,7 +26,8 @@ endpoints, by name, as a client's protocol mappers are (client_parts.py): only m
 operator's `kcop.dev.content-hash` config key are updated or deleted; a declared name held by a hand-made
 mapper is a conflict, left alone.
 
-An identity provider has an `enabled` switch: revocation disables it first, then deletes it (sync.py).
+An identity provider has an `enabled` switch: revocation disables it first, then deletes it (sync.py). One
+made by hand is adopted only when its resource asks and is of the realm's own namespace (adoption.py).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import Any, Final, Literal
 from pydantic import ValidationError
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import content_hash, is_marker_attribute, marked
 from keycloak_operator.core.replication.plan import Create, Update
@@ -142,6 +144,8 @@ def idp_resource(
         return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
     problem = in_realm_problem(key, parent, realms, unreadable, "identity providers")
+    # A provider made by hand may be adopted (kcop.dev/adopt), from the realm's own namespace only.
+    flags |= adoption.flags(obj, adoption.within_realm(key, parent))
     return Resource(key, spec.alias, idp_content(spec), problem=problem, parent=parent, **flags)
 
 
