@@ -205,3 +205,37 @@ async def test_an_identity_provider_event_queues_its_realms_server(monkeypatch: 
     rh.runtime.servers[ObjectKey(names.REALM_KIND, "team-a", "main")] = KC_URL
     await rh.identity_provider_event(event={"type": "ADDED"}, body=kopf.Body(_idp("team-a", "upstream")))
     assert lane.queued == [KC_URL]
+
+
+async def test_preserve_on_delete_leaves_the_provider_unmarked_and_lets_go(world: World) -> None:
+    await _round(world)
+    world.obj(KIND, "team-a", "upstream")["metadata"]["annotations"] = {names.ANNOTATION_PRESERVE: "true"}
+    world.delete(KIND, "team-a", "upstream")
+    writes, kube = await _round(world)
+    assert [w[:3] for w in writes] == [("update", "main", "upstream")]
+    kept = _stored(world, "upstream")
+    assert not any(k.startswith("kcop.dev.") for k in kept["config"])
+    assert kept["config"]["clientSecret"] == FIRST  # sent back masked: Keycloak kept the stored one
+    assert (KIND, "team-a", "upstream") not in world.kube.objects
+    assert (KIND, "upstream", "Normal", "Released", "left in Keycloak, no longer managed") in _events(kube)
+
+
+async def test_a_hand_made_provider_is_adopted_through_its_internal_id_when_asked(world: World) -> None:
+    world.idps.realm("main")["corp"] = {
+        "alias": "corp",
+        "providerId": "oidc",
+        "enabled": True,
+        "internalId": "hand-1",
+        "config": {"clientId": "old", "clientSecret": "old-secret"},
+    }
+    obj = _idp("team-a", "corp")
+    obj["metadata"]["annotations"] = {names.ANNOTATION_ADOPT: "true"}
+    world.kube.add(obj)
+    writes, kube = await _round(world)
+    [update] = [w for w in writes if w[2] == "corp"]
+    assert update[0] == "update" and update[3]["internalId"] == "hand-1"
+    corp = _stored(world, "corp")
+    assert corp["config"]["kcop.dev.namespace"] == "team-a" and corp["config"]["clientSecret"] == FIRST
+    assert any(e[:4] == (KIND, "corp", "Normal", "Adopted") for e in _events(kube))
+    writes, kube = await _round(world)
+    assert writes == [] and kube == []
