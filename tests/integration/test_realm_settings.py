@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import time
+import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from keycloak_operator.core import names
+from keycloak_operator.models.identity_provider import MapperType
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
 from tests.integration.support.keycloak_api import KeycloakApi
@@ -310,6 +312,8 @@ def test_an_identity_provider_reaches_keycloak_with_its_secret_is_repaired_and_l
     assert (config["defaultScope"], config["syncMode"], config["guiOrder"]) == ("openid email", "IMPORT", "3")
     assert (config["pkceEnabled"], config["pkceMethod"], config["useJwksUrl"]) == ("true", "S256", "true")
     assert kubectl.get(IDP_RES, "upstream", ns)["status"]["keycloakId"] == "upstream"
+    offered = api.call("GET", f"/{rn}/identity-provider/instances/upstream/mapper-types")
+    assert set(typing.get_args(MapperType)) <= set(offered)  # the CRD's enum, against this Keycloak
     mapper = idp_mapper(api, rn, "upstream", "email")
     assert mapper is not None and mapper["identityProviderMapper"] == "oidc-user-attribute-idp-mapper"
     assert mapper["config"]["claim"] == "email" and mapper["config"]["user.attribute"] == "email"

@@ -39,15 +39,19 @@ SCOPE_TOKEN = r"^[\x21\x23-\x5b\x5d-\x7e]+$"
 SCOPES_MAX = 32
 IdpUrl = Annotated[str, Field(max_length=pt.URL_MAX, pattern=IDP_URL)]
 ScopeToken = Annotated[str, Field(min_length=1, max_length=TEXT_MAX, pattern=SCOPE_TOKEN)]
+# The mapper types Keycloak 26.7.3 offers an `oidc` provider (its mapper-types endpoint; the integration test
+# checks this list against it): a type it does not offer would be refused only when written.
 MapperType = Literal[
     "hardcoded-attribute-idp-mapper",
-    "hardcoded-role-idp-mapper",
     "hardcoded-user-session-attribute-idp-mapper",
-    "oidc-hardcoded-group-idp-mapper",
-    "oidc-user-attribute-idp-mapper",
-    "oidc-username-idp-mapper",
-    "oidc-role-idp-mapper",
+    "oidc-advanced-group-idp-mapper",
     "oidc-advanced-role-idp-mapper",
+    "oidc-hardcoded-group-idp-mapper",
+    "oidc-hardcoded-role-idp-mapper",
+    "oidc-role-idp-mapper",
+    "oidc-user-attribute-idp-mapper",
+    "oidc-user-session-note-idp-mapper",
+    "oidc-username-idp-mapper",
 ]
 
 SECRET_RULE = {
