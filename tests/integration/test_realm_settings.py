@@ -387,7 +387,7 @@ def test_seed_003_the_same_alias_in_two_namespaces_one_deleted_the_other_untouch
     foo, bar = namespace_factory("foo"), namespace_factory("bar")
     rn = f"i-{foo}"
     kubectl.apply(admin_secret(keycloak, foo))
-    kubectl.apply(realm(keycloak, foo, "main", realmName=rn, clientNamespaces=[bar]))
+    kubectl.apply(realm(keycloak, foo, "main", realmName=rn, identityProviderNamespaces=[bar]))
     ref = {"name": "main", "namespace": foo}
     for ns in (foo, bar):
         kubectl.apply(idp_secret(ns, f"{ns}-secret"))

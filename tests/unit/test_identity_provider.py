@@ -57,9 +57,12 @@ def k8s(ns: str, resource_name: str, created: int = 0, **spec: Any) -> Obj:
     return {"kind": idp.KIND, "metadata": meta, "spec": body}
 
 
-def targets(client_namespaces: frozenset[str] = frozenset()) -> dict[ObjectKey, RealmTarget]:
+def targets(
+    provider_namespaces: frozenset[str] = frozenset(), client_namespaces: frozenset[str] = frozenset()
+) -> dict[ObjectKey, RealmTarget]:
+    """Realm team-a/main, allowing identity providers (and clients) from the namespaces given."""
     realm = Resource(REALM, "main", {}, T0)
-    return {REALM: RealmTarget(realm, None, None, client_namespaces)}
+    return {REALM: RealmTarget(realm, None, None, client_namespaces, provider_namespaces=provider_namespaces)}
 
 
 def secret(value: str = VALUE, version: str = "1") -> Obj:
@@ -306,6 +309,15 @@ def test_a_marker_of_another_kind_or_of_an_unwatched_namespace_is_left_alone() -
     assert plan([], [scope_marked]).plan.is_empty()
     assert plan([], [other_ns], namespaces=frozenset({"team-a"})).plan.is_empty()
     assert [d.remote_id for d in plan([], [other_ns]).plan.deletes] == ["z"]  # watched: an orphan
+
+
+def test_clients_allowed_are_not_identity_providers_allowed() -> None:
+    """A provider is a way into every client of the realm: clientNamespaces does not let one in."""
+    clients_only = targets(client_namespaces=frozenset({"team-b"}))
+    refused = idp.idp_resource(k8s("team-b", "upstream"), clients_only)
+    assert refused.problem is not None and refused.problem.phase == "Forbidden"
+    assert "spec.identityProviderNamespaces" in refused.problem.message
+    assert idp.idp_resource(k8s("team-a", "upstream"), clients_only).problem is None  # the realm's own
 
 
 def test_a_namespace_the_realm_does_not_allow_is_forbidden_then_disabled_then_deleted() -> None:

@@ -154,6 +154,7 @@ async def test_a_failed_write_stays_on_its_provider_and_a_forbidden_namespace_ge
 async def test_seed_003_the_same_alias_in_two_namespaces_one_deleted_the_other_untouched(
     world: World,
 ) -> None:
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["identityProviderNamespaces"] = ["team-b"]
     _secret(world, "team-b", SECOND)
     world.kube.add(_idp("team-b", "upstream", displayName="team-b's"))
     await _round(world)

@@ -131,6 +131,11 @@ class KeycloakRealmSpec(CrdModel):
     client_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakClients in this realm, besides the realm's own."
     )
+    identity_provider_namespaces: list[pt.NamespaceName] = pt.namespace_list(
+        "Namespaces allowed to declare KeycloakIdentityProviders in this realm, besides the realm's own. An "
+        "identity provider is a way into every client of the realm, so it has its own list, apart from "
+        "clientNamespaces."
+    )
 
     service_account_grants: list[ServiceAccountGrant] | None = Field(
         default=None,

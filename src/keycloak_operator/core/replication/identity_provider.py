@@ -143,7 +143,10 @@ def idp_resource(
         # Held in its realm's scope, its object kept: a tightened model must never make it an orphan.
         return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
     parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
-    problem = in_realm_problem(key, parent, realms, unreadable, "identity providers")
+    # Its own allow-list: a provider is a way into every client of the realm, not one team's.
+    problem = in_realm_problem(
+        key, parent, realms, unreadable, "identity providers", "identityProviderNamespaces"
+    )
     # A provider made by hand may be adopted (kcop.dev/adopt), from the realm's own namespace only.
     flags |= adoption.flags(obj, adoption.within_realm(key, parent))
     return Resource(key, spec.alias, idp_content(spec), problem=problem, parent=parent, **flags)

@@ -71,6 +71,8 @@ class RealmTarget:
     client_namespaces: frozenset[str]
     # Service-account roles the realm's owner lets namespaces map (service_account.py); only the realm's own.
     grants: tuple[Grant, ...] = ()
+    # Namespaces that may declare identity providers in it besides its own (spec.identityProviderNamespaces).
+    provider_namespaces: frozenset[str] = frozenset()
 
 
 def key_of(obj: Obj) -> ObjectKey:
@@ -233,7 +235,14 @@ def realm_target(
         )
     flags |= adoption.flags(obj, _realm_adoption(key, credentials))
     resource = Resource(key, realm_name(spec, key.name), content, problem=problem, **flags)
-    return RealmTarget(resource, server, credentials, allowed, grants_of(spec.service_account_grants))
+    return RealmTarget(
+        resource,
+        server,
+        credentials,
+        allowed,
+        grants_of(spec.service_account_grants),
+        frozenset(spec.identity_provider_namespaces),
+    )
 
 
 def _realm_adoption(key: ObjectKey, credentials: Credentials | None) -> str:
@@ -318,6 +327,7 @@ def in_realm_problem(
     realms: Mapping[ObjectKey, RealmTarget],
     unreadable: AbstractSet[str],
     what: str,
+    allow_list: str = "clientNamespaces",
 ) -> Verdict | None:
     """Why a resource declared in the realm resource `parent` (a client, a client scope: `what`, plural)
     may not be written: its realm unknown, unreadable, or not allowing the resource's namespace (the realm's
@@ -329,12 +339,15 @@ def in_realm_problem(
         return Verdict(
             "Pending", "RealmNotFound", f"KeycloakRealm {parent.namespace}/{parent.name} not found"
         )
-    if key.namespace != parent.namespace and key.namespace not in realm.client_namespaces:
+    allowed = (
+        realm.provider_namespaces if allow_list == "identityProviderNamespaces" else realm.client_namespaces
+    )
+    if key.namespace != parent.namespace and key.namespace not in allowed:
         return Verdict(
             "Forbidden",
             "NamespaceNotAllowed",
             f"KeycloakRealm {parent.namespace}/{parent.name} does not allow {what} from namespace "
-            f"{key.namespace} (spec.clientNamespaces); nothing was written",
+            f"{key.namespace} (spec.{allow_list}); nothing was written",
         )
     return None
 

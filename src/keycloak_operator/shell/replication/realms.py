@@ -51,7 +51,8 @@ class RealmWriter:
         passwords = smtp_passwords or {}
         targets = admins.targets
         waiting = deletions_waiting(
-            ((r, targets[r.key].client_namespaces) for r in realms), listing.unreadable
+            ((r, targets[r.key].client_namespaces | targets[r.key].provider_namespaces) for r in realms),
+            listing.unreadable,
         )
         listed = False
         for cred in sorted(admins.logged_in, key=lambda c: (c.namespace, c.secret, c.ca_secret or "")):
