@@ -122,8 +122,11 @@ async def test_composites_are_never_written_onto_a_role_made_by_hand(world: Worl
     assert _composites(world)[(remote, "hand")] == {"realm": {"viewer"}}
 
 
-async def test_an_adopted_client_keeps_its_own_roles_mapped(world: World) -> None:
+@pytest.mark.parametrize("adoption_fails", [False, True])
+async def test_an_adopted_client_keeps_its_own_roles_mapped(world: World, adoption_fails: bool) -> None:
     await world.round(KC_URL)
+    if adoption_fails:  # still unmarked: no one's, its mappings left alone
+        world.server.failing.add("legacy")
     world.server.clients["main"]["hand-1"] = {
         "id": "hand-1",
         "clientId": "legacy",
@@ -138,7 +141,8 @@ async def test_an_adopted_client_keeps_its_own_roles_mapped(world: World) -> Non
     world.kube.add(obj)
     _, _, writes = await world.round(KC_URL)
     assert world.server.mappings["sa-hand-1"]["hand-1"] == {"x"}  # type: ignore[attr-defined]
-    assert world.obj(names.CLIENT_KIND, "team-a", "legacy")["status"]["phase"] == "Ready"
+    phase = world.obj(names.CLIENT_KIND, "team-a", "legacy")["status"]["phase"]
+    assert phase == ("Error" if adoption_fails else "Ready")
     assert not [e for e in _events(writes) if e[3] == REVOKED]
 
 

@@ -86,8 +86,8 @@ def _managed(rnd: Round, c: Resource) -> bool:
 
 def _held_to_rule(c: Resource, scope: ScopePlan, failed: set[ObjectKey]) -> bool:
     """Its object carries its marker and stays: not deleted or released this round (a release strips it
-    first)."""
-    if c.key not in scope.remote_ids:
+    first). An object whose adoption failed is still no one's: left alone."""
+    if c.key not in scope.remote_ids or (c.key in scope.adopted and c.key in failed):
         return False
     leaving = {op.key for op in scope.plan.deletes} | {r.key for r in scope.releases}
     return c.key not in leaving or c.key in failed
