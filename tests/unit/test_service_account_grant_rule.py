@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.shell.keycloak_admin import AdminError
 from tests.unit.test_replication_round import KC_URL, World, _client, _events
 from tests.unit.test_service_account_round import GRANT, RM_ID, MappingAdmin, _grant, _held, mapping_world
@@ -213,3 +214,19 @@ async def test_a_composite_realm_role_needs_a_grant(world: World) -> None:
     _grant(world)
     await world.round(KC_URL)
     assert "admin" not in _held(world)["realm"]
+
+
+async def test_a_pending_client_not_yet_a_service_account_is_not_asked_for_one(world: World) -> None:
+    main = {"name": "main", "namespace": "team-a"}
+    spec = {"serviceAccountsEnabled": True, "defaultClientScopes": ["no-such-scope"]}
+    world.kube.add(_client("team-b", "late", main, **spec))
+    world.obj(names.CLIENT_KIND, "team-b", "svc")["spec"].pop("serviceAccountRoles")
+    await world.round(KC_URL)
+    # Written before without a service account; now Pending, so the flag never reached Keycloak.
+    key = ObjectKey(names.CLIENT_KIND, "team-b", "late")
+    late = marked({"clientId": "late", "serviceAccountsEnabled": False}, key)
+    world.server.clients["main"]["late-id"] = {"id": "late-id", **late}
+    delay, calls, writes = await world.round(KC_URL)
+    assert world.obj(names.CLIENT_KIND, "team-b", "late")["status"]["phase"] == "Pending"
+    assert not [c for c in calls if c[1] == "request" and "late-id" in c[3]]
+    assert not [e for e in _events(writes) if e[3] == "WriteFailed"] and delay is None

@@ -124,9 +124,10 @@ async def sync_service_accounts(
     refused: dict[ObjectKey, Verdict] = {}
     for c in due:
         remote = scope.remote_ids[c.key]
-        enabled = bool(c.content.get("serviceAccountsEnabled")) or bool(
-            listed.get(remote, {}).get("serviceAccountsEnabled")
-        )
+        # Whether Keycloak has a service-account user for it: as declared once written (or in sync); else as
+        # listed (a Pending client declaring it may not have one yet: asking would fail every round).
+        seen = c.content if c.key in managed else listed.get(remote, {})
+        enabled = seen.get("serviceAccountsEnabled") is True
         try:
             plans = await step.run(c.key, c.content, remote, enabled, manage=c.key in managed)
         except AdminError as e:
