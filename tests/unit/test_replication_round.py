@@ -292,7 +292,11 @@ class FakeAdmin(KeycloakAdmin):
 
     async def client_roles(self, realm: str, client_id: str) -> list[Obj]:
         self._call("client_roles", realm, client_id)
-        return copy.deepcopy(list(self.server.client_roles.get(client_id, {}).values()))
+        # As Keycloak lists them: each says whether it is composite (none is, here).
+        return [
+            {"composite": False, **copy.deepcopy(r)}
+            for r in self.server.client_roles.get(client_id, {}).values()
+        ]
 
     async def write_client_part(
         self,
@@ -521,8 +525,11 @@ def _phases(writes: list[tuple[Any, ...]]) -> dict[str, str]:
 
 
 def _writing(calls: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The admin calls that are not plain reads, as (method, realm)."""
-    return [c[1:3] for c in calls if c[1] not in ("realms", "roles", "clients", "client_scopes")]
+    """The admin calls that are not plain reads, as (method, realm). A client's roles are read every round
+    (the grant rule holds for every client, shell/replication/service_accounts.py)."""
+    return [
+        c[1:3] for c in calls if c[1] not in ("realms", "roles", "clients", "client_scopes", "client_roles")
+    ]
 
 
 def _ago(**delta: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from keycloak_operator.core import names
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication import role_composites as rc
 from keycloak_operator.core.replication import service_account as sa
@@ -47,7 +48,7 @@ def test_keycloaks_answer_is_read_by_container() -> None:
     ]
     held = rc.held_composites(answer, VIEW)
     assert held.realm == {"writer": "r-writer"}
-    assert held.clients == {RM: ("c-rm", {"view-users": "rm-view"}), "<gone>": ("gone", {"odd": "x-1"})}
+    assert held.clients == {RM: ("c-rm", {"view-users": "rm-view"}), "unknown gone": ("gone", {"odd": "x-1"})}
     assert rc.held_composites(None, VIEW) == sa.Held()
 
 
@@ -68,14 +69,27 @@ def test_realm_management_needs_the_grant_and_the_message_names_the_role() -> No
 def test_a_withdrawn_grant_and_an_unknown_client_are_removed_and_the_default_role_is_not_kept() -> None:
     held = sa.Held(
         {"default-roles-shop": "r-default"},
-        {RM: ("c-rm", {"view-users": "rm-view"}), "<gone>": ("gone", {"odd": "x-1"})},
+        {RM: ("c-rm", {"view-users": "rm-view"}), "unknown gone": ("gone", {"odd": "x-1"})},
     )
     p = plan({"clients": {RM: ["view-users"]}}, held)
     assert p.revoked == [f"{RM}/view-users"]
-    assert sorted(label for w in p.writes for label in w.labels()) == ["<gone>/odd", f"{RM}/view-users"]
+    assert sorted(label for w in p.writes for label in w.labels()) == [f"{RM}/view-users", "unknown gone/odd"]
     p = plan({"clients": {RM: ["view-users"]}}, held, (VIEW_USERS,))
     assert p.problem is None  # a composite is not a user: the realm's default role is no exception here
     assert sorted(label for w in p.writes for label in w.labels()) == [
-        "<gone>/odd",
         "realm/default-roles-shop",
+        "unknown gone/odd",
     ]
+
+
+def test_only_roles_the_operator_made_for_the_client_are_its_to_change() -> None:
+    mine = {"attributes": {names.ROLE_OWNER_ATTRIBUTE: ["team/api"]}}
+    answer = [
+        {"name": "made", "composite": False, **mine},
+        {"name": "wide", "composite": True, **mine},
+        {"name": "unsaid", **mine},  # no `composite`: may have some
+        {"name": "by-hand", "composite": True},
+        "junk",
+    ]
+    assert rc.owned_roles(answer, "team/api") == {"made": False, "wide": True, "unsaid": True}
+    assert rc.owned_roles({"not": "a list"}, "team/api") == {}

@@ -47,9 +47,9 @@ VIEW = sa.RealmView(
     REALM,
     {
         "default-roles-shop": {"id": "r-default", "description": sa.DEFAULT_ROLE_DESCRIPTION},
-        "offline_access": {"id": "r-offline"},
-        "reader": {"id": "r-reader"},
-        "writer": {"id": "r-writer"},
+        "offline_access": {"id": "r-offline", "composite": False},
+        "reader": {"id": "r-reader", "composite": False},
+        "writer": {"id": "r-writer", "composite": False},
     },
     sa.client_owners(
         [
@@ -84,9 +84,17 @@ def test_content_is_sorted_and_absent_when_not_declared() -> None:
     assert sa.SA_ROLES not in client_kind.upsert_body(Create(ObjectKey(names.CLIENT_KIND, NS, "web"), c, "h"))
 
 
-def test_an_absent_field_plans_nothing_whatever_keycloak_holds() -> None:
-    held = sa.Held({"reader": "r-reader"}, {RM: ("c-rm", {"manage-users": "rm-manage"})})
-    assert plan(client_kind.client_content(spec()), held) == sa.MappingPlan()
+def test_an_absent_field_removes_only_what_needs_a_grant_and_lacks_one() -> None:
+    held = sa.Held(
+        {"reader": "r-reader", "default-roles-shop": "r-default"},
+        {
+            RM: ("c-rm", {"manage-users": "rm-manage", "view-users": "rm-view"}),
+            "api": ("c-api", {"call": "a"}),
+        },
+    )
+    p = plan(client_kind.client_content(spec()), held, (VIEW_USERS,))
+    assert p.problem is None and p.revoked == [f"{RM}/manage-users"]
+    assert p.writes == [sa.MappingWrite("remove", RM, "c-rm", (("rm-manage", "manage-users"),))]
 
 
 def test_realm_roles_and_own_client_roles_are_mapped_without_a_grant() -> None:
@@ -300,4 +308,31 @@ def test_the_crd_states_the_rules_the_model_checks() -> None:
     assert "patternProperties" not in clients and clients["x-kubernetes-validations"]
     realm = crd.realm_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     grants = realm["properties"]["serviceAccountGrants"]
-    assert grants["maxItems"] == 256 and grants["items"]["required"] == ["namespace", "clientId", "roles"]
+    assert grants["maxItems"] == 256 and grants["items"]["required"] == ["namespace", "roles"]
+
+
+def test_a_malformed_answer_is_absent_never_a_crash() -> None:
+    assert sa.held_mappings({"clientMappings": ["x"], "realmMappings": {"a": 1}}) == sa.Held()
+    assert sa.client_owners(["junk", None, {"clientId": RM}]) == {}
+
+
+def test_a_composite_realm_role_needs_a_grant_the_default_role_excepted() -> None:
+    composite = {**VIEW.realm_roles, "admin": {"id": "r-admin", "composite": True}, "odd": {"id": "r-odd"}}
+    view = sa.RealmView(REALM, composite, VIEW.clients, VIEW.client_roles)
+    assert view.realm_needs_grant("admin") and view.realm_needs_grant("odd")  # no `composite: false`
+    assert not view.realm_needs_grant("reader") and not view.realm_needs_grant("default-roles-shop")
+    p = sa.plan_mappings(content(["admin"]), NS, (), GRANTED_BY, view, FRESH)
+    assert (
+        p.problem is not None
+        and "spec.serviceAccountRoles.realm: composite realm roles admin" in p.problem.message
+    )
+    grant = sa.Grant(NS, None, frozenset({"admin"}))
+    p = sa.plan_mappings(content(["admin"]), NS, (grant,), GRANTED_BY, view, FRESH)
+    assert p.problem is None and [w.labels() for w in p.writes] == [["realm/admin"]]
+
+
+def test_uma_protection_of_the_own_client_is_kept_like_the_default_role() -> None:
+    held = sa.Held(FRESH.realm, {"web": ("c-web", {"uma_protection": "w-uma"})})
+    assert plan(content(["reader"]), held).writes[0].operation == "remove"  # another client's: not kept
+    p = sa.plan_mappings(content(["reader"]), NS, (), GRANTED_BY, VIEW, held, own="c-web")
+    assert [w.labels() for w in p.writes] == [["realm/reader"]]

@@ -33,10 +33,22 @@ class MappingAdmin(trr.FakeAdmin):
         return name
 
     async def roles(self, realm: str) -> list[Obj]:
-        return [{**r, "id": f"r-{r['name']}"} for r in await super().roles(realm)]
+        composite = self.server.composite_realm  # type: ignore[attr-defined]
+        return [
+            {**r, "id": f"r-{r['name']}", "composite": r["name"] in composite}
+            for r in await super().roles(realm)
+        ]
 
     async def client_roles(self, realm: str, client_id: str) -> list[Obj]:
-        return [{**r, "id": f"{client_id}-{r['name']}"} for r in await super().client_roles(realm, client_id)]
+        held = self.server.composites  # type: ignore[attr-defined]
+        return [
+            {
+                **r,
+                "id": f"{client_id}-{r['name']}",
+                "composite": any(held.get((client_id, r["name"]), {}).values()),
+            }
+            for r in await super().client_roles(realm, client_id)
+        ]
 
     async def request(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
         self._call("request", method, path)
@@ -60,7 +72,7 @@ class MappingAdmin(trr.FakeAdmin):
                         "mappings": [{"id": f"{c}-{n}", "name": n} for n in sorted(roles)],
                     }
                     for c, roles in held.items()
-                    if c != "realm" and roles
+                    if c != "realm" and roles and c in clients  # a deleted client's roles go with it
                 },
             }
         container = "realm" if parts[-1] == "realm" else parts[-1]
@@ -89,11 +101,17 @@ class MappingAdmin(trr.FakeAdmin):
 
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch) -> World:
+    return mapping_world(monkeypatch)
+
+
+def mapping_world(monkeypatch: pytest.MonkeyPatch) -> World:
+    """make_world's, with MappingAdmin and team B's client `svc` declaring WANTED (not granted)."""
     monkeypatch.setattr(trr, "FakeAdmin", MappingAdmin)
     w = make_world(monkeypatch)
     w.replicator.revocation_grace = timedelta(hours=1)
     w.server.mappings = {}  # type: ignore[attr-defined]
     w.server.composites = {}  # type: ignore[attr-defined]
+    w.server.composite_realm = set()  # type: ignore[attr-defined]  # realm roles that include others
     spec = {"serviceAccountsEnabled": True, "serviceAccountRoles": WANTED}
     w.kube.add(_client("team-b", "svc", {"name": "main", "namespace": "team-a"}, **spec))
     return w
@@ -161,10 +179,11 @@ async def test_a_withdrawn_grant_is_removed_with_an_event_and_hand_edits_repaire
     assert _mapping_writes(calls) == [] and writes == []  # refused, and quiet
 
 
-async def test_a_client_without_the_field_costs_no_mapping_call(world: World) -> None:
+async def test_a_client_without_the_field_has_its_mappings_read_and_none_written(world: World) -> None:
     world.obj(names.CLIENT_KIND, "team-b", "svc")["spec"].pop("serviceAccountRoles")
     _, calls, _ = await world.round(KC_URL)
-    assert [c for c in calls if c[1] == "request"] == []
+    assert [c[2] for c in calls if c[1] == "request"] == ["GET", "GET"]  # its user, its mappings
+    assert _held(world) == {"realm": {"default-roles-main"}}
 
 
 async def test_a_roles_composites_follow_the_same_grant_rule(world: World) -> None:

@@ -140,10 +140,12 @@ class KeycloakRealmSpec(CrdModel):
     service_account_grants: list[ServiceAccountGrant] | None = Field(
         default=None,
         max_length=GRANTS_MAX,
-        description="Roles of realm-management, of another built-in client or of a client of another "
-        "namespace that KeycloakClients of a namespace may map to their service accounts "
-        "(spec.serviceAccountRoles). Only the realm's own grants count; a withdrawn grant's mappings are "
-        "removed.",
+        description="Roles of realm-management, of another built-in client, of a client of another "
+        "namespace, or composite realm roles, that KeycloakClients of a namespace may map to their service "
+        "accounts (spec.serviceAccountRoles) and include in their client roles' composites "
+        "(spec.roles[].composites), which hands them to every user, group or service account holding such a "
+        "role. Only the realm's own grants count; a withdrawn grant's mappings and composites are removed "
+        "from every client of the namespace, whatever it declares.",
     )
 
     @model_validator(mode="after")

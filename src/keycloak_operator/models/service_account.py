@@ -3,8 +3,9 @@
 A service account holding `realm-management` roles administers the realm; holding another team's client
 roles, it acts as that team's users do. So such roles are mapped only when the realm's owner grants them
 (spec.serviceAccountGrants on the KeycloakRealm, in the realm's namespace), never on the word of the
-client's own namespace (docs/adr/0012-tenant-isolation.md). Realm roles, and the roles of clients this
-namespace itself owns, need no grant. core/replication/service_account.py decides which is which.
+client's own namespace (docs/adr/0012-tenant-isolation.md). Plain realm roles, and the roles of clients
+this namespace itself owns, need no grant; a composite realm role (other than the realm's default role)
+does. core/replication/service_account.py decides which is which.
 """
 
 from __future__ import annotations
@@ -75,10 +76,19 @@ class RoleRefs(CrdModel):
 
 
 class ServiceAccountGrant(CrdModel):
-    """Lets KeycloakClients of `namespace` map these roles of `clientId` to their service accounts."""
+    """Lets KeycloakClients of `namespace` hand these roles of `clientId` (or these composite realm roles)
+    to their service accounts and include them in their own client roles' composites: the latter reaches
+    every user, group and service account holding such a role, whoever assigned it."""
 
-    namespace: pt.NamespaceName = Field(description="Namespace whose KeycloakClients may map the roles.")
-    client_id: ClientIdName = Field(description="The client whose roles are granted, e.g. realm-management.")
+    namespace: pt.NamespaceName = Field(
+        description="Namespace whose KeycloakClients may map the roles to their service accounts and include "
+        "them in their client roles' composites (reaching whoever holds those roles)."
+    )
+    client_id: ClientIdName | None = Field(
+        default=None,
+        description="The client whose roles are granted, e.g. realm-management; absent: the roles are realm "
+        "roles (needed for a composite realm role).",
+    )
     roles: list[RoleName] = Field(
         min_length=1, max_length=ROLES_MAX, description="Role names of that client, e.g. view-users."
     )

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from keycloak_operator.core.replication.client_parts import COMPOSITES, ROLES
+from keycloak_operator.core.replication.roles import owner_of
 from keycloak_operator.core.replication.service_account import (
     Grant,
     Held,
@@ -30,8 +31,9 @@ def declared(content: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 def held_composites(answer: Any, view: RealmView) -> Held:
     """Keycloak's GET roles/{name}/composites: role representations, `clientRole` and `containerId` (the
-    realm's id, or the client's). A client the view does not know is keyed by its id in brackets: no
-    clientId can look like that, so it needs a grant no one gave, and is removed."""
+    realm's id, or the client's). A client the view does not know is keyed by its id with a space before
+    it: no grant can name that (a grant's clientId has no space), and no client the operator marked has it
+    (nor does a KeycloakClient's clientId), so it needs a grant no one gave, and is removed."""
     if not isinstance(answer, list):
         return Held()
     by_id = {uuid: cid for cid, (uuid, _) in view.clients.items()}
@@ -46,7 +48,7 @@ def held_composites(answer: Any, view: RealmView) -> Held:
             continue
         container = r.get("containerId")
         if r.get("clientRole") is True and isinstance(container, str):
-            cid = by_id.get(container, f"<{container}>")
+            cid = by_id.get(container, f"unknown {container}")
             clients.setdefault(cid, (container, {}))[1][r["name"]] = r["id"]
         elif r.get("clientRole") is not True:
             realm[r["name"]] = r["id"]
@@ -55,13 +57,36 @@ def held_composites(answer: Any, view: RealmView) -> Held:
 
 def plan_composites(
     role: str,
-    composites: Mapping[str, Any],
+    composites: Mapping[str, Any] | None,
     namespace: str,
     grants: Iterable[Grant],
     granted_by: str,
     view: RealmView,
     held: Held,
 ) -> MappingPlan:
-    """The writes that make the role `role` of a client of `namespace` include exactly `composites`."""
+    """The writes that make the role `role` of a client of `namespace` include exactly `composites`; None
+    (not declared, or the client not to be written): only composites needing a grant and lacking one go."""
     where = f"spec.roles[{role}].composites"
-    return plan_role_set(composites, where, namespace, grants, granted_by, view, held, keep_default=False)
+    return plan_role_set(
+        composites,
+        where=where,
+        namespace=namespace,
+        grants=grants,
+        granted_by=granted_by,
+        view=view,
+        held=held,
+        keep_default=False,
+    )
+
+
+def owned_roles(answer: Any, owner: str) -> dict[str, bool]:
+    """A client's roles as listed (briefRepresentation=false) -> the ones carrying `owner` (the client
+    resource's `namespace/name`: those client_parts.py manages), each with whether it may hold composites
+    (anything but `composite: false`). Roles made by hand are never the operator's to change."""
+    if not isinstance(answer, list):
+        return {}
+    return {
+        r["name"]: r.get("composite") is not False
+        for r in answer
+        if isinstance(r, Mapping) and isinstance(r.get("name"), str) and owner_of(r) == owner
+    }

@@ -12,9 +12,18 @@ Who may ask for what (models/service_account.py says why):
   client's namespace, the clientId and the role. The owner is told by the marker in Keycloak, never by
   what some namespace declares: a namespace declaring a client named `realm-management` owns nothing.
 
+- a realm role that is composite (it includes other roles, perhaps `realm-management`'s), other than the
+  realm's default role: only with a grant naming no clientId (the realm's roles). A realm role whose
+  representation does not say `composite: false` counts as composite (fail-closed).
+
 Exact set: once declared, the service account holds exactly the declared roles, besides the realm's
-default role (`default-roles-<realm>`, which Keycloak maps to every user; never removed). Keycloak returns
+default role (`default-roles-<realm>`, which Keycloak maps to every user; never removed) and its own
+client's `uma_protection` (which Keycloak maps when authorization services are on). Keycloak returns
 direct mappings only, so a composite's members are never seen as hand-added.
+
+Whatever is declared, and whatever the client's verdict: a client carrying a namespace's marker never
+keeps a mapping (or a role composite) that needs a grant and lacks one (`enforce`): dropping the field,
+leaving the client Pending or Forbidden does not keep what the realm owner withdrew.
 
 A declared role not granted: the client is Forbidden and nothing is added; a mapping held without a grant
 (the grant withdrawn, or added by hand) is removed all the same, since leaving it would keep the access the
@@ -23,11 +32,12 @@ realm owner took back. A declared role the realm lacks: Pending, nothing added.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from keycloak_operator.core import names
+from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.models.service_account import RoleRefs, ServiceAccountGrant
@@ -39,6 +49,8 @@ NOT_FOUND: Final = "ServiceAccountRoleNotFound"
 REVOKED: Final = "ServiceAccountRoleRevoked"
 # Keycloak's description of a realm's default role (RealmManager), besides its name: either tells it.
 DEFAULT_ROLE_DESCRIPTION: Final = "${role_default-roles}"
+# The client role Keycloak maps to a client's own service account when authorization services are on.
+UMA_PROTECTION: Final = "uma_protection"
 
 Operation = Literal["add", "remove"]
 
@@ -58,7 +70,7 @@ def roles_content(roles: RoleRefs | None) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Grant:
     namespace: str
-    client_id: str
+    client_id: str | None  # None: realm roles (composite ones need a grant)
     roles: frozenset[str]
 
 
@@ -82,11 +94,19 @@ class RealmView:
             return True
         return (self.realm_roles.get(role) or {}).get("description") == DEFAULT_ROLE_DESCRIPTION
 
+    def realm_needs_grant(self, role: str) -> bool:
+        """A realm role hands out what it includes: one not known to be plain (`composite: false`) needs a
+        grant, the default role (every user holds it) excepted."""
+        return not self.is_default(role) and (self.realm_roles.get(role) or {}).get("composite") is not False
 
-def client_owners(observed: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str | None]]:
-    """clientId -> (id, namespace of the KeycloakClient its marker names, or None) from a client listing."""
+
+def client_owners(observed: Iterable[Any]) -> dict[str, tuple[str, str | None]]:
+    """clientId -> (id, namespace of the KeycloakClient its marker names, or None) from a client listing;
+    an entry that is not an object, or lacks either, is skipped (a server's answer is not trusted)."""
     out: dict[str, tuple[str, str | None]] = {}
     for c in observed:
+        if not isinstance(c, Mapping):
+            continue
         cid, uuid = c.get("clientId"), c.get("id")
         if not isinstance(cid, str) or not isinstance(uuid, str):
             continue
@@ -119,7 +139,8 @@ def held_mappings(answer: Any) -> Held:
     if not isinstance(answer, Mapping):
         return Held()
     clients: dict[str, tuple[str, Mapping[str, str]]] = {}
-    for cid, entry in (answer.get("clientMappings") or {}).items():
+    by_client = answer.get("clientMappings")
+    for cid, entry in (by_client if isinstance(by_client, Mapping) else {}).items():
         if isinstance(entry, Mapping) and isinstance(entry.get("id"), str):
             clients[str(cid)] = (entry["id"], _named(entry.get("mappings")))
     return Held(_named(answer.get("realmMappings")), clients)
@@ -159,7 +180,8 @@ def needs_grant(view: RealmView, client_id: str, namespace: str) -> bool:
     return found is None or found[1] != namespace
 
 
-def granted(grants: Iterable[Grant], namespace: str, client_id: str, role: str) -> bool:
+def granted(grants: Iterable[Grant], namespace: str, client_id: str | None, role: str) -> bool:
+    """`client_id` None: a realm role."""
     return any(g.namespace == namespace and g.client_id == client_id and role in g.roles for g in grants)
 
 
@@ -170,54 +192,84 @@ def plan_mappings(
     granted_by: str,
     view: RealmView,
     held: Held,
+    *,
+    own: str | None = None,
 ) -> MappingPlan:
     """The writes for one client's service account. `namespace`: the client resource's; `grants`: its
-    realm resource's (`granted_by`, `namespace/name`), and no one else's."""
-    if SA_ROLES not in content:
-        return MappingPlan()
-    return plan_role_set(content[SA_ROLES], FIELD, namespace, grants, granted_by, view, held)
+    realm resource's (`granted_by`, `namespace/name`), and no one else's; `own`: the client's id in
+    Keycloak (its `uma_protection` is kept). Without the field declared: only what needs a grant and lacks
+    one is removed (enforce)."""
+    return plan_role_set(
+        content.get(SA_ROLES),
+        where=FIELD,
+        namespace=namespace,
+        grants=grants,
+        granted_by=granted_by,
+        view=view,
+        held=held,
+        own=own,
+    )
 
 
 def plan_role_set(
-    declared: Mapping[str, Any],
+    declared: Mapping[str, Any] | None,
+    *,
     where: str,
     namespace: str,
     grants: Iterable[Grant],
     granted_by: str,
     view: RealmView,
     held: Held,
-    *,
     keep_default: bool = True,
+    own: str | None = None,
 ) -> MappingPlan:
     """The writes that make `held` the exact set `declared` ({"realm": [...], "clients": {cid: [...]}}),
     under the grant rule: a service account's mappings, or a client role's composites (role_composites.py).
-    `where`: the field named in messages; `keep_default`: the realm's default role is never removed."""
+    `declared` None (not declared, or the client not in a state to be written): only the held roles that
+    need a grant and lack one are removed, nothing else. `where`: the field named in messages;
+    `keep_default`: the realm's default role is never removed; `own`: the id of the client whose
+    `uma_protection` is kept."""
     plan = MappingPlan()
     grants = tuple(grants)
-    want_realm: set[str] = set(declared["realm"])
-    want_clients: dict[str, set[str]] = {cid: set(r) for cid, r in declared["clients"].items()}
+    want_realm: set[str] = set(declared["realm"]) if declared is not None else set()
+    want_clients: dict[str, set[str]] = (
+        {cid: set(r) for cid, r in declared["clients"].items()} if declared is not None else {}
+    )
 
     def allowed(cid: str, role: str) -> bool:
         return not needs_grant(view, cid, namespace) or granted(grants, namespace, cid, role)
 
-    plan.problem = _not_granted(where, want_clients, allowed, namespace, granted_by) or _not_found(
-        where, want_realm, want_clients, view
-    )
-    # Removals: held and not allowed, always; held and not declared (not a default), once nothing is amiss.
+    def realm_allowed(role: str) -> bool:
+        return not view.realm_needs_grant(role) or granted(grants, namespace, None, role)
+
+    if declared is not None:
+        plan.problem = _not_granted(
+            where, want_realm, want_clients, allowed, realm_allowed, view, namespace, granted_by
+        ) or _not_found(where, want_realm, want_clients, view)
+    managed = declared is not None and plan.problem is None  # the exact set: extras removed too
+    # Removals: held and not allowed, always; held and not declared (not kept), once nothing is amiss.
     for cid, (container, roles) in sorted(held.clients.items()):
         unsafe = {n for n in roles if not allowed(cid, n)}
-        extra = set() if plan.problem else {n for n in roles if n not in want_clients.get(cid, set())}
+        kept = {UMA_PROTECTION} if own is not None and container == own else set()
+        extra = {n for n in roles if n not in want_clients.get(cid, set()) | kept} if managed else set()
         gone = sorted(unsafe | extra)
         if gone:
             plan.writes.append(MappingWrite("remove", cid, container, tuple((roles[n], n) for n in gone)))
-        plan.revoked += [f"{cid}/{n}" for n in sorted(unsafe) if n in want_clients.get(cid, set())]
-    if plan.problem is not None:
-        return plan
-    extra_realm = sorted(
-        n for n in held.realm if n not in want_realm and not (keep_default and view.is_default(n))
+        plan.revoked += [
+            f"{cid}/{n}" for n in sorted(unsafe) if declared is None or n in want_clients.get(cid, ())
+        ]
+    unsafe_realm = {n for n in held.realm if not realm_allowed(n)}
+    extra_realm = (
+        {n for n in held.realm if n not in want_realm and not (keep_default and view.is_default(n))}
+        if managed
+        else set()
     )
-    if extra_realm:
-        plan.writes.append(MappingWrite("remove", None, None, tuple((held.realm[n], n) for n in extra_realm)))
+    if unsafe_realm | extra_realm:
+        gone = sorted(unsafe_realm | extra_realm)
+        plan.writes.append(MappingWrite("remove", None, None, tuple((held.realm[n], n) for n in gone)))
+        plan.revoked += [f"realm/{n}" for n in sorted(unsafe_realm) if declared is None or n in want_realm]
+    if not managed:
+        return plan
     add_realm = sorted(want_realm - held.realm.keys())
     if add_realm:
         ids = tuple((str(view.realm_roles[n]["id"]), n) for n in add_realm)
@@ -231,22 +283,41 @@ def plan_role_set(
 
 
 def _not_granted(
-    where: str, want: Mapping[str, set[str]], allowed: Any, namespace: str, granted_by: str
+    where: str,
+    want_realm: set[str],
+    want: Mapping[str, set[str]],
+    allowed: Callable[[str, str], bool],
+    realm_allowed: Callable[[str], bool],
+    view: RealmView,
+    namespace: str,
+    granted_by: str,
 ) -> Verdict | None:
-    missing = {cid: sorted(r for r in roles if not allowed(cid, r)) for cid, roles in sorted(want.items())}
+    missing: dict[str | None, list[str]] = {
+        None: sorted(r for r in want_realm if r in view.realm_roles and not realm_allowed(r))
+    }
+    missing.update(
+        {cid: sorted(r for r in roles if not allowed(cid, r)) for cid, roles in sorted(want.items())}
+    )
     missing = {cid: roles for cid, roles in missing.items() if roles}
     if not missing:
         return None
     cid, roles = next(iter(missing.items()))
     listed = ", ".join(roles)
-    more = f" (and roles of {', '.join(sorted(missing)[1:])})" if len(missing) > 1 else ""
+    others = [c or "realm" for c in missing][1:]
+    more = f" (and roles of {', '.join(others)})" if others else ""
+    field_ = f"{where}.realm" if cid is None else f"{where}.clients.{cid}"
+    what = "composite realm roles " if cid is None else ""
+    needs = (
+        f"{{namespace: {namespace}, roles: [{listed}]}}"
+        if cid is None
+        else (f"{{namespace: {namespace}, clientId: {cid}, roles: [{listed}]}}")
+    )
     # Not revocable: the client itself stays allowed; only its service account's roles are refused.
     return Verdict(
         "Forbidden",
         NOT_GRANTED,
-        f"{where}.clients.{cid}: {listed} not granted to namespace {namespace} by KeycloakRealm "
-        f"{granted_by}{more}; its spec.serviceAccountGrants needs {{namespace: {namespace}, clientId: "
-        f"{cid}, roles: [{listed}]}}; nothing was added",
+        f"{field_}: {what}{listed} not granted to namespace {namespace} by KeycloakRealm "
+        f"{granted_by}{more}; its spec.serviceAccountGrants needs {needs}; nothing was added",
         revocable=False,
     )
 
@@ -290,3 +361,21 @@ def apply(held: Held, writes: Iterable[MappingWrite]) -> Held:
             else:
                 target.pop(name, None)
     return Held(realm, {cid: (c, r) for cid, (c, r) in clients.items() if r})
+
+
+def outcome(plans: Iterable[tuple[str, MappingPlan]], written: bool) -> tuple[Verdict | None, list[Event]]:
+    """One client's refusal (the first, for its status) and events, from its plans (`where`, plan):
+    removals for lack of a grant in a Warning; other changes, when the client's content was not written
+    this round, repair a hand edit."""
+    plans = list(plans)
+    problem = next((p.problem for _, p in plans if p.problem is not None), None)
+    events = []
+    revoked = [f"{where}/{label}" for where, p in plans for label in p.revoked]
+    if revoked:
+        events.append(Event("Warning", REVOKED, f"removed roles no longer granted: {', '.join(revoked)}"))
+    repaired = [f"{where}/{label}" for where, p in plans for label in p.changed() if label not in p.revoked]
+    if repaired and not written:
+        events.append(
+            Event("Normal", "DriftRepaired", f"restored what was edited in Keycloak: {', '.join(repaired)}")
+        )
+    return problem, events

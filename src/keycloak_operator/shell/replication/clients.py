@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from keycloak_operator.core.replication import client, client_secret
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
@@ -20,7 +22,7 @@ from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.client_parts import realm_scopes, sync_parts, with_missing_scopes
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
-from keycloak_operator.shell.replication.service_accounts import sync_service_accounts
+from keycloak_operator.shell.replication.service_accounts import strip_before_release, sync_service_accounts
 
 
 class ClientWriter:
@@ -37,14 +39,14 @@ class ClientWriter:
         scope = client.plan_clients(declared, observed, at.watched, revocation=at.revocation)
 
         async def write(op: ScopeOperation) -> None:
-            await self._write(at.admin, at.remote, scope, op)
+            await self._write(at.admin, at.remote, scope, op, observed)
 
         failed = await execute(scope, write, self.limiter, rnd)
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         by_id = {str(c.get("id")): c for c in observed if isinstance(c, dict)}
         conflicts = await sync_parts(rnd, at.admin, self.limiter, at.remote, declared, scope, by_id, scopes)
-        refused = await sync_service_accounts(rnd, at, self.limiter, declared, scope, observed)
+        refused = await sync_service_accounts(rnd, at, self.limiter, declared, scope, observed, set(failed))
         await self._secrets(rnd, at.admin, at.remote, declared, scope)
         # A refused service-account role or a conflict leaves the client written (its Secret too): said on
         # its status only if nothing worse was.
@@ -52,14 +54,17 @@ class ClientWriter:
             if rnd.verdicts[key].phase == "Ready":
                 rnd.verdicts[key] = verdict
 
-    @staticmethod
-    async def _write(admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: ScopeOperation) -> None:
+    async def _write(
+        self, admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: ScopeOperation, observed: list[Any]
+    ) -> None:
         if isinstance(op, Delete):
             await admin.delete_client(realm, op.remote_id)
         elif isinstance(op, Release):
-            # Read again right before: the body is the client as it is, less the marker.
+            # Read again right before: the body is the client as it is, less the marker. Roles that need a
+            # grant go first: once unmarked, no grant covers the client.
             current = next((c for c in await admin.clients(realm) if c.get("id") == op.remote_id), None)
             if current is not None:
+                await strip_before_release(admin, realm, self.limiter, op.key, current, observed)
                 await admin.update_client(realm, op.remote_id, client.release_body(current))
         elif isinstance(op, Disable):
             await admin.update_client(realm, op.remote_id, client.disable_body(op.current))

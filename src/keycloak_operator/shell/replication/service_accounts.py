@@ -1,22 +1,27 @@
 """Writes a client's role composites and service-account role mappings once the client and its own roles
-are written; core/replication/role_composites.py and service_account.py plan them. Only clients declaring
-spec.serviceAccountRoles or a role's composites cost anything: a quiet round reads the realm's roles once,
-the roles of the clients they name, each such role's composites and service account's mappings, and writes
-nothing."""
+are written; core/replication/role_composites.py and service_account.py plan them.
+
+Every client with an object carrying its resource's marker is held to the grant rule, whatever its verdict
+and whatever it declares: a Ready client declaring spec.serviceAccountRoles or a role's composites is
+brought to them (the exact set); any other (the field dropped, Pending, Forbidden, in Error) loses only the
+mappings and composites that need a grant and lack one. A preserved client is stripped of every role that
+needs a grant before it is released (`strip_before_release`): once unmarked it is no namespace's, and no
+grant covers it. So a quiet round reads the realm's roles once, each such client's roles (and the
+composites of those the operator made that may have any) and, with service accounts on, the service
+account's mappings, and writes nothing."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import role_composites as rc
 from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.keycloak_admin import AdminError
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.role_mappings import RoleMappings
@@ -33,41 +38,59 @@ def _usable(role: Any) -> bool:
     return isinstance(role, Mapping) and isinstance(role.get("name"), str) and isinstance(role.get("id"), str)
 
 
-async def _view(
-    at: InRealm,
-    due: list[Resource],
-    clients: list[Resource],
-    scope: ScopePlan,
-    observed: Sequence[Mapping[str, Any]],
-) -> sa.RealmView:
-    """The realm as the planner needs it, with the roles of the clients `due` name. Clients created this
-    round are not in `observed` (listed before the writes): they are this round's own, with the marker of
-    their resource's namespace."""
+def _owners(
+    clients: list[Resource], scope: ScopePlan, observed: Sequence[Any], failed: set[ObjectKey]
+) -> dict[str, tuple[str, str | None]]:
+    """Who owns which clientId after this round's writes (`observed` was listed before them): a client
+    created or updated (adopted, renamed) is its resource's under its declared clientId, its old name gone;
+    a released one is no one's; a deleted one is gone. `failed`: keys whose write did not go through."""
     owners = sa.client_owners(observed)
     declared = {c.key: c for c in clients}
-    for op in scope.plan.creates:
-        remote = scope.remote_ids.get(op.key)
-        if remote is not None and op.key in declared:
-            owners[declared[op.key].natural_key] = (remote, op.key.namespace)
-    named = {cid for c in due for refs in _role_sets(c) for cid in refs["clients"]}
+    gone = {d.remote_id for d in scope.plan.deletes if d.key not in failed}
+    gone |= {d.remote_id for d in scope.plan.duplicates if d.key not in failed}
+    released = {r.remote_id for r in scope.releases if r.key not in failed}
+    owners = {
+        cid: (uuid, None if uuid in released else ns)
+        for cid, (uuid, ns) in owners.items()
+        if uuid not in gone
+    }
+    for key in [op.key for op in scope.plan.creates] + [op.key for op in scope.plan.updates]:
+        remote = scope.remote_ids.get(key)
+        if remote is None or key not in declared or key in failed:
+            continue
+        owners = {cid: v for cid, v in owners.items() if v[0] != remote}
+        owners[declared[key].natural_key] = (remote, key.namespace)
+    return owners
+
+
+async def _view(at: InRealm, named: set[str], owners: dict[str, tuple[str, str | None]]) -> sa.RealmView:
+    """The realm as the planner needs it, with the roles of the clients `named`. A client whose roles
+    cannot be read (deleted meanwhile, say) has none: the clients naming it are Pending, no one else is."""
     client_roles: dict[str, dict[str, str]] = {}
     for cid in sorted(named & owners.keys()):
-        roles = await at.admin.client_roles(at.remote, owners[cid][0])
+        try:
+            roles = await at.admin.client_roles(at.remote, owners[cid][0])
+        except AdminError:
+            continue
         client_roles[cid] = {str(r["name"]): str(r["id"]) for r in roles if _usable(r)}
     # A role without a name or an id (a server's odd answer) cannot be mapped: as if absent (Pending).
     realm_roles = {str(r["name"]): r for r in await at.admin.roles(at.remote) if _usable(r)}
     return sa.RealmView(at.remote, realm_roles, owners, client_roles)
 
 
-def _due(rnd: Round, c: Resource, scope: ScopePlan) -> bool:
-    if c.deleting or c.key not in scope.remote_ids:
-        return False
+def _managed(rnd: Round, c: Resource) -> bool:
+    """Brought to what it declares (else only held to the grant rule): Ready, not going away."""
     verdict = rnd.verdicts.get(c.key)
-    return (
-        verdict is not None
-        and verdict.phase == "Ready"
-        and (sa.SA_ROLES in c.content or bool(rc.declared(c.content)))
-    )
+    return not c.deleting and verdict is not None and verdict.phase == "Ready"
+
+
+def _held_to_rule(c: Resource, scope: ScopePlan, failed: set[ObjectKey]) -> bool:
+    """Its object carries its marker and stays: not deleted or released this round (a release strips it
+    first). An object whose adoption failed is still no one's: left alone."""
+    if c.key not in scope.remote_ids or (c.key in scope.adopted and c.key in failed):
+        return False
+    leaving = {op.key for op in scope.plan.deletes} | {r.key for r in scope.releases}
+    return c.key not in leaving or c.key in failed
 
 
 async def sync_service_accounts(
@@ -76,77 +99,130 @@ async def sync_service_accounts(
     limiter: WriteLimiter,
     clients: list[Resource],
     scope: ScopePlan,
-    observed: Sequence[Mapping[str, Any]],
+    observed: Sequence[Any],
+    failed: set[ObjectKey],
 ) -> dict[ObjectKey, Verdict]:
-    """Each Ready client declaring service-account roles or role composites brought to them (composites
-    first: a role is whole before it is mapped). Returns the verdicts of those refused (not granted, not
-    found), for their status once their Secret is seen to: the client itself stays written. A failure is
-    that client's alone."""
-    due = [c for c in clients if _due(rnd, c, scope)]
+    """Each client held to the grant rule (composites first: a role is whole before it is mapped). Returns
+    the verdicts of the Ready ones refused (not granted, not found), for their status once their Secret is
+    seen to: the client itself stays written. A failure is that client's alone."""
+    due = [c for c in clients if _held_to_rule(c, scope, failed)]
     if not due:
         return {}
-    view = await _view(at, due, clients, scope, observed)
+    managed = {c.key for c in due if _managed(rnd, c)}
+    named = {cid for c in due if c.key in managed for refs in _role_sets(c) for cid in refs["clients"]}
+    try:
+        view = await _view(at, named, _owners(clients, scope, observed, failed))
+    except AdminError as e:
+        for c in due:
+            _failed(rnd, c, f"realm roles: {e}")
+        return {}
+    listed = {str(o.get("id")): o for o in observed if isinstance(o, Mapping)}
     written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
-    step = _Step(at, limiter, view)
+    step = _Step(
+        at.admin, at.remote, limiter, view, at.grants, f"{at.realm.key.namespace}/{at.realm.key.name}"
+    )
     refused: dict[ObjectKey, Verdict] = {}
     for c in due:
+        remote = scope.remote_ids[c.key]
+        # Whether Keycloak has a service-account user for it: as declared once written (or in sync); else as
+        # listed (a Pending client declaring it may not have one yet: asking would fail every round).
+        seen = c.content if c.key in managed else listed.get(remote, {})
+        enabled = seen.get("serviceAccountsEnabled") is True
         try:
-            outcomes = await step.run(c, scope.remote_ids[c.key])
+            plans = await step.run(c.key, c.content, remote, enabled, manage=c.key in managed)
         except AdminError as e:
-            rnd.failed = True
-            rnd.verdicts[c.key] = Verdict(
-                "Error", "WriteFailed", f"role composites or service-account roles: {e}"
-            )
+            _failed(rnd, c, str(e))
             continue
-        problems = [p.problem for _, p in outcomes if p.problem is not None]
-        if problems:
-            refused[c.key] = problems[0]
-        revoked = [f"{where}/{label}" for where, p in outcomes for label in p.revoked]
-        if revoked:
-            message = f"removed roles no longer granted: {', '.join(revoked)}"
-            rnd.note(c.key, Event("Warning", sa.REVOKED, message))
-        repaired = [
-            f"{where}/{label}" for where, p in outcomes for label in p.changed() if label not in p.revoked
-        ]
-        if repaired and c.key not in written:  # the client's content did not change: a hand edit
-            rnd.note(
-                c.key,
-                Event(
-                    "Normal", "DriftRepaired", f"restored what was edited in Keycloak: {', '.join(repaired)}"
-                ),
-            )
+        problem, events = sa.outcome(plans, written=c.key in written)
+        if problem is not None:
+            refused[c.key] = problem
+        for event in events:
+            rnd.note(c.key, event)
     return refused
+
+
+def _failed(rnd: Round, c: Resource, message: str) -> None:
+    """A Ready client turns Error; another keeps its verdict (a Forbidden one its revocation clock), with a
+    WriteFailed event. The round is retried soon either way."""
+    text = f"role composites or service-account roles: {message}"
+    verdict = rnd.verdicts.get(c.key)
+    if verdict is not None and verdict.phase == "Ready":
+        rnd.failed = True
+        rnd.verdicts[c.key] = Verdict("Error", "WriteFailed", text)
+    else:
+        rnd.write_failed(c.key, text)
+
+
+async def strip_before_release(
+    admin: KeycloakAdmin,
+    realm: str,
+    limiter: WriteLimiter,
+    key: ObjectKey,
+    current: Mapping[str, Any],
+    observed: Sequence[Any],
+) -> None:
+    """Before a preserved client is released (its marker stripped): every mapping and composite that needs
+    a grant is removed, granted or not, since once unmarked the client is no namespace's and no grant
+    covers it. A failure raises: the release waits, the marker stays, the next round tries again."""
+    remote = str(current["id"])
+    realm_roles = {str(r["name"]): r for r in await admin.roles(realm) if _usable(r)}
+    view = sa.RealmView(realm, realm_roles, sa.client_owners(observed), {})
+    step = _Step(admin, realm, limiter, view, (), "")
+    await step.run(key, {}, remote, current.get("serviceAccountsEnabled") is True, manage=False)
 
 
 class _Step:
     """One client's composites and service-account mappings: read, planned, written."""
 
-    def __init__(self, at: InRealm, limiter: WriteLimiter, view: sa.RealmView) -> None:
-        self.at, self.limiter, self.view = at, limiter, view
-        self.api = RoleMappings(at.admin, at.remote)
-        self.granted_by = f"{at.realm.key.namespace}/{at.realm.key.name}"
+    def __init__(
+        self,
+        admin: KeycloakAdmin,
+        realm: str,
+        limiter: WriteLimiter,
+        view: sa.RealmView,
+        grants: tuple[sa.Grant, ...],
+        granted_by: str,
+    ) -> None:
+        self.limiter, self.view, self.grants, self.granted_by = limiter, view, grants, granted_by
+        self.api = RoleMappings(admin, realm)
+        self.admin, self.realm = admin, realm
 
-    async def run(self, c: Resource, remote: str) -> list[tuple[str, sa.MappingPlan]]:
-        """(where, plan) of each role set written, `where` naming it in events."""
+    async def run(
+        self, key: ObjectKey, content: Mapping[str, Any], remote: str, enabled: bool, *, manage: bool
+    ) -> list[tuple[str, sa.MappingPlan]]:
+        """(where, plan) of each role set seen to, `where` naming it in events. `manage`: brought to what is
+        declared; else only what needs a grant and lacks one is removed. Only roles the operator made for
+        this client are touched (a declared name held by a hand-made role is a Conflict, client_parts.py)."""
         out: list[tuple[str, sa.MappingPlan]] = []
-        ns = c.key.namespace
-        for role, composites in sorted(rc.declared(c.content).items()):
+        ns = key.namespace
+        declared = rc.declared(content) if manage else {}
+        owned = rc.owned_roles(await self.admin.client_roles(self.realm, remote), f"{ns}/{key.name}")
+        for role, composite in sorted(owned.items()):
+            if role not in declared and not composite:
+                continue
             held = rc.held_composites(await self.api.composites(remote, role), self.view)
-            plan = rc.plan_composites(role, composites, ns, self.at.grants, self.granted_by, self.view, held)
+            plan = rc.plan_composites(
+                role, declared.get(role), ns, self.grants, self.granted_by, self.view, held
+            )
             for write in plan.ordered():
-                await self._acquire(ns, write)
+                await self.limiter.acquire(ns)
                 await self.api.write_composites(remote, role, write)
+                _count(write)
             out.append((f"roles/{role}/composites", plan))
-        if sa.SA_ROLES in c.content:
+        if enabled:
             user = await self.api.service_account_user(remote)
             held = sa.held_mappings(await self.api.held(user))
-            plan = sa.plan_mappings(c.content, ns, self.at.grants, self.granted_by, self.view, held)
+            plan = sa.plan_mappings(
+                content if manage else {}, ns, self.grants, self.granted_by, self.view, held, own=remote
+            )
             for write in plan.ordered():
-                await self._acquire(ns, write)
+                await self.limiter.acquire(ns)
                 await self.api.write(user, write)
+                _count(write)
             out.append((sa.SA_ROLES, plan))
         return out
 
-    async def _acquire(self, namespace: str, write: sa.MappingWrite) -> None:
-        await self.limiter.acquire(namespace)
-        metrics.replication_write(KIND, "delete" if write.operation == "remove" else "create")
+
+def _count(write: sa.MappingWrite) -> None:
+    """A write that went through, in the metrics."""
+    metrics.replication_write(KIND, "delete" if write.operation == "remove" else "create")
