@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from keycloak_operator.core import database_copy, names, upgrade_plan
 from keycloak_operator.core.bluegreen import clock
@@ -91,21 +92,45 @@ def _traffic_on_green(s: Status | None, w: Observed, now: datetime) -> Step | No
         now,
         message,
         events=[Event("Warning", "BlueGreenStatusRecovered", message)],
-        path=upgrade_plan.BLUE_GREEN_COPY if copied else upgrade_plan.BLUE_GREEN_SHARED,
-        spec_database=w.spec_database,
-        blue_database=w.database,
-        green_database=green_database,
-        copy_job="",
-        copy_started="",
-        write_window_seconds=None,
-        blue_image=image_of(blue),
-        green_image=image_of(green),
-        blue_track=track_of(blue) or names.other_track(green_track),
-        green_track=green_track,
+        **_upgrade(
+            w,
+            upgrade_plan.BLUE_GREEN_COPY if copied else upgrade_plan.BLUE_GREEN_SHARED,
+            green_database,
+            blue,
+            image_of(green),
+            track_of(blue) or names.other_track(green_track),
+            green_track,
+        ),
         backup_name="",
         started_at="",
         deadline="",
     )
+
+
+def _upgrade(
+    w: Observed,
+    path: str,
+    green_database: str,
+    blue: Deployment,
+    green_image: str,
+    blue_track: str,
+    green_track: str,
+) -> dict[str, Any]:
+    """The fields every recorded upgrade sets afresh: its path, both colours and their databases, and no copy
+    of an earlier upgrade's."""
+    return {
+        "path": path,
+        "spec_database": w.spec_database,
+        "blue_database": w.database,
+        "green_database": green_database,
+        "copy_job": "",
+        "copy_started": "",
+        "write_window_seconds": None,
+        "blue_image": image_of(blue),
+        "green_image": green_image,
+        "blue_track": blue_track,
+        "green_track": green_track,
+    }
 
 
 def _begin(s: Status, w: Observed, blue: Deployment, now: datetime) -> Step:
@@ -121,17 +146,7 @@ def _begin(s: Status, w: Observed, blue: Deployment, now: datetime) -> Step:
         BACKING_UP,
         now,
         f"upgrade {image_of(blue)} -> {w.spec_image} started ({path})",
-        path=path,
-        spec_database=w.spec_database,
-        blue_database=w.database,
-        green_database=green_database,
-        copy_job="",
-        copy_started="",
-        write_window_seconds=None,
-        blue_image=image_of(blue),
-        green_image=w.spec_image,
-        blue_track=blue_track,
-        green_track=names.other_track(blue_track),
+        **_upgrade(w, path, green_database, blue, w.spec_image, blue_track, names.other_track(blue_track)),
         backup_name=backup_name(w.name, w.spec_image, started),
         started_at=started,
         deadline=clock.after(now, w.backup_timeout_s),
