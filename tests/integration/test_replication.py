@@ -9,8 +9,10 @@ metrics.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -345,6 +347,175 @@ def test_objects_made_by_hand_are_adopted_only_when_asked_and_only_by_the_realms
     # Adopted is owned: deleting the resource deletes the object.
     kubectl.run("delete", CLIENT_RES, "legacy", "-n", ns, "--wait=false")
     wait_for("adopted client deleted with its resource", lambda: api.client(rn, "legacy") is None)
+
+
+def of_kind(kind: str, namespace: str, resource_name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": names.API_VERSION,
+        "kind": kind,
+        "metadata": {"name": resource_name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def claims(kc: KeycloakProcess, rn: str, form: dict[str, str]) -> dict[str, Any]:
+    data = urllib.parse.urlencode(form).encode()
+    url = f"{kc.url}/realms/{rn}/protocol/openid-connect/token"
+    with urllib.request.urlopen(url, data, timeout=30) as r:
+        payload = json.load(r)["access_token"].split(".")[1]
+    return dict(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))))
+
+
+# Each kind's resource, for kubectl; the realm last, as a deletion in dependency order would have it.
+RESOURCE_OF = {
+    kind: f"{plural}.{names.GROUP}"
+    for kind, plural in (
+        (names.CLIENT_KIND, names.CLIENT_PLURAL),
+        (names.CLIENT_SCOPE_KIND, names.CLIENT_SCOPE_PLURAL),
+        (names.GROUP_KIND, names.GROUP_PLURAL),
+        (names.IDENTITY_PROVIDER_KIND, names.IDENTITY_PROVIDER_PLURAL),
+        (names.REALM_KIND, names.REALM_PLURAL),
+    )
+}
+
+
+def test_a_realm_of_every_kind_reaches_ready_its_tokens_carry_what_they_declare_and_all_goes_at_once(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, setup: str
+) -> None:
+    """Issue 16's realm built from every kind at once: a confidential client with roles, a mapper and a
+    service account; a client scope with a mapper; a group tree with role mappings; an OIDC identity
+    provider. Everything reaches Ready, a service-account token and a group member's token carry what was
+    declared, and deleting every resource at once leaves Keycloak clean with no resource stuck."""
+    ns, rn = setup, realm_name(setup)
+    ref = {"name": "main"}
+    claim = {"jsonType.label": "String", "access.token.claim": "true"}
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "corp", "namespace": ns},
+            "stringData": {"client-secret": "upstream-secret"},
+        }
+    )
+    objects = [
+        realm(keycloak, ns, "main", realmName=rn, roles=[{"name": "reader"}]),
+        of_kind(
+            names.CLIENT_SCOPE_KIND,
+            ns,
+            "team",
+            realm=ref,
+            name="team",
+            protocolMappers=[
+                {
+                    "name": "team",
+                    "protocolMapper": "oidc-hardcoded-claim-mapper",
+                    "config": {"claim.name": "team", "claim.value": "web", **claim},
+                }
+            ],
+        ),
+        client(
+            ns,
+            "api",
+            ref,
+            "api",
+            directAccessGrantsEnabled=True,
+            serviceAccountsEnabled=True,
+            roles=[{"name": "admin"}],
+            protocolMappers=[
+                {
+                    "name": "tier",
+                    "protocolMapper": "oidc-hardcoded-claim-mapper",
+                    "config": {"claim.name": "tier", "claim.value": "gold", **claim},
+                }
+            ],
+            defaultClientScopes=["basic", "roles", "team"],
+            serviceAccountRoles={"realm": ["reader"], "clients": {"api": ["admin"]}},
+        ),
+        of_kind(names.GROUP_KIND, ns, "staff", realm=ref, name="staff", realmRoles=["reader"]),
+        of_kind(
+            names.GROUP_KIND,
+            ns,
+            "admins",
+            realm=ref,
+            name="admins",
+            parent="staff",
+            clientRoles={"api": ["admin"]},
+        ),
+        of_kind(
+            names.IDENTITY_PROVIDER_KIND,
+            ns,
+            "corp",
+            realm=ref,
+            alias="corp",
+            providerId="oidc",
+            oidc={
+                "authorizationUrl": "https://sso.corp.example.com/auth",
+                "tokenUrl": "https://sso.corp.example.com/token",
+                "clientId": "shop",
+                "clientSecret": {"name": "corp", "key": "client-secret"},
+            },
+            mappers=[
+                {
+                    "name": "email",
+                    "identityProviderMapper": "oidc-user-attribute-idp-mapper",
+                    "config": {"claim": "email", "user.attribute": "email", "syncMode": "INHERIT"},
+                }
+            ],
+        ),
+    ]
+    for obj in objects:
+        kubectl.apply(obj)
+    for obj in objects:
+        wait_phase(kubectl, RESOURCE_OF[obj["kind"]], ns, obj["metadata"]["name"], "Ready", timeout=120)
+
+    secret = wait_for("client secret", lambda: kubectl.get("secret", names.client_secret("api"), ns))
+    client_secret = base64.b64decode(secret["data"]["clientSecret"]).decode()
+    service = claims(
+        keycloak, rn, {"grant_type": "client_credentials", "client_id": "api", "client_secret": client_secret}
+    )
+    assert (service["tier"], service["team"]) == ("gold", "web"), service
+    assert "reader" in service["realm_access"]["roles"], service
+    assert service["resource_access"]["api"]["roles"] == ["admin"], service
+
+    # A member of the subgroup gets the parent's realm role and its own client role.
+    api.call(
+        "POST",
+        f"/{rn}/users",
+        {
+            "username": "ann",
+            "enabled": True,
+            "firstName": "Ann",
+            "lastName": "Lee",
+            "email": "ann@example.com",
+            "emailVerified": True,
+            "credentials": [{"type": "password", "value": "ann-pass-1", "temporary": False}],
+        },
+    )
+    user = api.call("GET", f"/{rn}/users?username=ann&exact=true")[0]
+    admins = api.call("GET", f"/{rn}/group-by-path/staff/admins")
+    api.call("PUT", f"/{rn}/users/{user['id']}/groups/{admins['id']}")
+    member = claims(
+        keycloak,
+        rn,
+        {
+            "grant_type": "password",
+            "client_id": "api",
+            "client_secret": client_secret,
+            "username": "ann",
+            "password": "ann-pass-1",
+        },
+    )
+    assert "reader" in member["realm_access"]["roles"], member
+    assert member["resource_access"]["api"]["roles"] == ["admin"], member
+    assert api.call("GET", f"/{rn}/identity-provider/instances/corp") is not None
+
+    # Every resource deleted at once, in no order: nothing stuck, nothing left in Keycloak.
+    # (The realm's deletion waits for its declared clients, the parent group for its subgroup: the operator
+    # orders what kubectl does not.)
+    kinds = list(RESOURCE_OF.values())
+    kubectl.run("delete", ",".join(kinds), "--all", "-n", ns, "--wait=false")
+    wait_for("every resource gone", lambda: not any(kubectl.list(k, ns) for k in kinds), timeout=120)
+    assert api.realm(rn) is None
 
 
 def test_namespaces_not_allowed_are_forbidden_and_nothing_is_written(
