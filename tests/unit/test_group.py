@@ -95,6 +95,16 @@ def in_keycloak(rs: list[Resource]) -> list[Obj]:
         {"name": "a/b"},
         {"name": "line\nbreak"},
         {"name": "x" * 256},
+        {"name": " "},  # blank
+        {"name": " eng"},
+        {"name": "eng\u00a0"},
+        {"name": "a\u2215b"},  # lookalike slashes
+        {"name": "a\uff0fb"},
+        {"name": "a\u2044b"},
+        {"name": "ad\u202emin"},  # bidi override
+        {"name": "ad\u200bmin"},  # zero-width
+        {"name": "a\u0085b"},  # C1 control
+        {"name": "ok", "attributes": {"a": ["x" * 256]}},  # GROUP_ATTRIBUTE.VALUE is varchar(255)
         {"name": "ok", "parent": "../x"},
         {"name": "ok", "attributes": {"kcop.dev.kind": ["KeycloakClient"]}},
         {"name": "ok", "attributes": {"has space": ["1"]}},
@@ -109,6 +119,14 @@ def in_keycloak(rs: list[Resource]) -> list[Obj]:
 def test_hostile_or_inconsistent_specs_are_refused(spec: Obj) -> None:
     with pytest.raises(ValidationError):
         KeycloakGroupSpec.model_validate({"realm": {"name": "main"}, **spec})
+
+
+@pytest.mark.parametrize("name", ["eng", "two words", "Åström 技术", "x" * 255])
+def test_names_of_any_script_with_inner_spaces_are_fine(name: str) -> None:
+    spec = KeycloakGroupSpec.model_validate(
+        {"realm": {"name": "main"}, "name": name, "attributes": {"a": ["v" * 255]}}
+    )
+    assert spec.name == name
 
 
 def test_the_body_carries_name_and_attributes_as_lists_with_the_marker_and_nothing_else() -> None:
