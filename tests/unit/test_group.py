@@ -384,6 +384,18 @@ def test_a_namespace_the_realm_does_not_allow_is_forbidden_and_revoked_without_a
     assert plan([past], [stored(was, "g1")], revocation=grace)[0].plan.deletes == [Delete(intruder.key, "g1")]
 
 
+def test_a_built_in_client_a_keycloakclient_of_the_namespace_names_is_still_out_of_reach() -> None:
+    # team-a declares a KeycloakClient whose clientId is realm-management (a Conflict with Keycloak's own):
+    # a group mapping its roles is Forbidden, never Pending on a client that will never be team-a's.
+    declared = {**AVAILABLE.declared_clients, "team-a": frozenset({"app", "realm-management"})}
+    available = gr.Available(AVAILABLE.realm_roles, AVAILABLE.client_roles, declared)
+    r = resource(clientRoles={"realm-management": ["view-users"]})
+    scope, _ = plan([r], [], available)
+    verdict = scope.verdicts[r.key]
+    assert (verdict.phase, verdict.reason) == ("Forbidden", "ClientNotOwned") and not verdict.revocable
+    assert "built-in" in verdict.message and scope.plan.is_empty()
+
+
 def test_another_namespaces_group_may_not_map_team_a_client_roles() -> None:
     r = resource("team-b", "eng", clientRoles={"app": ["view"]})
     verdict = plan([r], [])[0].verdicts[r.key]

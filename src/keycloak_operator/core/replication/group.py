@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption, group_tree
+from keycloak_operator.core.replication.client import BUILT_IN_CLIENTS
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.group_tree import (
     MAX_DEPTH,
@@ -132,17 +133,23 @@ def _reference_problem(r: Resource, available: Available) -> Verdict | None:
                 return Verdict(
                     "Pending", "RoleNotFound", f"{where}: no such client role: {', '.join(lacking)}"
                 )
-        elif client_id in available.declared_clients.get(ns, frozenset()):
+        elif (
+            client_id in available.declared_clients.get(ns, frozenset()) and client_id not in BUILT_IN_CLIENTS
+        ):
             msg = (
                 f"{where}: the KeycloakClient of namespace {ns} declaring it is not in Keycloak yet (or "
                 "the clientId is held by another resource)"
             )
             return Verdict("Pending", "ClientNotReady", msg)
         else:
-            msg = (
-                f"{where}: no KeycloakClient of namespace {ns} declares this client; another team's client "
-                "roles are out of reach; nothing was written"
+            # A built-in client (realm-management, say) is Keycloak's, even when a KeycloakClient names it.
+            whose = (
+                "a built-in client's roles are"
+                if client_id in BUILT_IN_CLIENTS
+                else "another team's client roles are"
             )
+            msg = f"{where}: no KeycloakClient of namespace {ns} owns this client; {whose} out of reach"
+            msg += "; nothing was written"
             # Not revocable: the group's namespace is still allowed in the realm, only this mapping is not.
             return Verdict("Forbidden", "ClientNotOwned", msg, revocable=False)
     return None
