@@ -5,10 +5,12 @@ A group is identified in Keycloak by a generated id and named by its path (`/par
 its realm: the path is the natural key, so the same name under two parents is two groups. `spec.parent` names
 another KeycloakGroup of the same namespace and realm; the planner resolves the chain into a path. A missing
 or not yet Ready parent leaves the child Pending (naming `spec.parent`); a cycle is an Error on every group
-in it (InvalidParent), and nothing of it is written (the walk is bounded, never a loop).
+in it (InvalidParent), and nothing of it is written (group_tree.py: each path found once, the tree at most
+MAX_DEPTH deep).
 
 Writes go by depth: removals deepest first (deleting a parent in Keycloak takes its subgroups with it, and
-they must be ours to take), upserts shallowest first (a child is created under its parent's id).
+they must be ours to take: a delete waits while anything below it is still wanted, group_tree.py), upserts
+shallowest first (a child is created under its parent's id).
 
 Role mappings are exact and written through their own endpoints after the group, as a client scope's
 mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm lacks
