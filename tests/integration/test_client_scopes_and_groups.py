@@ -8,7 +8,8 @@ scope name declared in two namespaces, one deleted, the other's object untouched
 Groups: a tree with realm and client role mappings reaches Keycloak and a member's token carries the roles,
 hand edits are repaired with events, a quiet resync writes nothing, another team's client roles are out of
 reach (Forbidden), the same group name in two namespaces (one deleted, the other untouched), and deleting
-the tree in any order leaves Keycloak clean with no resource stuck."""
+the tree in any order (a subgroup moved to the top while its parent is deleted keeps its id and members)
+leaves Keycloak clean with no resource stuck."""
 
 from __future__ import annotations
 
@@ -343,6 +344,18 @@ def test_a_group_tree_reaches_keycloak_and_a_members_token_and_is_repaired_then_
         names.GROUP_KIND
     ]
     assert eng["realmRoles"] == ["reader"] and backend["clientRoles"] == {"web": ["view"]}
+    # An attribute value as long as Keycloak's GROUP_ATTRIBUTE.VALUE column holds (255) is stored whole.
+    kubectl.apply(
+        group(ns, "eng", ref, attributes={"cost-center": ["42"], "note": ["n" * 255]}, realmRoles=["reader"])
+    )
+    wait_for(
+        "a 255-character value stored",
+        lambda: groups_in(api, rn)["/eng"]["attributes"].get("note") == ["n" * 255],
+        60,
+    )
+    kubectl.apply(group(ns, "eng", ref, attributes={"cost-center": ["42"]}, realmRoles=["reader"]))
+    wait_for("and removed", lambda: "note" not in groups_in(api, rn)["/eng"]["attributes"], 60)
+    eng = groups_in(api, rn)["/eng"]
     assert kubectl.get(GROUP_RES, "backend", ns)["status"]["keycloakId"] == backend["id"]
     printed = kubectl.run("get", GROUP_RES, "backend", "-n", ns).stdout
     assert printed.split()[:5] == ["NAME", "GROUP", "PARENT", "REALM", "PHASE"]
@@ -392,6 +405,18 @@ def test_a_group_tree_reaches_keycloak_and_a_members_token_and_is_repaired_then_
     kubectl.run("delete", GROUP_RES, "eng", "-n", ns, "--wait=false")
     wait_phase(kubectl, GROUP_RES, ns, "eng", "Deleting", timeout=60)
     assert set(groups_in(api, rn)) == {"/eng", "/eng/backend"}
+    # Then backend is moved to the top: Keycloak would delete it with eng, so eng still waits until it has
+    # moved out; backend keeps its id and its member, and eng goes on a later round.
+    kubectl.apply(group(ns, "backend", ref, clientRoles={"web": ["view"]}))
+
+    def moved_out_and_eng_gone() -> bool:
+        return kubectl.get(GROUP_RES, "eng", ns) is None and set(groups_in(api, rn)) == {"/backend"}
+
+    wait_for("backend moved out, then eng deleted", moved_out_and_eng_gone, 90)
+    assert groups_in(api, rn)["/backend"]["id"] == backend["id"]
+    members = api.call("GET", f"/{rn}/groups/{backend['id']}/members") or []
+    assert [m["username"] for m in members] == ["alice"]
+    assert phase(kubectl, GROUP_RES, ns, "backend") == "Ready"
     kubectl.run("delete", GROUP_RES, "backend", "-n", ns, "--wait=false")
     wait_for("groups gone", lambda: not kubectl.list(GROUP_RES, ns), 60)
     assert groups_in(api, rn) == {}

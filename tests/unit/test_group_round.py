@@ -13,6 +13,9 @@ import pytest
 from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.shell import replication_handlers as rh
+from keycloak_operator.shell.keycloak_admin import AdminError
+from keycloak_operator.shell.replication import groups as writer
+from tests.unit import test_replication_round as trr
 from tests.unit.test_replication_round import KC_URL, World, _client, _events, _phases, _resource, make_world
 
 KIND = names.GROUP_KIND
@@ -155,3 +158,44 @@ async def test_a_group_event_queues_its_realms_server(monkeypatch: pytest.Monkey
     rh.runtime.servers[ObjectKey(names.REALM_KIND, "team-a", "main")] = KC_URL
     await rh.group_event(event={"type": "ADDED"}, body=kopf.Body(_group("team-a", "eng")))
     assert lane.queued == [KC_URL]
+
+
+async def test_a_realm_without_any_keycloakgroup_never_reads_its_group_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    w = make_world(monkeypatch)
+    w.kube.add(_client("team-a", "app", MAIN))
+    read: list[str] = []
+
+    async def huge(self: Any, realm: str) -> list[Any]:  # a realm of LDAP-synced groups, say
+        read.append(realm)
+        raise AdminError(0, f"{realm}: more than 20000 groups")
+
+    monkeypatch.setattr(trr.FakeGroups, "groups", huge)
+    _, _, writes = await w.round(KC_URL)
+    assert read == [] and _phases(writes)["team-a/app"] == "Ready"
+
+
+@pytest.mark.parametrize("failing", ["groups", "client_roles"])
+async def test_a_failed_read_is_an_error_on_the_groups_only_never_on_the_realm_or_its_clients(
+    world: World, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    world.kube.add(_client("team-b", "other", MAIN))
+    await world.round(KC_URL)
+
+    async def boom(self: Any, *args: Any) -> list[Any]:
+        raise AdminError(503, "Service Unavailable")
+
+    if failing == "groups":
+        monkeypatch.setattr(trr.FakeGroups, "groups", boom)
+    else:  # a client's roles, read to know what the groups may map
+        monkeypatch.setattr(writer.Lookup, "client_roles", boom)
+    world.obj(KIND, "team-a", "backend")["spec"]["clientRoles"] = {"app": ["edit"]}  # makes a read needed
+    _, calls, writes = await world.round(KC_URL)
+    phases = _phases(writes)
+    assert phases["team-a/eng"] == "Error" and phases["team-a/backend"] == "Error"
+    status = world.obj(KIND, "team-a", "eng")["status"]
+    assert any(c.get("reason") == "ReadFailed" for c in status.get("conditions", []))
+    assert _group_writes(calls) == []
+    assert world.obj(names.CLIENT_KIND, "team-b", "other")["status"]["phase"] == "Ready"
+    assert world.obj(names.REALM_KIND, "team-a", "main")["status"]["phase"] == "Ready"

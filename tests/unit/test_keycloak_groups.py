@@ -15,22 +15,25 @@ from keycloak_operator.shell.keycloak_admin import AdminError
 class StubAdmin:
     def __init__(self, tree: dict[str, list[dict[str, Any]]], endless: bool = False) -> None:
         self.tree, self.endless = tree, endless  # path ("" for the top) -> its groups
+        self.gone: set[str] = set()  # groups deleted by hand after their parent's list was read
         self.lists: list[tuple[str, dict[str, Any]]] = []
         self.sent: list[tuple[str, str, Any]] = []
 
-    async def _list(self, path: str, **params: Any) -> list[Any]:
+    async def get_list(self, path: str, **params: Any) -> list[Any]:
         self.lists.append((path, params))
         first, size = int(params["first"]), int(params["max"])
         if self.endless:
             return [{"id": f"x{first + i}", "path": f"/x{first + i}"} for i in range(size)]
         parent = "" if path.endswith("/groups") else path.split("/")[-2]
+        if parent in self.gone:
+            raise AdminError(404, f"GET {path}: 404 Could not find group by id")
         return self.tree.get(parent, [])[first : first + size]
 
     async def request(self, method: str, path: str, body: Any = None, **_: Any) -> Any:
         self.sent.append((method, path, body))
         return {"id": path.rsplit("/", 1)[-1]} if method == "GET" else None
 
-    async def _create(self, path: str, body: dict[str, Any]) -> str:
+    async def create_at(self, path: str, body: dict[str, Any]) -> str:
         self.sent.append(("POST", path, body))
         return "new-id"
 
@@ -65,6 +68,21 @@ async def test_a_server_that_never_stops_paging_is_cut_off(monkeypatch: pytest.M
     monkeypatch.setattr(kg, "MAX_GROUPS", 50)
     with pytest.raises(AdminError, match="more than 50 groups"):
         await _api(StubAdmin({}, endless=True)).groups("main")
+
+
+async def test_a_group_deleted_between_two_reads_is_taken_as_gone_with_its_subtree() -> None:
+    top = [{"id": "a", "path": "/a", "subGroupCount": 1}, {"id": "b", "path": "/b", "subGroupCount": 1}]
+    stub = StubAdmin({"": top, "a": [{"id": "a0", "path": "/a/a0"}], "b": [{"id": "b0", "path": "/b/b0"}]})
+    stub.gone.add("a")
+    assert [g["id"] for g in await _api(stub).groups("main")] == ["a", "b", "b0"]
+
+
+async def test_fewer_children_than_the_parent_counts_fail_the_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kg, "PAGE", 2)
+    top = [{"id": "a", "path": "/a", "subGroupCount": 5}]
+    children = [{"id": f"a{i}", "path": f"/a/a{i}", "parentId": "a"} for i in range(3)]  # a page cut short
+    with pytest.raises(AdminError, match="3 of its 5 subgroups read"):
+        await _api(StubAdmin({"": top, "a": children})).groups("main")
 
 
 async def test_writes_go_to_the_group_endpoints() -> None:

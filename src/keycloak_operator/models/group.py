@@ -18,14 +18,26 @@ from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.realm import RealmRef
 
-# A group's name is one segment of its path (`/parent/child`): no '/', which Keycloak would have to escape,
-# and no control characters; letters of any script and spaces are fine.
-GROUP_NAME = r"^[^\x00-\x1f\x7f/]+$"
+# A group's name is one segment of its path (`/parent/child`): no '/' (which Keycloak would have to escape)
+# nor a lookalike of it (U+2044, U+2215, U+FF0F, U+29F8), no control characters (C0, DEL, C1), no bidi
+# controls or zero-width characters (which would make two names that read the same), and not blank: it
+# neither starts nor ends with a space. Letters of any script and inner spaces are fine. The characters are
+# written literally (not as escapes) so that Python's re and the API server's Go regexp read them alike.
+_NOT_IN_NAME = (
+    "\\x00-\\x1f\\x7f-\\x9f/"
+    + "\u2044\u2215\uff0f\u29f8"  # slashes that look like '/'
+    + "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u061c\ufeff"  # zero-width and bidi
+)
+_SPACE = " \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+GROUP_NAME = f"^[^{_NOT_IN_NAME}{_SPACE}]([^{_NOT_IN_NAME}]*[^{_NOT_IN_NAME}{_SPACE}])?$"
 NAME_MAX = 255
 # Attribute keys as Keycloak's strictest check (the user profile's) accepts them; values are free text.
 ATTRIBUTE_KEY = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
 ATTRIBUTE_KEY_MAX = 255
-ATTRIBUTE_VALUE_MAX = 2048  # Keycloak stores a group attribute value as long text; we keep it a paragraph
+# Keycloak 26.7.3 stores a group attribute value in GROUP_ATTRIBUTE.VALUE, NVARCHAR(255) since its 2.5.0
+# changelog (jpa-changelog-2.5.0.xml; never widened since, keycloak#15685, #34981): a longer value fails
+# the write (or is cut, by database). 255 characters, as the column holds.
+ATTRIBUTE_VALUE_MAX = 255
 ATTRIBUTES_MAX = 32
 VALUES_MAX = 16
 ROLES_MAX = 64

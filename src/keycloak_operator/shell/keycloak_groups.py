@@ -3,7 +3,10 @@ deadlines, size caps and write count. Apart from keycloak_admin.py so that each 
 
 Keycloak lists only the top level of a realm's groups, each with a count of its subgroups, and pages a
 group's children (ten by default): the tree is read level by level, every page asked for explicitly, with a
-cap on the total so that a hostile server cannot keep a round reading forever.
+cap on the total so that a hostile server cannot keep a round reading forever. A group's children read are
+checked against its subGroupCount: fewer (a page cut short, say) fails the read, never a plan that would
+take a group missing from it for absent. A group deleted by hand between two reads (its children's list
+answers 404) is taken as gone with its subtree; the next round reads the tree again.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ class GroupAdmin:
         out: list[dict[str, Any]] = []
         first = 0
         while True:
-            page = await self.admin._list(path, briefRepresentation="false", first=str(first), max=str(PAGE))
+            page = await self.admin.get_list(
+                path, briefRepresentation="false", first=str(first), max=str(PAGE)
+            )
             first += len(page)
             out.extend(g for g in page if isinstance(g, dict) and isinstance(g.get("id"), str))
             if len(page) < PAGE:
@@ -53,9 +58,24 @@ class GroupAdmin:
             below: list[dict[str, Any]] = []
             for g in level:
                 if g.get("subGroupCount") or g.get("subGroups"):
-                    below.extend(await self._paged(f"{self._groups(realm)}/{_q(g['id'])}/children"))
+                    below.extend(await self._children(realm, g))
             level = [g for g in below if g["id"] not in seen]
         return out
+
+    async def _children(self, realm: str, parent: dict[str, Any]) -> list[dict[str, Any]]:
+        try:
+            found = await self._paged(f"{self._groups(realm)}/{_q(parent['id'])}/children")
+        except AdminError as e:
+            if e.status == 404:  # deleted since its parent's list was read: gone, subtree and all
+                return []
+            raise
+        count = parent.get("subGroupCount")
+        if isinstance(count, int) and len(found) < count:
+            raise AdminError(
+                0,
+                f"group {parent.get('path')}: {len(found)} of its {count} subgroups read; read again soon",
+            )
+        return found
 
     async def group(self, realm: str, group_id: str) -> dict[str, Any]:
         answer = await self.admin.request("GET", f"{self._groups(realm)}/{_q(group_id)}")
@@ -66,7 +86,7 @@ class GroupAdmin:
     async def create(self, realm: str, parent_id: str | None, body: dict[str, Any]) -> str:
         """The new group's id; under `parent_id`, or at the top."""
         base = self._groups(realm)
-        return await self.admin._create(f"{base}/{_q(parent_id)}/children" if parent_id else base, body)
+        return await self.admin.create_at(f"{base}/{_q(parent_id)}/children" if parent_id else base, body)
 
     async def update(self, realm: str, group_id: str, body: dict[str, Any]) -> None:
         await self.admin.request("PUT", f"{self._groups(realm)}/{_q(group_id)}", body)

@@ -5,10 +5,12 @@ A group is identified in Keycloak by a generated id and named by its path (`/par
 its realm: the path is the natural key, so the same name under two parents is two groups. `spec.parent` names
 another KeycloakGroup of the same namespace and realm; the planner resolves the chain into a path. A missing
 or not yet Ready parent leaves the child Pending (naming `spec.parent`); a cycle is an Error on every group
-in it (InvalidParent), and nothing of it is written (the walk is bounded, never a loop).
+in it (InvalidParent), and nothing of it is written (group_tree.py: each path found once, the tree at most
+MAX_DEPTH deep).
 
 Writes go by depth: removals deepest first (deleting a parent in Keycloak takes its subgroups with it, and
-they must be ours to take), upserts shallowest first (a child is created under its parent's id).
+they must be ours to take: a delete waits while anything below it is still wanted, group_tree.py), upserts
+shallowest first (a child is created under its parent's id).
 
 Role mappings are exact and written through their own endpoints after the group, as a client scope's
 mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm lacks
@@ -27,8 +29,16 @@ from typing import Any, Final, Literal
 from pydantic import ValidationError
 
 from keycloak_operator.core import names
-from keycloak_operator.core.replication import adoption
+from keycloak_operator.core.replication import adoption, group_tree
+from keycloak_operator.core.replication.client import BUILT_IN_CLIENTS
 from keycloak_operator.core.replication.drift import as_set
+from keycloak_operator.core.replication.group_tree import (
+    MAX_DEPTH,
+    blocked_deletes,
+    over_the_cap,
+    parent_key,
+    tree_paths,
+)
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import (
     content_hash,
@@ -56,8 +66,10 @@ from keycloak_operator.core.replication.sync import (
 )
 from keycloak_operator.models.group import KeycloakGroupSpec
 
-KIND: Final = names.GROUP_KIND
-PARENT: Final = "parent"  # the parent KeycloakGroup's metadata.name ("" at the top): hashed, never sent
+KIND: Final = group_tree.KIND
+PARENT: Final = (
+    group_tree.PARENT
+)  # the parent KeycloakGroup's metadata.name ("" at the top): hashed, not sent
 PATH: Final = "path"
 REALM_ROLES: Final = "realmRoles"
 CLIENT_ROLES: Final = "clientRoles"
@@ -108,29 +120,6 @@ class Available:
     declared_clients: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
-def parent_key(r: Resource) -> ObjectKey | None:
-    name = r.content.get(PARENT)
-    return ObjectKey(KIND, r.key.namespace, name) if name else None
-
-
-def _tree_problem(r: Resource, groups: Mapping[ObjectKey, Resource]) -> Verdict | str:
-    """The group's path, or why it has none: a parent missing, without a name of its own, or a cycle."""
-    segments, seen, at = [str(r.content["name"])], [r.key], r
-    while (up := parent_key(at)) is not None:
-        if up in seen:
-            chain = " -> ".join(k.name for k in [*seen[seen.index(up) :], up])
-            return Verdict("Error", "InvalidParent", f"spec.parent: a cycle ({chain}); nothing was written")
-        parent = groups.get(up)
-        if parent is None or "name" not in parent.content:
-            why = "not found in this realm" if parent is None else "not valid"
-            msg = f"spec.parent: KeycloakGroup {up.namespace}/{up.name} {why}; nothing was written"
-            return Verdict("Pending", "ParentNotFound" if parent is None else "ParentNotReady", msg)
-        segments.append(str(parent.content["name"]))
-        seen.append(up)
-        at = parent
-    return "/" + "/".join(reversed(segments))
-
-
 def _reference_problem(r: Resource, available: Available) -> Verdict | None:
     """A realm role the realm lacks, or a client role out of the group's reach, named by its field."""
     missing = [n for n in r.content[REALM_ROLES] if n not in available.realm_roles]
@@ -146,17 +135,23 @@ def _reference_problem(r: Resource, available: Available) -> Verdict | None:
                 return Verdict(
                     "Pending", "RoleNotFound", f"{where}: no such client role: {', '.join(lacking)}"
                 )
-        elif client_id in available.declared_clients.get(ns, frozenset()):
+        elif (
+            client_id in available.declared_clients.get(ns, frozenset()) and client_id not in BUILT_IN_CLIENTS
+        ):
             msg = (
                 f"{where}: the KeycloakClient of namespace {ns} declaring it is not in Keycloak yet (or "
                 "the clientId is held by another resource)"
             )
             return Verdict("Pending", "ClientNotReady", msg)
         else:
-            msg = (
-                f"{where}: no KeycloakClient of namespace {ns} declares this client; another team's client "
-                "roles are out of reach; nothing was written"
+            # A built-in client (realm-management, say) is Keycloak's, even when a KeycloakClient names it.
+            whose = (
+                "a built-in client's roles are"
+                if client_id in BUILT_IN_CLIENTS
+                else "another team's client roles are"
             )
+            msg = f"{where}: no KeycloakClient of namespace {ns} owns this client; {whose} out of reach"
+            msg += "; nothing was written"
             # Not revocable: the group's namespace is still allowed in the realm, only this mapping is not.
             return Verdict("Forbidden", "ClientNotOwned", msg, revocable=False)
     return None
@@ -168,13 +163,14 @@ def resolve_tree(
     """Each group with its path as natural key and in its content, or with the problem that holds it.
     A deleting group needs neither (its object is found by its marker), unless its delete is `blocked`:
     it is then still desired, and without a path it must be held."""
-    by_key = {g.key: g for g in groups}
+    paths = tree_paths({g.key: g for g in groups})
+    too_many = over_the_cap(groups)
     out = []
     for g in groups:
         if "name" not in g.content:  # an invalid spec: its problem already says so
             out.append(g)
             continue
-        path = _tree_problem(g, by_key)
+        path = too_many.get(g.key) or paths[g.key]
         if isinstance(path, Verdict):
             free = g.deleting and g.key not in blocked  # an Error would hold its finalizer for ever
             out.append(g if g.problem or free else replace(g, problem=path))
@@ -189,50 +185,6 @@ def resolve_tree(
     return out
 
 
-def foreign_below(observed: Sequence[Obj]) -> dict[str, list[str]]:
-    """Remote id -> paths of the groups anywhere below it that are not the same namespace's KeycloakGroups
-    (made by hand, or another namespace's moved there by hand): deleting it would take them along."""
-    by_id = {str(o.get("id")): o for o in observed}
-
-    def owner(o: Obj) -> str | None:
-        marker = read_marker(o.get("attributes"))
-        return marker.key.namespace if marker is not None and marker.key.kind == KIND else None
-
-    out: dict[str, list[str]] = {}
-    for o in observed:
-        mine = owner(o)
-        up_id, seen = o.get("parentId"), set()
-        while isinstance(up_id, str) and up_id in by_id and up_id not in seen:  # a bounded walk up
-            seen.add(up_id)
-            if mine is None or mine != owner(by_id[up_id]):
-                out.setdefault(up_id, []).append(str(o.get("path")))
-            up_id = by_id[up_id].get("parentId")
-    return out
-
-
-def _blocked(
-    groups: Sequence[Resource], observed: Sequence[Obj], foreign: Mapping[str, list[str]]
-) -> dict[ObjectKey, str]:
-    """Deleting groups with an object in Keycloak that must wait: subgroups are still declared under them,
-    or their object holds subgroups that are not theirs to delete (`foreign_below`)."""
-    children: dict[ObjectKey, list[str]] = {}
-    for g in groups:
-        up = parent_key(g)
-        if up is not None and not g.deleting:
-            children.setdefault(up, []).append(g.key.name)
-    found = {m.key: str(o.get("id")) for o in observed if (m := read_marker(o.get("attributes")))}
-    out = {}
-    for g in groups:
-        if not g.deleting or g.key not in found:  # nothing in Keycloak: nothing to take along, it may go
-            continue
-        if g.key in children:
-            out[g.key] = f"subgroups still declared under it: {', '.join(sorted(children[g.key]))}"
-        elif found.get(g.key) in foreign:
-            held = ", ".join(sorted(foreign[found[g.key]]))
-            out[g.key] = f"holds subgroups the operator did not create, left alone: {held}"
-    return out
-
-
 def plan_groups(
     groups: Sequence[Resource],
     observed: Iterable[Obj],
@@ -244,12 +196,11 @@ def plan_groups(
     """Every group of one realm, diffed whole against the realm's groups (the tree flattened, each with its
     `path` and `parentId`); also the groups as planned (paths resolved, problems set). A group whose parent
     did not end Ready (a Conflict, say) is Pending and planned again without it: at most one more pass per
-    level of the tree."""
+    level of the tree (MAX_DEPTH levels at most)."""
     seen = [o for o in observed if isinstance(o, Mapping)]
-    foreign = foreign_below(seen)
-    blocked = _blocked(groups, seen, foreign)
+    blocked, kept = blocked_deletes(groups, seen)
     planned = resolve_tree(groups, available, blocked.keys())
-    for _ in range(len(planned) + 1):
+    for _ in range(MAX_DEPTH + 2):  # a parent not Ready holds its subgroups: one more pass per level
         plan = plan_scope(
             KIND,
             planned,
@@ -266,10 +217,10 @@ def plan_groups(
             break
         planned = [replace(g, problem=waiting[g.key]) if g.key in waiting else g for g in planned]
     plan.disables = []  # no switch to turn off: revocation keeps the group until it deletes it
-    # An orphan (or a revoked group) holding subgroups that are not its own stays: Keycloak would delete
-    # them with it. Nothing declares an orphan, so there is no status to say so; the guide does.
-    plan.plan.deletes[:] = [d for d in plan.plan.deletes if d.remote_id not in foreign]
-    plan.plan.duplicates[:] = [d for d in plan.plan.duplicates if d.remote_id not in foreign]
+    # An orphan (or a revoked group, or a duplicate) holding subgroups it may not take along stays: Keycloak
+    # would delete them with it. Nothing declares an orphan, so there is no status to say so; the guide does.
+    plan.plan.deletes[:] = [d for d in plan.plan.deletes if d.remote_id not in kept]
+    plan.plan.duplicates[:] = [d for d in plan.plan.duplicates if d.remote_id not in kept]
     _attribute_drift(plan, planned, seen)
     return plan, planned
 

@@ -100,15 +100,32 @@ class GroupWriter:
         self.api = api
 
     async def sync(self, rnd: Round, at: InRealm) -> None:
-        """The realm's groups, diffed whole against its group tree; then each group's role mappings."""
+        """The realm's groups, diffed whole against its group tree; then each group's role mappings.
+
+        Nothing is read when no KeycloakGroup targets the realm: a realm's tree may be large (synced from
+        LDAP, say) and is none of the operator's business then. A group's finalizer keeps it declared until
+        its object is gone, so only a group whose resource went without one (its finalizer removed by
+        hand) is left behind; it is deleted as an orphan the next time a group is declared in the realm.
+        A read that fails is said on the groups (Error, ReadFailed), never on the realm: its clients and
+        the other kinds go on."""
         declared = [c for c in at.children if c.key.kind == group.KIND]
+        if not declared:
+            return
         api, lookup = self.api(at.admin), Lookup(at.admin, at.remote)
-        observed = await api.groups(at.remote)
         declared_clients: dict[str, set[str]] = {}
         for c in at.children:
             if c.key.kind == names.CLIENT_KIND and not c.deleting:
                 declared_clients.setdefault(c.key.namespace, set()).add(c.natural_key)
-        available = await lookup.available(declared)
+        try:
+            observed = await api.groups(at.remote)
+            available = await lookup.available(declared)
+        except AdminError as e:
+            rnd.failed = True  # retried soon, as a failed write is
+            for g in declared:
+                rnd.verdicts[g.key] = g.problem or Verdict(
+                    "Error", "ReadFailed", f"the realm's groups could not be read, nothing was written: {e}"
+                )
+            return
         available = group.Available(
             available.realm_roles,
             available.client_roles,
