@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
+
+LOOPBACK_ENV = "KCOP_IDP_ALLOW_LOOPBACK_HTTP"  # identity providers at http://localhost: tests only
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -18,7 +21,11 @@ def _run(args: argparse.Namespace) -> int:
     from keycloak_operator.shell.settings import Settings
 
     try:
-        policy = ServerPolicy(args.cluster_domain, tuple(h.lower() for h in args.external_server_host or ()))
+        policy = ServerPolicy(
+            args.cluster_domain,
+            tuple(h.lower() for h in args.external_server_host or ()),
+            idp_loopback_http=os.environ.get(LOOPBACK_ENV, "").strip().lower() in ("1", "true", "yes"),
+        )
     except ValueError as e:
         print(f"keycloak-operator run: {e}", file=sys.stderr)
         return 2

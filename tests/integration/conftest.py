@@ -48,7 +48,9 @@ _session_operators: list[OperatorProcess] = []
 def operator(
     cluster: localcluster.Cluster, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
-    proc = OperatorProcess(cluster.kubeconfig, tmp_path_factory.mktemp("operator"))
+    # test_realm_settings' upstream identity provider listens on http://127.0.0.1 (support/upstream_idp.py).
+    loopback = {"KCOP_IDP_ALLOW_LOOPBACK_HTTP": "true"}
+    proc = OperatorProcess(cluster.kubeconfig, tmp_path_factory.mktemp("operator"), extra_env=loopback)
     proc.start("--all-namespaces")
     _session_operators.append(proc)
     yield proc

@@ -21,6 +21,7 @@ class IdpServer:
         self.mappers: dict[str, dict[str, list[Obj]]] = {}  # realm -> alias -> mappers
         self.calls: list[tuple[Any, ...]] = []
         self.failing: set[str] = set()  # aliases whose writes are refused
+        self.failing_mappers: set[str] = set()  # aliases whose mapper listing fails
         self._ids = 0
 
     def api(self, admin: KeycloakAdmin) -> FakeIdentityProviderApi:
@@ -90,6 +91,8 @@ class FakeIdentityProviderApi:
 
     async def mappers(self, realm: str, alias: str) -> list[Obj]:
         self.server.calls.append(("mappers", realm, alias))
+        if alias in self.server.failing_mappers:
+            raise AdminError(503, f"mappers of {alias}: 503")
         return copy.deepcopy(self.server.mappers.setdefault(realm, {}).get(alias, []))
 
     async def write_mapper(

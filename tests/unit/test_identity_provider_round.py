@@ -240,3 +240,36 @@ async def test_a_hand_made_provider_is_adopted_through_its_internal_id_when_aske
     assert any(e[:4] == (KIND, "corp", "Normal", "Adopted") for e in _events(kube))
     writes, kube = await _round(world)
     assert writes == [] and kube == []
+
+
+async def test_a_failed_mapper_listing_stays_on_its_provider(world: World) -> None:
+    world.kube.add(_idp("team-a", "other", mappers=[MAPPER]))
+    world.idps.failing_mappers.add("upstream")
+    _, kube = await _round(world)
+    phases = _phases(kube)
+    assert phases["team-a/upstream"] == "Error" and phases["team-a/other"] == "Ready"
+    assert phases["team-a/main"] == "Ready"  # the realm, and every other kind, go on
+    assert world.idps.mappers["main"]["other"][0]["name"] == "email"
+
+
+async def test_a_mapper_handing_out_a_composite_realm_role_is_forbidden_and_nothing_is_written(
+    world: World,
+) -> None:
+    await _round(world)
+    world.server.roles["main"]["boss"] = {"name": "boss", "id": "r-boss", "composite": True}
+    world.server.roles["main"]["plain"] = {"name": "plain", "id": "r-plain", "composite": False}
+    boss = {
+        "name": "boss",
+        "identityProviderMapper": "oidc-hardcoded-role-idp-mapper",
+        "config": {"role": "boss"},
+    }
+    plain = {**boss, "name": "plain", "config": {"role": "plain"}}
+    world.kube.add(_idp("team-a", "evil", mappers=[boss]))
+    world.kube.add(_idp("team-a", "fine", mappers=[plain]))
+    writes, kube = await _round(world)
+    phases = _phases(kube)
+    assert phases["team-a/evil"] == "Forbidden" and phases["team-a/fine"] == "Ready"
+    assert "evil" not in world.idps.realm("main")
+    assert not any(w[2] == "evil" for w in writes)
+    message = _status(world, "team-a", "evil")["conditions"][0]["message"]
+    assert message.startswith("spec.mappers[boss].config.role: composite realm role 'boss' not granted")

@@ -459,6 +459,7 @@ class World:
                 writer.api = lambda admin: FakeGroups(self.server, admin)
             if isinstance(writer, IdentityProviderWriter):
                 writer.api_of = self.idps.api
+                writer.groups_of = lambda admin: FakeGroups(self.server, admin)
 
     def secret(self, ns: str, name: str, username: str, password: str) -> None:
         data = {"username": _b64(username), "password": _b64(password)}

@@ -5,9 +5,10 @@ Its settings are typed fields, never a free-form config map: Keycloak stores any
 mistyped one would look applied and do nothing. The client secret is never in the resource: `clientSecret`
 names a key of a Secret in the resource's own namespace (no namespace field, ADR 0012).
 
-URLs must be https; plain http is accepted only for a loopback host (localhost, 127.x.x.x, [::1]), where
-nothing crosses a network: the token request carries the client secret and the authorization code, which
-an http URL to any other host would send in clear. An IdP inside the cluster must serve TLS.
+URLs must be https: the token request carries the client secret and the authorization code, which an http
+URL would send in clear. An IdP inside the cluster must serve TLS. The pattern lets plain http to a loopback
+host (localhost, 127.x.x.x, [::1]) through, but the planner refuses it unless the operator runs with
+KCOP_IDP_ALLOW_LOOPBACK_HTTP (tests): Keycloak would call its own pod (core/replication/identity_provider.py).
 
 SAML identity providers are not covered yet (`providerId` has one value).
 """
@@ -29,7 +30,7 @@ ALIAS = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
 ALIAS_MAX = 128
 TEXT_MAX = 255
 GUI_ORDER_MAX = 100_000
-# https anywhere; http only to a loopback host. No credentials ('@'), query ('?') or fragment ('#').
+# https anywhere; http only to a loopback host (and the planner refuses that by default). No credentials ('@'), query ('?') or fragment ('#').
 IDP_URL = (
     r"^(https://[A-Za-z0-9.\-\[\]:]+|http://(localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|\[::1\])"
     r"(:[0-9]{1,5})?)(/[\x21\x22\x24-\x3e\x41-\x7e]*)?$"
@@ -40,12 +41,12 @@ SCOPES_MAX = 32
 IdpUrl = Annotated[str, Field(max_length=pt.URL_MAX, pattern=IDP_URL)]
 ScopeToken = Annotated[str, Field(min_length=1, max_length=TEXT_MAX, pattern=SCOPE_TOKEN)]
 # The mapper types Keycloak 26.7.3 offers an `oidc` provider (its mapper-types endpoint; the integration test
-# checks this list against it): a type it does not offer would be refused only when written.
+# checks this list against it): a type it does not offer would be refused only when written. Not the
+# advanced role and group mappers: the role or group a mapper gives is checked against the grant rule
+# (core/replication/idp_mapper_rule.py), and their JSON claim-to-role lists are not read.
 MapperType = Literal[
     "hardcoded-attribute-idp-mapper",
     "hardcoded-user-session-attribute-idp-mapper",
-    "oidc-advanced-group-idp-mapper",
-    "oidc-advanced-role-idp-mapper",
     "oidc-hardcoded-group-idp-mapper",
     "oidc-hardcoded-role-idp-mapper",
     "oidc-role-idp-mapper",

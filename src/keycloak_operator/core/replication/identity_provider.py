@@ -62,7 +62,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     plan_scope,
 )
-from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec
+from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec, OidcSettings
 
 KIND: Final = names.IDENTITY_PROVIDER_KIND
 CONFIG: Final = "attributes"  # the provider's `config`, as the planner holds it (see the module's text)
@@ -132,10 +132,43 @@ def idp_content(spec: KeycloakIdentityProviderSpec) -> dict[str, Any]:
     return content
 
 
+URL_FIELDS: Final = ("issuer", "authorization_url", "token_url", "user_info_url", "jwks_url", "logout_url")
+
+
+def _spec_problem(
+    key: ObjectKey, parent: ObjectKey, spec: KeycloakIdentityProviderSpec, loopback_http: bool
+) -> Verdict | None:
+    """What the CRD cannot refuse: a plain-http (loopback) URL without the operator's setting, and a
+    first-login flow from a namespace other than the realm's (a flow decides how users are created and
+    linked)."""
+    for name in URL_FIELDS:
+        url = getattr(spec.oidc, name)
+        if isinstance(url, str) and url.startswith("http://") and not loopback_http:
+            where = f"spec.oidc.{OidcSettings.model_fields[name].alias}"
+            message = (
+                f"{where}: plain http is not allowed (Keycloak would call its own pod's loopback); use "
+                "https; nothing was written"
+            )
+            return Verdict("Error", "InsecureUrl", message, revocable=False)
+    if spec.first_broker_login_flow_alias is not None and key.namespace != parent.namespace:
+        message = (
+            "spec.firstBrokerLoginFlowAlias: only the realm's own namespace "
+            f"({parent.namespace}) may choose a provider's first-login flow; nothing was written"
+        )
+        return Verdict("Forbidden", "FlowNotAllowed", message, revocable=False)
+    return None
+
+
 def idp_resource(
-    obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
+    obj: Obj,
+    realms: Mapping[ObjectKey, RealmTarget],
+    unreadable: AbstractSet[str] = frozenset(),
+    *,
+    loopback_http: bool = False,
 ) -> Resource:
-    """An identity provider, with a problem when its realm is unknown or does not allow its namespace."""
+    """An identity provider, with a problem when its realm is unknown or does not allow its namespace, when
+    a URL is plain http (`loopback_http`: the operator's KCOP_IDP_ALLOW_LOOPBACK_HTTP, off by default), or
+    when a namespace other than the realm's names a first-login flow."""
     key, flags = key_of(obj), resource_flags(obj)
     try:
         spec = KeycloakIdentityProviderSpec.model_validate(obj.get("spec") or {})
@@ -146,7 +179,7 @@ def idp_resource(
     # Its own allow-list: a provider is a way into every client of the realm, not one team's.
     problem = in_realm_problem(
         key, parent, realms, unreadable, "identity providers", "identityProviderNamespaces"
-    )
+    ) or _spec_problem(key, parent, spec, loopback_http)
     # A provider made by hand may be adopted (kcop.dev/adopt), from the realm's own namespace only.
     flags |= adoption.flags(obj, adoption.within_realm(key, parent))
     return Resource(key, spec.alias, idp_content(spec), problem=problem, parent=parent, **flags)
@@ -184,6 +217,11 @@ def with_client_secret(r: Resource, ref: tuple[str, str], secret: Obj | None) ->
         value = base64.b64decode(raw, validate=True).decode()
     except (binascii.Error, UnicodeDecodeError):
         message = f"{where} key {key!r} is not UTF-8 text; nothing was written"
+        return replace(r, problem=Verdict("Error", "SecretInvalid", message)), None
+    if value == MASKED:  # Keycloak would read it as "keep the stored secret": it would never be applied
+        message = (
+            f"{where} key {key!r} is Keycloak's mask for a stored secret, not a secret; nothing was written"
+        )
         return replace(r, problem=Verdict("Error", "SecretInvalid", message)), None
     meta = secret.get("metadata") or {}
     source = f"{meta.get('uid', '')}/{meta.get('resourceVersion', '')}"
@@ -294,8 +332,14 @@ def mapper_body(alias: str, declared: Obj, remote_id: str | None = None) -> dict
     return body if remote_id is None else {**body, "id": remote_id}
 
 
+def _config(mapper: Obj) -> Mapping[str, Any]:
+    """A mapper's config as read; one that is not a map (a server's odd answer) as none: a foreign mapper."""
+    config = mapper.get("config")
+    return config if isinstance(config, Mapping) else {}
+
+
 def _in_step(declared: Obj, seen: Obj) -> bool:
-    config = seen.get("config") or {}
+    config = _config(seen)
     return (
         seen.get("identityProviderMapper") == declared["identityProviderMapper"]
         and config.get(MAPPER_HASH) == content_hash(declared)
@@ -310,7 +354,7 @@ def plan_mappers(content: Obj, observed: Iterable[Obj] | None) -> MapperPlan:
         return plan
     alias = str(content["alias"])
     existing = {str(m.get("name")): m for m in observed or [] if isinstance(m, Mapping)}
-    ours = {n for n, m in existing.items() if MAPPER_HASH in (m.get("config") or {})}
+    ours = {n for n, m in existing.items() if MAPPER_HASH in _config(m)}
     declared = {m["name"]: m for m in content[MAPPERS]}
     for name in sorted(ours - declared.keys()):
         plan.writes.append(MapperWrite("delete", name, str(existing[name].get("id"))))

@@ -29,6 +29,9 @@ class ServerPolicy:
     # Hosts `spec.server.external.url` may name: `sso.example.com`, or `*.example.com` for any host under
     # it. Empty: any host (the default; the install guide says when to set it).
     external_hosts: tuple[str, ...] = ()
+    # KCOP_IDP_ALLOW_LOOPBACK_HTTP: whether an identity provider's URLs may be plain http to a loopback host
+    # (Keycloak's own pod: its management port, its sidecars). Off: for tests with an upstream on the node.
+    idp_loopback_http: bool = False
 
     def __post_init__(self) -> None:
         for entry in self.external_hosts:

@@ -12,6 +12,8 @@ from typing import Any
 
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import identity_provider as idp
+from keycloak_operator.core.replication import idp_mapper_rule as rule
+from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
@@ -27,6 +29,7 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.keycloak_groups import GroupAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
@@ -41,15 +44,18 @@ class IdentityProviderWriter:
         kube: Kube,
         limiter: WriteLimiter,
         api_of: Callable[[KeycloakAdmin], IdentityProviderApi] = IdentityProviderApi,
+        groups_of: Callable[[KeycloakAdmin], Any] = GroupAdmin,
     ) -> None:
         self.kube = kube
         self.limiter = limiter
         self.api_of = api_of
+        self.groups_of = groups_of  # the realm's groups, read for the mappers that hand one out
 
     async def sync(self, rnd: Round, at: InRealm) -> None:
         """The realm's identity providers, diffed whole against what the realm holds; then their mappers."""
         declared = [c for c in at.children if c.key.kind == idp.KIND]
         api = self.api_of(at.admin)
+        declared = await self._mapper_rule(at, declared)
         declared, secrets = await self._secrets(rnd, declared)
         observed = await api.providers(at.remote)
         scope = idp.plan_identity_providers(declared, observed, at.watched, revocation=at.revocation)
@@ -62,6 +68,39 @@ class IdentityProviderWriter:
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         await self._mappers(rnd, api, at.remote, declared, scope)
+
+    async def _mapper_rule(self, at: InRealm, declared: list[Resource]) -> list[Resource]:
+        """Each provider whose mappers hand out a role or a group it may not give, held with that problem
+        (idp_mapper_rule.py). The realm's roles, clients and groups are read only when some provider's mappers
+        give one; if they cannot be read, those providers wait, the others go on."""
+        asking = {
+            r.key for r in declared if r.problem is None and not r.deleting and rule.hands_out(r.content)
+        }
+        if not asking:
+            return declared
+        try:
+            owners = sa.client_owners(await at.admin.clients(at.remote))
+            roles = await at.admin.roles(at.remote)
+            groups = rule.group_owners(await self.groups_of(at.admin).groups(at.remote))
+        except AdminError as e:
+            failed = Verdict(
+                "Error", "ReadFailed", f"spec.mappers: the realm's roles, clients or groups: {e}"
+            )
+            return [replace(r, problem=failed) if r.key in asking else r for r in declared]
+        realm_roles = {
+            str(o["name"]): o for o in roles if isinstance(o, Mapping) and isinstance(o.get("name"), str)
+        }
+        view = sa.RealmView(at.remote, realm_roles, owners, {})
+        granted_by = f"{at.realm.key.namespace}/{at.realm.key.name}"
+        out = []
+        for r in declared:
+            problem = (
+                rule.mapper_problem(r.content, r.key.namespace, at.grants, granted_by, view, groups)
+                if r.key in asking
+                else None
+            )
+            out.append(r if problem is None else replace(r, problem=problem))
+        return out
 
     async def _secrets(
         self, rnd: Round, declared: list[Resource]

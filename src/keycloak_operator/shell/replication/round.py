@@ -125,7 +125,7 @@ class Replicator:
             *(client_resource(o, targets, blind) for o in client_objs),
             *(scope_resource(o, targets, blind) for o in scope_objs),
             *(group_resource(o, targets, blind) for o in group_objs),
-            *(idp_resource(o, targets, blind) for o in idp_objs),
+            *(idp_resource(o, targets, blind, loopback_http=self.policy.idp_loopback_http) for o in idp_objs),
         ]
         inside_objs = [*client_objs, *scope_objs, *group_objs, *idp_objs]
         rnd.objects.update({c.key: o for c, o in zip(children, inside_objs, strict=True)})

@@ -1,0 +1,159 @@
+"""What an identity provider may not do, beyond its CRD (review 3): mappers handing out roles or groups
+outside its namespace's reach (idp_mapper_rule.py, the service accounts' grant rule), the advanced mappers,
+a first-login flow from another namespace than the realm's, plain-http loopback URLs without the operator's
+setting, Keycloak's mask as a secret, and mapper listings Keycloak answers oddly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from keycloak_operator.core import names
+from keycloak_operator.core.replication import identity_provider as idp
+from keycloak_operator.core.replication import idp_mapper_rule as rule
+from keycloak_operator.core.replication.service_account import Grant, RealmView
+from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec
+from tests.unit.test_identity_provider import k8s, resource, secret, targets
+
+Obj = dict[str, Any]
+
+
+def _mapper(kind: str, name: str = "m", **config: str) -> Obj:
+    return {"name": name, "identityProviderMapper": kind, "config": config}
+
+
+def _role(role: str) -> Obj:
+    return _mapper("oidc-hardcoded-role-idp-mapper", role=role)
+
+
+VIEW = RealmView(
+    "main",
+    {
+        "plain": {"id": "r1", "composite": False},
+        "boss": {"id": "r2", "composite": True},
+        "vague": {"id": "r3"},  # composite not said: counts as composite
+        "default-roles-main": {"id": "r4", "composite": True},
+    },
+    {
+        "realm-management": ("c1", None),
+        "app-b": ("c2", "team-b"),
+        "app-a": ("c3", "team-a"),
+        "my.app": ("c4", "team-b"),
+    },
+    {},
+)
+GROUPS = {"/b-team": "team-b", "/a-admins": "team-a", "/by-hand": None}
+
+
+def _problem(ns: str, *mappers: Obj, grants: tuple[Grant, ...] = ()) -> Any:
+    return rule.mapper_problem({"mappers": list(mappers)}, ns, grants, "team-a/main", VIEW, GROUPS)
+
+
+@pytest.mark.parametrize("ns", ["team-b", "team-a"])  # the realm's own namespace too, as service accounts
+def test_a_mapper_giving_realm_admin_is_forbidden_naming_its_field(ns: str) -> None:
+    v = _problem(ns, _role("realm-management.realm-admin"))
+    assert v.phase == "Forbidden" and v.reason == rule.NOT_GRANTED and not v.revocable
+    assert v.message.startswith(
+        "spec.mappers[m].config.role: role 'realm-admin' of client 'realm-management'"
+    )
+    assert "serviceAccountGrants" in v.message
+    for kind in ("oidc-role-idp-mapper", "oidc-hardcoded-role-idp-mapper"):
+        assert _problem(ns, _mapper(kind, role="realm-management.realm-admin", claim="x")) is not None
+
+
+def test_a_grant_opens_a_client_role_as_for_service_accounts() -> None:
+    grant = Grant("team-b", "realm-management", frozenset({"view-users"}))
+    assert _problem("team-b", _role("realm-management.view-users"), grants=(grant,)) is None
+    assert _problem("team-b", _role("realm-management.realm-admin"), grants=(grant,)) is not None
+    other = Grant("team-c", "realm-management", frozenset({"view-users"}))
+    assert _problem("team-b", _role("realm-management.view-users"), grants=(other,)) is not None
+
+
+def test_own_clients_roles_and_plain_realm_roles_are_allowed_others_not() -> None:
+    assert _problem("team-b", _role("app-b.reader")) is None
+    assert _problem("team-b", _role("my.app.reader")) is None  # a clientId with a dot, read as Keycloak does
+    assert _problem("team-b", _role("app-a.reader")) is not None  # another team's client
+    assert _problem("team-b", _role("plain")) is None
+    assert _problem("team-b", _role("default-roles-main")) is None
+    for composite in ("boss", "vague"):
+        v = _problem("team-b", _role(composite))
+        assert v.reason == rule.NOT_GRANTED and "composite realm role" in v.message
+    assert _problem("team-b", _role("boss"), grants=(Grant("team-b", None, frozenset({"boss"})),)) is None
+    missing = _problem("team-b", _role("nope"))
+    assert missing.phase == "Pending" and missing.message.startswith("spec.mappers[m].config.role")
+
+
+def test_a_group_mapper_may_name_only_its_namespaces_groups() -> None:
+    group = "oidc-hardcoded-group-idp-mapper"
+    assert _problem("team-b", _mapper(group, group="/b-team")) is None
+    for path in ("/a-admins", "/by-hand", "/nowhere", ""):
+        v = _problem("team-b", _mapper(group, name="g", group=path))
+        assert v.phase == "Forbidden" and v.message.startswith("spec.mappers[g].config.group")
+    assert not rule.hands_out({"mappers": [_mapper("oidc-user-attribute-idp-mapper", claim="x")]})
+    assert rule.hands_out({"mappers": [_mapper(group, group="/x")]})
+
+
+@pytest.mark.parametrize("kind", ["oidc-advanced-role-idp-mapper", "oidc-advanced-group-idp-mapper"])
+def test_the_advanced_mappers_whose_json_is_not_checked_are_not_offered(kind: str) -> None:
+    spec = k8s("team-b", "x", mappers=[_mapper(kind, claims='[{"key":"a","value":"b"}]')])["spec"]
+    with pytest.raises(ValidationError):
+        KeycloakIdentityProviderSpec.model_validate(spec)
+
+
+def test_a_first_login_flow_only_from_the_realms_own_namespace() -> None:
+    r = resource("team-b", "b", firstBrokerLoginFlowAlias="anything")
+    assert r.problem is not None and r.problem.phase == "Forbidden" and not r.problem.revocable
+    assert r.problem.message.startswith("spec.firstBrokerLoginFlowAlias")
+    assert resource("team-a", "a", firstBrokerLoginFlowAlias="first broker login").problem is None
+
+
+@pytest.mark.parametrize("field", ["tokenUrl", "authorizationUrl", "jwksUrl", "issuer"])
+def test_a_loopback_http_url_is_an_error_unless_the_operator_allows_it(field: str) -> None:
+    obj = k8s("team-a", "x", oidc={field: "http://127.0.0.1:9000/metrics"})
+    r = idp.idp_resource(obj, targets())
+    assert r.problem is not None and r.problem.phase == "Error" and r.problem.reason == "InsecureUrl"
+    assert r.problem.message.startswith(f"spec.oidc.{field}:")
+    assert idp.idp_resource(obj, targets(), loopback_http=True).problem is None
+    assert (
+        idp.idp_resource(k8s("team-a", "y", oidc={field: "https://up.example.com/x"}), targets()).problem
+        is None
+    )
+
+
+def test_keycloaks_mask_as_the_secret_is_refused_naming_the_field() -> None:
+    obj = k8s("team-a", "m")
+    r, value = idp.with_client_secret(
+        idp.idp_resource(obj, targets()), ("upstream", "client-secret"), secret(idp.MASKED)
+    )
+    assert value is None and r.problem is not None
+    assert (r.problem.phase, r.problem.reason) == ("Error", "SecretInvalid")
+    assert r.problem.message.startswith(idp.SECRET_FIELD) and idp.MASKED not in r.problem.message
+
+
+@pytest.mark.parametrize("odd", ["a string", 5, ["list"], None])
+def test_a_mapper_whose_config_is_not_a_map_is_foreign_never_a_crash(odd: Any) -> None:
+    content = {
+        **resource(
+            mappers=[{**_mapper("oidc-username-idp-mapper", name="user"), "config": {"template": "x"}}]
+        ).content
+    }
+    observed = [
+        {"id": "m1", "name": "user", "identityProviderMapper": "oidc-username-idp-mapper", "config": odd},
+        {"id": "m2", "name": "other", "config": odd},
+    ]
+    plan = idp.plan_mappers(content, observed)
+    assert plan.writes == [] and plan.conflicts == ["mapper user"]
+
+
+def test_the_kinds_are_what_the_rule_reads() -> None:
+    assert (
+        names.GROUP_KIND == "KeycloakGroup"
+        and set(
+            KeycloakIdentityProviderSpec.model_json_schema()["$defs"]["IdpMapper"]["properties"][
+                "identityProviderMapper"
+            ]["enum"]
+        )
+        >= rule.ROLE_MAPPERS
+    )
