@@ -30,7 +30,8 @@ ALIAS = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
 ALIAS_MAX = 128
 TEXT_MAX = 255
 GUI_ORDER_MAX = 100_000
-# https anywhere; http only to a loopback host (and the planner refuses that by default). No credentials ('@'), query ('?') or fragment ('#').
+# https anywhere; http only to a loopback host (which the planner refuses by default). No credentials ('@'),
+# query ('?') or fragment ('#').
 IDP_URL = (
     r"^(https://[A-Za-z0-9.\-\[\]:]+|http://(localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|\[::1\])"
     r"(:[0-9]{1,5})?)(/[\x21\x22\x24-\x3e\x41-\x7e]*)?$"
