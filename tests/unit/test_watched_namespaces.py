@@ -13,7 +13,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.client import plan_clients
 from keycloak_operator.core.replication.realm import plan_realms, releasable_without_server
-from keycloak_operator.core.replication.resources import client_resource, realm_target
+from keycloak_operator.core.replication.resources import RealmTarget, client_resource, realm_target
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.core.replication.watched import (
     UNREADABLE,
@@ -164,16 +164,33 @@ def test_a_deleting_client_whose_realm_is_in_an_unreadable_namespace_keeps_its_f
     assert releasable_without_realm(invalid, frozenset())
 
 
+def test_a_deleting_realm_waits_on_an_unreadable_namespace_of_either_allow_list_naming_it() -> None:
+    going = realm("team-b", "going", deleting=True)
+    target = RealmTarget(
+        going, None, None, frozenset({"team-c"}), provider_namespaces=frozenset({"idp-only"})
+    )
+    waiting = deletions_waiting([(going, target.allow_lists())], frozenset({"idp-only"}))
+    message = waiting[going.key]
+    assert "identity providers" in message and "spec.identityProviderNamespaces" in message
+    assert "spec.clientNamespaces" not in message
+    both = deletions_waiting([(going, target.allow_lists())], frozenset({"idp-only", "team-c"}))
+    assert "spec.clientNamespaces" in both[going.key] and "spec.identityProviderNamespaces" in both[going.key]
+    assert not deletions_waiting([(going, target.allow_lists())], frozenset({"team-x"}))
+
+
 def test_a_deleting_realm_that_allows_clients_from_an_unreadable_namespace_waits() -> None:
     going, staying = realm("team-b", "going", deleting=True), realm("team-b", "staying")
-    allowed = frozenset({"team-x"})
+    allowed = {"clientNamespaces": frozenset({"team-x"})}
     waiting = deletions_waiting([(going, allowed), (staying, allowed)], frozenset({"team-x"}))
     assert list(waiting) == [going.key] and "team-x" in waiting[going.key]
+    assert "spec.clientNamespaces" in waiting[going.key]
     scope = plan_realms([going], [], [stored(going, "going")], {"team-b"}, waiting=waiting)
     assert not scope.plan.deletes and not scope.finalizable
     assert scope.verdicts[going.key].reason == "DeletionBlocked"
     # Namespaces it does not allow, or that are gone, do not hold it.
-    assert not deletions_waiting([(going, frozenset({"team-c"}))], frozenset({"team-x"}))
+    assert not deletions_waiting(
+        [(going, {"clientNamespaces": frozenset({"team-c"})})], frozenset({"team-x"})
+    )
     assert not deletions_waiting([(going, allowed)], frozenset())
     unblocked = plan_realms([going], [], [stored(going, "going")], {"team-b"})
     assert [d.key for d in unblocked.plan.deletes] == [going.key]

@@ -67,7 +67,7 @@ SECRET_RULE = {
 class IdpRealmRef(RealmRef):
     namespace: str | None = pt.namespace_name(
         "Its namespace; defaults to the identity provider's (another one must list this namespace in its "
-        "spec.clientNamespaces).",
+        "spec.identityProviderNamespaces).",
         default=None,
     )
 

@@ -26,8 +26,9 @@ class Settings:
     # per second, all namespaces together and any one namespace.
     writes_per_second: float = 50.0
     namespace_writes_per_second: float = 10.0
-    # KCOP_REVOCATION_GRACE_SECONDS: a namespace removed from realmNamespaces / clientNamespaces has its
-    # objects disabled after this long, and deleted after twice this long (0: never; they stay, held).
+    # KCOP_REVOCATION_GRACE_SECONDS: a namespace removed from an allow-list (realmNamespaces,
+    # clientNamespaces, identityProviderNamespaces) has its objects disabled after this long, and deleted
+    # after twice this long (0: never; they stay, held).
     revocation_grace: timedelta = field(default=timedelta(seconds=3600))
 
     @classmethod

@@ -3,7 +3,8 @@ identity provider of one realm), its mappers, its client secret's way in, and th
 
 An identity provider is named and addressed by its alias, unique within its realm (the alias is the remote
 id too, as a realm's name is: a changed alias renames the object, its mappers and links following it). It
-lives in a realm like a client (allowed by the realm's `clientNamespaces`, written with the realm's login).
+lives in a realm like a client, written with the realm's login, but has its own allow-list, the realm's
+`identityProviderNamespaces` (a provider is a way into every client of the realm, not one team's).
 
 **The marker lives in `config`.** Keycloak's IdentityProviderRepresentation has no `attributes`; its
 `config` is a string map that keeps any key it is sent (checked on Keycloak 26 by the integration test,

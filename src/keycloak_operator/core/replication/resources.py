@@ -2,7 +2,8 @@
 
 Authorization is decided here, before anything talks to Keycloak: a realm may target a Keycloak of this
 operator only from that Keycloak's namespace or one it lists in `realmNamespaces`; a client may join a realm
-only from the realm's namespace or one the realm lists in `clientNamespaces`. A realm that targets an
+only from the realm's namespace or one the realm lists in `clientNamespaces` (an identity provider: in
+`identityProviderNamespaces`, its own allow-list). A realm that targets an
 external server brings its own admin Secret, in its own namespace: holding those credentials is the right.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -63,6 +64,11 @@ class Server:
     url: str
 
 
+# A realm's allow-lists, by spec field: clientNamespaces for clients, client scopes and groups;
+# identityProviderNamespaces for identity providers (a way into every client of the realm).
+AllowList = Literal["clientNamespaces", "identityProviderNamespaces"]
+
+
 @dataclass(frozen=True)
 class RealmTarget:
     resource: Resource
@@ -73,6 +79,14 @@ class RealmTarget:
     grants: tuple[Grant, ...] = ()
     # Namespaces that may declare identity providers in it besides its own (spec.identityProviderNamespaces).
     provider_namespaces: frozenset[str] = frozenset()
+
+    def allow_lists(self) -> Mapping[str, frozenset[str]]:
+        """Each allow-list of the realm by its spec field: who may declare something in it besides its own
+        namespace (a realm being deleted waits on any of them that cannot be read: deletions_waiting)."""
+        return {
+            "clientNamespaces": self.client_namespaces,
+            "identityProviderNamespaces": self.provider_namespaces,
+        }
 
 
 def key_of(obj: Obj) -> ObjectKey:
@@ -327,11 +341,12 @@ def in_realm_problem(
     realms: Mapping[ObjectKey, RealmTarget],
     unreadable: AbstractSet[str],
     what: str,
-    allow_list: str = "clientNamespaces",
+    allow_list: AllowList = "clientNamespaces",
 ) -> Verdict | None:
     """Why a resource declared in the realm resource `parent` (a client, a client scope: `what`, plural)
-    may not be written: its realm unknown, unreadable, or not allowing the resource's namespace (the realm's
-    `clientNamespaces` is the one allow-list for everything declared in it)."""
+    may not be written: its realm unknown, unreadable, or not allowing the resource's namespace in
+    `allow_list` (`clientNamespaces` for clients, client scopes and groups; identity providers have their
+    own, `identityProviderNamespaces`)."""
     realm = realms.get(parent)
     if realm is None and parent.namespace in unreadable:
         return _unreadable(f"KeycloakRealm {parent.namespace}/{parent.name}", parent.namespace)
@@ -339,9 +354,7 @@ def in_realm_problem(
         return Verdict(
             "Pending", "RealmNotFound", f"KeycloakRealm {parent.namespace}/{parent.name} not found"
         )
-    allowed = (
-        realm.provider_namespaces if allow_list == "identityProviderNamespaces" else realm.client_namespaces
-    )
+    allowed = realm.allow_lists()[allow_list]  # by the field's name: an unknown one fails, never opens
     if key.namespace != parent.namespace and key.namespace not in allowed:
         return Verdict(
             "Forbidden",

@@ -93,8 +93,8 @@ class Disable:
 @dataclass(frozen=True)
 class Revocation:
     """What happens to the object of a resource that is no longer allowed (its namespace was removed from
-    `realmNamespaces` / `clientNamespaces`): disabled after `grace`, deleted after twice that. A grace of
-    zero or less turns revocation off (objects stay as they were, held)."""
+    `realmNamespaces` / `clientNamespaces` / `identityProviderNamespaces`): disabled after `grace`, deleted
+    after twice that. A grace of zero or less turns revocation off (objects stay as they were, held)."""
 
     now: datetime
     grace: timedelta

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.sync import UNREADABLE, Resource, waits_on_unreadable
@@ -96,21 +96,34 @@ class Listing:
 
 
 def deletions_waiting(
-    realms: Iterable[tuple[Resource, AbstractSet[str]]], unreadable: AbstractSet[str]
+    realms: Iterable[tuple[Resource, Mapping[str, AbstractSet[str]]]], unreadable: AbstractSet[str]
 ) -> dict[ObjectKey, str]:
-    """Realms being deleted that must wait, with why: each given with its `clientNamespaces`. One that
-    allows clients from a namespace that could not be read waits, since deleting it in Keycloak would take
-    their clients with it (what `realm.blocked_realm_deletes` does for clients it can see)."""
+    """Realms being deleted that must wait, with why: each given with its allow-lists by spec field
+    (resources.RealmTarget.allow_lists: `clientNamespaces`, `identityProviderNamespaces`). One that allows
+    a namespace that could not be read waits, since deleting it in Keycloak would take what that namespace
+    declared with it (what `realm.blocked_realm_deletes` does for clients it can see)."""
     out: dict[ObjectKey, str] = {}
-    for realm, client_namespaces in realms:
-        blind = sorted(client_namespaces & unreadable)
-        if realm.deleting and blind:
-            out[realm.key] = (
-                f"namespace {', '.join(blind)} may still declare clients in this realm "
-                "(spec.clientNamespaces) and could not be read by the operator; the realm is deleted once it "
-                "can be, or once the namespace is removed from spec.clientNamespaces"
-            )
+    for realm, lists in realms:
+        blind = sorted(set().union(*(allowed & unreadable for allowed in lists.values())))
+        if not realm.deleting or not blind:
+            continue
+        fields = [f"spec.{name}" for name, allowed in sorted(lists.items()) if allowed & unreadable]
+        what = " or ".join(
+            DECLARES.get(name, "resources") for name, allowed in sorted(lists.items()) if allowed & unreadable
+        )
+        out[realm.key] = (
+            f"namespace {', '.join(blind)} may still declare {what} in this realm ({', '.join(fields)}) "
+            "and could not be read by the operator; the realm is deleted once it can be, or once the "
+            f"namespace is removed from {' and '.join(fields)}"
+        )
     return out
+
+
+# What each allow-list lets a namespace declare, for messages.
+DECLARES: Final = {
+    "clientNamespaces": "clients, client scopes or groups",
+    "identityProviderNamespaces": "identity providers",
+}
 
 
 def releasable_without_realm(client: Resource, unreadable: AbstractSet[str]) -> bool:

@@ -51,7 +51,7 @@ class RealmWriter:
         passwords = smtp_passwords or {}
         targets = admins.targets
         waiting = deletions_waiting(
-            ((r, targets[r.key].client_namespaces | targets[r.key].provider_namespaces) for r in realms),
+            ((r, targets[r.key].allow_lists()) for r in realms),
             listing.unreadable,
         )
         listed = False
