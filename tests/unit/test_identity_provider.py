@@ -180,7 +180,7 @@ def test_the_secret_value_is_never_in_the_content_the_hash_or_the_plan_and_a_cha
     changed, value = idp.with_client_secret(bare, ref, secret("n3w", version="2"))
     update = plan([changed], [stored(r)])
     assert [u.remote_id for u in update.plan.updates] == ["upstream"] and update.drift == {}
-    body = idp.upsert_body(update.plan.updates[0], value, "i-upstream")
+    body = idp.upsert_body(update.plan.updates[0], value, stored(r))
     assert body["config"]["clientSecret"] == "n3w" and body["internalId"] == "i-upstream"
     assert VALUE not in repr(update) and "n3w" not in repr(update)
     with pytest.raises(ValueError, match="client secret"):
@@ -288,7 +288,7 @@ def test_a_hand_made_provider_is_adopted_only_when_asked_from_the_realms_namespa
     scope = plan([r], [by_hand("corp")])
     [update] = scope.plan.updates
     assert scope.adopted == {r.key: "corp"} and update.remote_id == "corp"
-    body = idp.upsert_body(update, VALUE, "h-corp")  # the writer names the observed internalId
+    body = idp.upsert_body(update, VALUE, by_hand("corp"))  # laid over the provider as listed
     assert read_marker(body["config"]) is not None and body["internalId"] == "h-corp"
     adopted = {**stored(r), "internalId": "h-corp"}
     assert plan([r], [adopted]).plan.is_empty()  # then quiet, as any provider of ours
@@ -386,7 +386,7 @@ def apply(scope: ScopePlan, observed: list[Obj]) -> list[Obj]:
                 put(body["alias"], body)
             else:
                 assert isinstance(op, Update)
-                put(op.remote_id, idp.upsert_body(op, VALUE, by_alias[op.remote_id]["internalId"]))
+                put(op.remote_id, idp.upsert_body(op, VALUE, by_alias[op.remote_id]))
     return list(by_alias.values())
 
 

@@ -13,9 +13,10 @@ from pydantic import ValidationError
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication import idp_mapper_rule as rule
+from keycloak_operator.core.replication import read_marker
 from keycloak_operator.core.replication.service_account import Grant, RealmView
 from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec
-from tests.unit.test_identity_provider import k8s, resource, secret, targets
+from tests.unit.test_identity_provider import k8s, plan, resource, secret, stored, targets
 
 Obj = dict[str, Any]
 
@@ -157,3 +158,21 @@ def test_the_kinds_are_what_the_rule_reads() -> None:
         )
         >= rule.ROLE_MAPPERS
     )
+
+
+def test_an_update_keeps_what_the_operator_does_not_manage() -> None:
+    r = resource("team-a", "upstream", displayName="New")
+    before = {
+        **stored(resource("team-a", "upstream")),
+        "linkOnly": True,
+        "postBrokerLoginFlowAlias": "post",
+        "authenticateByDefault": True,
+    }
+    before["config"] = {**before["config"], "clientAssertionSigningAlg": "ES256", "issuer": "https://old"}
+    [update] = plan([r], [before]).plan.updates
+    body = idp.upsert_body(update, None, before)
+    assert body["linkOnly"] is True and body["postBrokerLoginFlowAlias"] == "post"
+    assert body["authenticateByDefault"] is True and body["internalId"] == before["internalId"]
+    assert body["config"]["clientAssertionSigningAlg"] == "ES256"
+    assert body["displayName"] == "New" and body["config"]["issuer"] == ""  # declared fields still win
+    assert body["config"]["clientSecret"] == idp.MASKED and read_marker(body["config"]) is not None

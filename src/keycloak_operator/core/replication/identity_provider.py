@@ -271,19 +271,27 @@ def keycloak_body(planned: Obj) -> dict[str, Any]:
     return body
 
 
-def upsert_body(op: Create | Update, secret: str | None, internal_id: str | None = None) -> dict[str, Any]:
+def upsert_body(op: Create | Update, secret: str | None, current: Obj | None = None) -> dict[str, Any]:
     """A create's or an update's body, marked, with the client secret read this round (None: the mask stays,
-    which Keycloak reads as "keep the stored one"; a create must have it). An update names the provider's
-    internalId, by which Keycloak finds it (and renames it, with its mappers, if the alias changed)."""
-    body = keycloak_body(marked(op.content, op.key))
+    which Keycloak reads as "keep the stored one"; a create must have it). An update is the declared fields
+    and config keys laid over the provider as listed (`current`): a PUT replaces the whole provider, so what
+    the operator does not manage (linkOnly, postBrokerLoginFlowAlias, config keys it has no field for) is
+    sent back as it was, never reset; `current`'s internalId is how Keycloak finds it (and renames it, with
+    its mappers, if the alias changed)."""
+    declared = keycloak_body(marked(op.content, op.key))
+    if isinstance(op, Update) and current is not None:
+        kept = {k: v for k, v in current.items() if k not in (*SUBRESOURCES, CONFIG, "config")}
+        seen = current.get("config")
+        config = {**(seen if isinstance(seen, Mapping) else {}), **declared["config"]}
+        body = {**kept, **declared, "config": config}
+    else:
+        body = declared
     config = body["config"]
-    if CLIENT_SECRET in config:
+    if CLIENT_SECRET in declared["config"]:
         if secret is not None:
             config[CLIENT_SECRET] = secret
         elif isinstance(op, Create):
             raise ValueError(f"{op.key}: a new identity provider needs its client secret")
-    if isinstance(op, Update) and internal_id:
-        body["internalId"] = internal_id
     return body
 
 

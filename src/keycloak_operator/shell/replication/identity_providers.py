@@ -149,8 +149,7 @@ class IdentityProviderWriter:
             scope.remote_ids[op.key] = await api.create(realm, idp.upsert_body(op, secrets.get(op.key)))
         else:
             assert isinstance(op, Update)
-            internal = (observed.get(op.remote_id) or {}).get("internalId")
-            body = idp.upsert_body(op, secrets.get(op.key), str(internal) if internal else None)
+            body = idp.upsert_body(op, secrets.get(op.key), observed.get(op.remote_id))
             await api.update(realm, op.remote_id, body)
             scope.remote_ids[op.key] = str(body["alias"])  # a changed alias renamed it
 
