@@ -176,3 +176,30 @@ def test_an_update_keeps_what_the_operator_does_not_manage() -> None:
     assert body["config"]["clientAssertionSigningAlg"] == "ES256"
     assert body["displayName"] == "New" and body["config"]["issuer"] == ""  # declared fields still win
     assert body["config"]["clientSecret"] == idp.MASKED and read_marker(body["config"]) is not None
+
+
+@pytest.mark.parametrize("genuine_first", [True, False])
+def test_a_copied_marker_never_gets_the_genuine_provider_deleted(genuine_first: bool) -> None:
+    r = resource("team-b", "b")
+    genuine = stored(r)
+    copy_ = {**stored(r), "alias": "a-evil", "internalId": "h-evil"}
+    copy_["config"] = {**copy_["config"], "tokenUrl": "https://attacker.example/t"}
+    sp = plan([r], [genuine, copy_] if genuine_first else [copy_, genuine])
+    assert [d.remote_id for d in sp.plan.duplicates] == ["a-evil"]
+    assert sp.plan.updates == [] and sp.remote_ids[r.key] == "b" and sp.drift == {}
+
+
+@pytest.mark.parametrize("first", ["x1", "x2"])
+def test_of_two_equal_copies_the_one_the_status_names_is_kept(first: str) -> None:
+    from keycloak_operator.core.replication.diff import diff
+    from keycloak_operator.core.replication.plan import Actual, Desired
+
+    want = Desired.of(resource().key, {"a": 1})
+    copies = [Actual(want.key, "x1", want.content_hash), Actual(want.key, "x2", want.content_hash)]
+    ordered = copies if first == "x1" else copies[::-1]
+    kept = diff([want], ordered, {idp.KIND}, preferred={want.key: "x2"})
+    assert [d.remote_id for d in kept.duplicates] == ["x1"]
+    # The planner prefers the copy the resource's status names, read from the object.
+    obj = {**k8s("team-b", "b"), "status": {"keycloakId": "b"}}
+    assert idp.idp_resource(obj, targets(frozenset({"team-b"}))).keycloak_id == "b"
+    assert idp.idp_resource({**obj, "status": {"keycloakId": 5}}, targets()).keycloak_id is None

@@ -7,7 +7,7 @@ planned only when hashes differ, so a steady state plans nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 
 from keycloak_operator.core.replication.identity import Identity, ObjectKey, identity
@@ -19,9 +19,13 @@ def diff(
     actual: Iterable[Actual],
     known_kinds: AbstractSet[str],
     held: AbstractSet[ObjectKey] = frozenset(),
+    preferred: Mapping[ObjectKey, str] | None = None,
 ) -> Plan:
     """Plan the writes that make Keycloak match `desired`.
 
+    `preferred`: for a key marked on several objects, the remote id to keep among equally good copies (the
+    one the resource's status names, or the first listed: sync.plan_scope), so that the copy kept is the
+    copy reported and drift-checked, whatever order the server lists them in.
     `known_kinds`: actual objects of any other kind (another operator version's markers) are left alone.
     `held`: keys left alone on both sides this round (an ownership conflict, a forbidden resource).
     Raises ValueError for a desired key declared twice or a remote id listed twice (caller bugs; an object
@@ -63,7 +67,11 @@ def diff(
         if want is None:
             plan.deletes.extend(Delete(c.key, c.remote_id) for c in copies)
             continue
-        keep = first if len(copies) == 1 else survivor(copies, want.content_hash)
+        keep = (
+            first
+            if len(copies) == 1
+            else survivor(copies, want.content_hash, (preferred or {}).get(want.key))
+        )
         if len(copies) > 1:
             plan.duplicates.extend(Delete(c.key, c.remote_id) for c in copies if c is not keep)
         if keep.content_hash != want.content_hash:
@@ -78,8 +86,9 @@ def diff(
     return plan
 
 
-def survivor(copies: list[Actual], wanted_hash: str) -> Actual:
+def survivor(copies: list[Actual], wanted_hash: str, preferred: str | None = None) -> Actual:
     """Which of several objects carrying the same marker to keep: one already up to date (no write, and its
-    natural key, e.g. the clientId, is already the declared one), then the smallest remote id. The choice
-    depends only on the set of copies, so every round picks the same one."""
-    return min(copies, key=lambda c: (c.content_hash != wanted_hash, c.remote_id))
+    natural key, e.g. the clientId, is already the declared one), then the `preferred` remote id, then the
+    smallest remote id. The choice depends only on the set of copies and `preferred`, so every round picks
+    the same one."""
+    return min(copies, key=lambda c: (c.content_hash != wanted_hash, c.remote_id != preferred, c.remote_id))

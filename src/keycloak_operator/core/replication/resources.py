@@ -132,7 +132,14 @@ def resource_flags(obj: Obj) -> dict[str, Any]:
         "deleting": bool(meta.get("deletionTimestamp")),
         "preserve": str(annotations.get(names.ANNOTATION_PRESERVE, "")).lower() == "true",
         "forbidden_since": forbidden_since(obj),
+        "keycloak_id": _keycloak_id(obj),
     }
+
+
+def _keycloak_id(obj: Obj) -> str | None:
+    """The remote id the resource's status names (written by the operator, read as untrusted)."""
+    found = (obj.get("status") or {}).get("keycloakId")
+    return found if isinstance(found, str) and found else None
 
 
 def invalid_spec(e: ValidationError) -> Verdict:

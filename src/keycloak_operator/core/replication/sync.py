@@ -70,6 +70,9 @@ class Resource:
     # `kcop.dev/adopt: "true"` (adoption.py): `adopt` when asked and allowed; `adopt_refused`, why not.
     adopt: bool = False
     adopt_refused: str = ""
+    # The remote id its status names (status.keycloakId), if any: of several objects carrying its marker (a
+    # marker copied by hand), the one kept.
+    keycloak_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,11 @@ def plan_scope(
             by_remote[remote_id] = obj
             found.setdefault(marker.key, remote_id)
 
+    # A marker copied by hand onto another object: the copy the resource's status names is its object.
+    listed = {(a.key, a.remote_id) for a in actual}
+    for r in resources:
+        if r.keycloak_id and (r.key, r.keycloak_id) in listed:
+            found[r.key] = r.keycloak_id
     result = ScopePlan(Plan(), remote_ids=dict(found))
     held: set[ObjectKey] = set(declared_elsewhere)
     claims: list[Claim] = []
@@ -263,22 +271,33 @@ def plan_scope(
     desired = [Desired.of(r.key, r.content) for k, r in wanted.items() if k not in held]
     wanted_hash = {d.key: d.content_hash for d in desired}
     marked_actual = []
+    drift: dict[tuple[ObjectKey, str], list[str]] = {}
     for a in actual:
         want = wanted.get(a.key)
         obj = by_remote[a.remote_id]
         # Drift is a hand edit of an object written as declared (its marker holds the declared hash); after
-        # a change of the spec the object differs too, and the update that follows is no repair.
+        # a change of the spec the object differs too, and the update that follows is no repair. Every copy
+        # of a marker is checked: a copy made by hand (its marker copied whole) is never taken as in step.
         in_step = wanted_hash.get(a.key) == a.content_hash
-        if want is not None and in_step and a.remote_id == found[a.key]:
+        if want is not None and in_step:
             changed = drifted_fields(want.content, obj, subresources, attributes=compare_attributes)
             if changed:
-                result.drift[a.key] = changed
+                drift[(a.key, a.remote_id)] = changed
                 a = Actual(a.key, a.remote_id, DRIFTED)
         marked_actual.append(a)
     # An adopted object is taken as this resource's, with a hash nothing has: the update writes it whole.
     marked_actual.extend(Actual(key, remote, adoption.ADOPTING) for key, remote in result.adopted.items())
-    plan = diff(desired, marked_actual, {kind}, frozenset(held))
+    plan = diff(desired, marked_actual, {kind}, frozenset(held), preferred=found)
     result.plan = plan
+    # The copy kept is the one reported (keycloakId), and the drift told is that copy's.
+    copies = {(d.key, d.remote_id) for d in plan.duplicates}
+    for key in {d.key for d in plan.duplicates}:
+        kept = [a.remote_id for a in marked_actual if a.key == key and (key, a.remote_id) not in copies]
+        if len(kept) == 1:
+            result.remote_ids[key] = kept[0]
+    for (key, remote), changed in drift.items():
+        if result.remote_ids.get(key) == remote:
+            result.drift[key] = changed
     for d in desired:
         if d.key not in result.verdicts:
             result.verdicts[d.key] = Verdict("Ready", "InSync")
