@@ -213,10 +213,12 @@ async def test_preserve_on_delete_leaves_the_provider_unmarked_and_lets_go(world
     world.obj(KIND, "team-a", "upstream")["metadata"]["annotations"] = {names.ANNOTATION_PRESERVE: "true"}
     world.delete(KIND, "team-a", "upstream")
     writes, kube = await _round(world)
-    assert [w[:3] for w in writes] == [("update", "main", "upstream")]
+    assert [w[:3] for w in writes] == [("update", "main", "upstream"), ("write_mapper", "main", "upstream")]
     kept = _stored(world, "upstream")
     assert not any(k.startswith("kcop.dev.") for k in kept["config"])
     assert kept["config"]["clientSecret"] == FIRST  # sent back masked: Keycloak kept the stored one
+    [mapper] = world.idps.mappers["main"]["upstream"]  # kept, and no longer the operator's
+    assert mapper["name"] == "email" and not any(k.startswith("kcop.dev.") for k in mapper["config"])
     assert (KIND, "team-a", "upstream") not in world.kube.objects
     assert (KIND, "upstream", "Normal", "Released", "left in Keycloak, no longer managed") in _events(kube)
 

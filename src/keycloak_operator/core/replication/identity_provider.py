@@ -356,6 +356,25 @@ def _in_step(declared: Obj, seen: Obj) -> bool:
     )
 
 
+def release_mappers(alias: str, observed: Iterable[Obj]) -> list[MapperWrite]:
+    """Preserve on delete: each mapper the operator made, updated without its content-hash key, so that it
+    stays and is no longer taken for the operator's."""
+    return [
+        MapperWrite(
+            "update",
+            str(m.get("name")),
+            str(m.get("id")),
+            {
+                **m,
+                "identityProviderAlias": alias,
+                "config": {k: v for k, v in _config(m).items() if k != MAPPER_HASH},
+            },
+        )
+        for m in observed
+        if isinstance(m, Mapping) and isinstance(m.get("id"), str) and MAPPER_HASH in _config(m)
+    ]
+
+
 def plan_mappers(content: Obj, observed: Iterable[Obj] | None) -> MapperPlan:
     """The provider's mapper writes (none when it declares no mappers), by name."""
     plan = MapperPlan()

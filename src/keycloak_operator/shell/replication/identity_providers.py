@@ -143,6 +143,9 @@ class IdentityProviderWriter:
             # Read again right before: the body is the provider as it is, less the marker.
             current = idp.observed_view(await api.get(realm, op.remote_id))
             await api.update(realm, op.remote_id, idp.release_body(current))
+            # Its mappers stay too, without the key that would make the operator take them for its own.
+            for w in idp.release_mappers(op.remote_id, await api.mappers(realm, op.remote_id)):
+                await api.write_mapper(realm, op.remote_id, w.operation, w.remote_id, w.body)
         elif isinstance(op, Disable):
             await api.update(realm, op.remote_id, idp.disable_body(op.current))
         elif isinstance(op, Create):
