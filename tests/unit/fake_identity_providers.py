@@ -22,6 +22,7 @@ class IdpServer:
         self.calls: list[tuple[Any, ...]] = []
         self.failing: set[str] = set()  # aliases whose writes are refused
         self.failing_mappers: set[str] = set()  # aliases whose mapper listing fails
+        self.failing_list = False  # the providers' listing fails
         self._ids = 0
 
     def api(self, admin: KeycloakAdmin) -> FakeIdentityProviderApi:
@@ -48,6 +49,8 @@ class FakeIdentityProviderApi:
 
     async def providers(self, realm: str) -> list[Obj]:
         self.server.calls.append(("providers", realm))
+        if self.server.failing_list:
+            raise AdminError(503, "identity providers: 503")
         return [_masked(p) for p in self.server.realm(realm).values()]
 
     async def get(self, realm: str, alias: str) -> Obj:

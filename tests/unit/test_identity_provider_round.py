@@ -275,3 +275,16 @@ async def test_a_mapper_handing_out_a_composite_realm_role_is_forbidden_and_noth
     assert not any(w[2] == "evil" for w in writes)
     message = _status(world, "team-a", "evil")["conditions"][0]["message"]
     assert message.startswith("spec.mappers[boss].config.role: composite realm role 'boss' not granted")
+
+
+async def test_a_failed_provider_listing_is_the_providers_alone_never_the_realms(world: World) -> None:
+    world.idps.failing_list = True
+    _, kube = await _round(world)
+    phases = _phases(kube)
+    assert phases["team-a/upstream"] == "Error" and phases["team-a/main"] == "Ready"
+    world.delete(KIND, "team-a", "upstream")  # no provider declared: the realm stays Ready all the same
+    _, kube = await _round(world)
+    assert _phases(kube).get("team-a/main", "Ready") == "Ready"
+    assert not any(
+        w[0] == "status" and w[2:4] == ("team-a", "main") and w[4].get("phase") == "Error" for w in kube
+    )

@@ -57,7 +57,16 @@ class IdentityProviderWriter:
         api = self.api_of(at.admin)
         declared = await self._mapper_rule(at, declared)
         declared, secrets = await self._secrets(rnd, declared)
-        observed = await api.providers(at.remote)
+        try:
+            observed = await api.providers(at.remote)
+        except AdminError as e:
+            # The providers' failure alone: the realm and its other kinds are written already and stay as
+            # reported; a realm with no provider declared is not held up by an endpoint it does not use.
+            rnd.failed = True
+            unlisted = Verdict("Error", "ListFailed", f"listing the realm's identity providers: {e}")
+            for r in declared:
+                rnd.verdicts[r.key] = r.problem or unlisted
+            return
         scope = idp.plan_identity_providers(declared, observed, at.watched, revocation=at.revocation)
         by_alias = {str(o.get("alias")): o for o in observed if isinstance(o, Mapping)}
 
