@@ -172,8 +172,9 @@ class KeycloakIdentityProviderSpec(CrdModel):
     mappers: list[IdpMapper] | None = Field(
         default=None,
         max_length=MAPPERS_MAX,
-        description="Identity provider mappers, each name at most once; absent: not managed. Only mappers "
-        "the operator created are updated or deleted; one of another name made by hand stays.",
+        description="Identity provider mappers, each name at most once; absent: not managed; `[]`: every "
+        "mapper the operator created is deleted. Only mappers the operator created are updated or deleted; "
+        "one of another name made by hand stays.",
     )
 
     @model_validator(mode="after")
