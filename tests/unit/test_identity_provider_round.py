@@ -288,3 +288,25 @@ async def test_a_failed_provider_listing_is_the_providers_alone_never_the_realms
     assert not any(
         w[0] == "status" and w[2:4] == ("team-a", "main") and w[4].get("phase") == "Error" for w in kube
     )
+
+
+async def test_a_withdrawn_grant_takes_the_operator_made_mapper_away(world: World) -> None:
+    await _round(world)
+    world.server.roles["main"]["boss"] = {"name": "boss", "id": "r-boss", "composite": True}
+    realm = world.obj(names.REALM_KIND, "team-a", "main")
+    realm["spec"]["serviceAccountGrants"] = [{"namespace": "team-a", "roles": ["boss"]}]
+    boss = {
+        "name": "boss",
+        "identityProviderMapper": "oidc-hardcoded-role-idp-mapper",
+        "config": {"role": "boss"},
+    }
+    world.obj(KIND, "team-a", "upstream")["spec"]["mappers"] = [MAPPER, boss]
+    _, kube = await _round(world)
+    assert _status(world, "team-a", "upstream")["phase"] == "Ready"
+    assert {m["name"] for m in world.idps.mappers["main"]["upstream"]} == {"email", "boss"}
+    realm["spec"]["serviceAccountGrants"] = None
+    writes, kube = await _round(world)
+    assert _phases(kube)["team-a/upstream"] == "Forbidden"
+    assert {m["name"] for m in world.idps.mappers["main"]["upstream"]} == {"email"}
+    assert [w[3:5] for w in writes] == [("delete", "boss")]
+    assert any(e[:4] == (KIND, "upstream", "Warning", "MapperRevoked") for e in _events(kube))

@@ -341,14 +341,14 @@ def mapper_body(alias: str, declared: Obj, remote_id: str | None = None) -> dict
     return body if remote_id is None else {**body, "id": remote_id}
 
 
-def _config(mapper: Obj) -> Mapping[str, Any]:
+def mapper_config(mapper: Obj) -> Mapping[str, Any]:
     """A mapper's config as read; one that is not a map (a server's odd answer) as none: a foreign mapper."""
     config = mapper.get("config")
     return config if isinstance(config, Mapping) else {}
 
 
 def _in_step(declared: Obj, seen: Obj) -> bool:
-    config = _config(seen)
+    config = mapper_config(seen)
     return (
         seen.get("identityProviderMapper") == declared["identityProviderMapper"]
         and config.get(MAPPER_HASH) == content_hash(declared)
@@ -367,11 +367,11 @@ def release_mappers(alias: str, observed: Iterable[Obj]) -> list[MapperWrite]:
             {
                 **m,
                 "identityProviderAlias": alias,
-                "config": {k: v for k, v in _config(m).items() if k != MAPPER_HASH},
+                "config": {k: v for k, v in mapper_config(m).items() if k != MAPPER_HASH},
             },
         )
         for m in observed
-        if isinstance(m, Mapping) and isinstance(m.get("id"), str) and MAPPER_HASH in _config(m)
+        if isinstance(m, Mapping) and isinstance(m.get("id"), str) and MAPPER_HASH in mapper_config(m)
     ]
 
 
@@ -382,7 +382,7 @@ def plan_mappers(content: Obj, observed: Iterable[Obj] | None) -> MapperPlan:
         return plan
     alias = str(content["alias"])
     existing = {str(m.get("name")): m for m in observed or [] if isinstance(m, Mapping)}
-    ours = {n for n, m in existing.items() if MAPPER_HASH in _config(m)}
+    ours = {n for n, m in existing.items() if MAPPER_HASH in mapper_config(m)}
     declared = {m["name"]: m for m in content[MAPPERS]}
     for name in sorted(ours - declared.keys()):
         plan.writes.append(MapperWrite("delete", name, str(existing[name].get("id"))))

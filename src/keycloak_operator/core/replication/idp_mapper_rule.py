@@ -75,37 +75,64 @@ def mapper_problem(
 ) -> Verdict | None:
     """The first mapper of the provider that hands out what its namespace may not give, as a Forbidden
     verdict naming its field (not revocable: the provider's namespace stays allowed; nothing is written for
-    it)."""
+    it); Pending for a realm role the realm lacks."""
+    found = refusals(content, namespace, grants, granted_by, view, groups)
+    return next(iter(found.values()), None)
+
+
+def refusals(
+    content: Mapping[str, Any],
+    namespace: str,
+    grants: Iterable[Grant],
+    granted_by: str,
+    view: RealmView,
+    groups: Mapping[str, str | None],
+) -> dict[str, Verdict]:
+    """Every declared mapper refused, by name, in declared order (the Forbidden ones are also removed from
+    Keycloak if the operator made them: a grant withdrawn does not leave what it gave)."""
     grants = tuple(grants)
+    out: dict[str, Verdict] = {}
     for m in content.get("mappers") or ():
-        kind, config = m.get("identityProviderMapper"), m.get("config") or {}
-        where = f"spec.mappers[{m.get('name')}].config"
-        if kind in ROLE_MAPPERS:
-            text = str(config.get("role") or "")
-            cid, role = split_role(text, view.clients)
-            if cid is None and role not in view.realm_roles:
-                message = (
-                    f"{where}.role: no realm role {role!r} (nor a client of its prefix); nothing was written"
-                )
-                return Verdict("Pending", "MapperRoleNotFound", message)
-            if cid is None and view.realm_needs_grant(role) and not granted(grants, namespace, None, role):
-                needs = f"{{namespace: {namespace}, roles: [{role}]}}"
-                return _refuse(
-                    f"{where}.role", f"composite realm role {role!r}", namespace, granted_by, needs
-                )
-            owned = cid is None or not needs_grant(view, cid, namespace)
-            if not owned and not granted(grants, namespace, cid, role):
-                needs = f"{{namespace: {namespace}, clientId: {cid}, roles: [{role}]}}"
-                what = f"role {role!r} of client {cid!r}"
-                return _refuse(f"{where}.role", what, namespace, granted_by, needs)
-        elif kind in GROUP_MAPPERS:
-            path = str(config.get("group") or "")
-            if groups.get(path) != namespace:
-                message = (
-                    f"{where}.group: group {path!r} is not a KeycloakGroup of namespace {namespace}; a "
-                    "provider's mappers may put users only in its own namespace's groups; nothing was written"
-                )
-                return Verdict("Forbidden", NOT_OWNED, message, revocable=False)
+        found = _refusal(m, namespace, grants, granted_by, view, groups)
+        if found is not None:
+            out[str(m.get("name"))] = found
+    return out
+
+
+def _refusal(
+    m: Mapping[str, Any],
+    namespace: str,
+    grants: tuple[Grant, ...],
+    granted_by: str,
+    view: RealmView,
+    groups: Mapping[str, str | None],
+) -> Verdict | None:
+    kind, config = m.get("identityProviderMapper"), m.get("config") or {}
+    where = f"spec.mappers[{m.get('name')}].config"
+    if kind in ROLE_MAPPERS:
+        text = str(config.get("role") or "")
+        cid, role = split_role(text, view.clients)
+        if cid is None and role not in view.realm_roles:
+            message = (
+                f"{where}.role: no realm role {role!r} (nor a client of its prefix); nothing was written"
+            )
+            return Verdict("Pending", "MapperRoleNotFound", message)
+        if cid is None and view.realm_needs_grant(role) and not granted(grants, namespace, None, role):
+            needs = f"{{namespace: {namespace}, roles: [{role}]}}"
+            return _refuse(f"{where}.role", f"composite realm role {role!r}", namespace, granted_by, needs)
+        owned = cid is None or not needs_grant(view, cid, namespace)
+        if not owned and not granted(grants, namespace, cid, role):
+            needs = f"{{namespace: {namespace}, clientId: {cid}, roles: [{role}]}}"
+            what = f"role {role!r} of client {cid!r}"
+            return _refuse(f"{where}.role", what, namespace, granted_by, needs)
+    elif kind in GROUP_MAPPERS:
+        path = str(config.get("group") or "")
+        if groups.get(path) != namespace:
+            message = (
+                f"{where}.group: group {path!r} is not a KeycloakGroup of namespace {namespace}; a "
+                "provider's mappers may put users only in its own namespace's groups; nothing was written"
+            )
+            return Verdict("Forbidden", NOT_OWNED, message, revocable=False)
     return None
 
 

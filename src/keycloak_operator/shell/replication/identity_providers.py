@@ -55,7 +55,7 @@ class IdentityProviderWriter:
         """The realm's identity providers, diffed whole against what the realm holds; then their mappers."""
         declared = [c for c in at.children if c.key.kind == idp.KIND]
         api = self.api_of(at.admin)
-        declared = await self._mapper_rule(at, declared)
+        declared, refused = await self._mapper_rule(at, declared)
         declared, secrets = await self._secrets(rnd, declared)
         try:
             observed = await api.providers(at.remote)
@@ -77,16 +77,20 @@ class IdentityProviderWriter:
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         await self._mappers(rnd, api, at.remote, declared, scope)
+        await self._revoke_mappers(rnd, api, at.remote, refused, scope)
 
-    async def _mapper_rule(self, at: InRealm, declared: list[Resource]) -> list[Resource]:
+    async def _mapper_rule(
+        self, at: InRealm, declared: list[Resource]
+    ) -> tuple[list[Resource], dict[ObjectKey, set[str]]]:
         """Each provider whose mappers hand out a role or a group it may not give, held with that problem
-        (idp_mapper_rule.py). The realm's roles, clients and groups are read only when some provider's mappers
-        give one; if they cannot be read, those providers wait, the others go on."""
+        (idp_mapper_rule.py), and the names of its Forbidden mappers. The realm's roles, clients and groups
+        are read only when some provider's mappers give one; if they cannot be read, those providers wait,
+        the others go on."""
         asking = {
             r.key for r in declared if r.problem is None and not r.deleting and rule.hands_out(r.content)
         }
         if not asking:
-            return declared
+            return declared, {}
         try:
             owners = sa.client_owners(await at.admin.clients(at.remote))
             roles = await at.admin.roles(at.remote)
@@ -95,21 +99,61 @@ class IdentityProviderWriter:
             failed = Verdict(
                 "Error", "ReadFailed", f"spec.mappers: the realm's roles, clients or groups: {e}"
             )
-            return [replace(r, problem=failed) if r.key in asking else r for r in declared]
+            return [replace(r, problem=failed) if r.key in asking else r for r in declared], {}
         realm_roles = {
             str(o["name"]): o for o in roles if isinstance(o, Mapping) and isinstance(o.get("name"), str)
         }
         view = sa.RealmView(at.remote, realm_roles, owners, {})
         granted_by = f"{at.realm.key.namespace}/{at.realm.key.name}"
-        out = []
+        out, forbidden = [], {}
         for r in declared:
-            problem = (
-                rule.mapper_problem(r.content, r.key.namespace, at.grants, granted_by, view, groups)
+            found = (
+                rule.refusals(r.content, r.key.namespace, at.grants, granted_by, view, groups)
                 if r.key in asking
-                else None
+                else {}
             )
-            out.append(r if problem is None else replace(r, problem=problem))
-        return out
+            out.append(r if not found else replace(r, problem=next(iter(found.values()))))
+            names_ = {n for n, v in found.items() if v.phase == "Forbidden"}
+            if names_:
+                forbidden[r.key] = names_
+        return out, forbidden
+
+    async def _revoke_mappers(
+        self,
+        rnd: Round,
+        api: IdentityProviderApi,
+        realm: str,
+        refused: Mapping[ObjectKey, set[str]],
+        scope: ScopePlan,
+    ) -> None:
+        """A Forbidden mapper the operator made before (its grant since withdrawn, its group no longer the
+        namespace's) is deleted, though nothing else is written for its provider: the access goes with it."""
+        for key, names_ in sorted(refused.items(), key=lambda kv: str(kv[0])):
+            alias = scope.remote_ids.get(key)
+            if alias is None:
+                continue
+            try:
+                held = await api.mappers(realm, alias)
+                gone = [
+                    m
+                    for m in held
+                    if isinstance(m, Mapping)
+                    and m.get("name") in names_
+                    and isinstance(m.get("id"), str)
+                    and idp.MAPPER_HASH in idp.mapper_config(m)
+                ]
+                for m in gone:
+                    await self.limiter.acquire(key.namespace)
+                    await api.write_mapper(realm, alias, "delete", m["id"], None)
+                    metrics.replication_write(MAPPER_KIND, "delete")
+            except AdminError:
+                rnd.failed = True
+                continue
+            if gone:
+                listed = ", ".join(sorted(str(m["name"]) for m in gone))
+                rnd.note(
+                    key, Event("Warning", "MapperRevoked", f"deleted mappers no longer allowed: {listed}")
+                )
 
     async def _secrets(
         self, rnd: Round, declared: list[Resource]
