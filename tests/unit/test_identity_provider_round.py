@@ -282,9 +282,10 @@ async def test_a_failed_provider_listing_is_the_providers_alone_never_the_realms
     _, kube = await _round(world)
     phases = _phases(kube)
     assert phases["team-a/upstream"] == "Error" and phases["team-a/main"] == "Ready"
-    world.delete(KIND, "team-a", "upstream")  # no provider declared: the realm stays Ready all the same
+    world.kube.objects.pop((KIND, "team-a", "upstream"))  # no provider declared: nothing is read
     _, kube = await _round(world)
     assert _phases(kube).get("team-a/main", "Ready") == "Ready"
+    assert world.idps.calls == []
     assert not any(
         w[0] == "status" and w[2:4] == ("team-a", "main") and w[4].get("phase") == "Error" for w in kube
     )

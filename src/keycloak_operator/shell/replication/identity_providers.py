@@ -54,16 +54,24 @@ class IdentityProviderWriter:
     async def sync(self, rnd: Round, at: InRealm) -> None:
         """The realm's identity providers, diffed whole against what the realm holds; then their mappers."""
         declared = [c for c in at.children if c.key.kind == idp.KIND]
+        if not declared:
+            # As for groups: nothing is read when no KeycloakIdentityProvider targets the realm. A provider's
+            # finalizer keeps it declared until its object is gone; one left behind by a finalizer removed
+            # by hand is deleted as an orphan the next time a provider is declared in the realm.
+            return
         api = self.api_of(at.admin)
         declared, refused = await self._mapper_rule(at, declared)
         declared, secrets = await self._secrets(rnd, declared)
         try:
             observed = await api.providers(at.remote)
         except AdminError as e:
-            # The providers' failure alone: the realm and its other kinds are written already and stay as
-            # reported; a realm with no provider declared is not held up by an endpoint it does not use.
-            rnd.failed = True
-            unlisted = Verdict("Error", "ListFailed", f"listing the realm's identity providers: {e}")
+            # The providers' failure alone, as for groups: the realm and its other kinds go on.
+            rnd.failed = True  # retried soon, as a failed write is
+            unlisted = Verdict(
+                "Error",
+                "ReadFailed",
+                f"the realm's identity providers could not be read, nothing was written: {e}",
+            )
             for r in declared:
                 rnd.verdicts[r.key] = r.problem or unlisted
             return
