@@ -5,7 +5,8 @@ mappers and service-account roles), G groups and S client scopes in M namespaces
         [--scopes 10] [--roles 2] [--mappers 2] [--no-service-accounts] [--quiet 25] [--rate 50]
         [--namespace-rate 10]
 
-    # a quick run (about a minute): --clients 50 --namespaces 5 --groups 10 --scopes 2
+    # a quick run (first sync about 20 s, about 4 minutes with Keycloak's start and cleanup):
+    # --clients 50 --namespaces 5 --groups 10 --scopes 2
 
 One realm (external mode, a Keycloak 26.7.3 process from the Maven Central distribution) holds one realm
 role and allows M namespaces. Created at once, round-robin over the namespaces:
