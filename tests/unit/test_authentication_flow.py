@@ -329,3 +329,47 @@ def test_applying_a_plan_converges_and_a_second_plan_is_empty(
     assert kc.steps[af.flow_id(RN, r.key)] == [
         {k: v for k, v in s.items() if k != "providerId"} for s in r.content[af.EXECUTIONS]
     ]
+
+
+# --- the realm's bindings -----------------------------------------------------------------------------------
+
+
+def test_bindings_write_only_what_differs_and_a_missing_flow_names_its_field() -> None:
+    realm = {"browserFlow": "browser", "directGrantFlow": "mine"}
+    declared = {"browser": "login", "directGrant": "mine", "registration": "nowhere"}
+    plan = af.plan_bindings(declared, realm, {"browser", "login", "mine"})
+    assert plan.body == {"browserFlow": "login"}
+    assert plan.missing == ["spec.flowBindings.registration: flow 'nowhere'"]
+    assert af.plan_bindings({}, realm, set()).body == {}
+
+
+def test_absent_bindings_are_not_managed_and_leave_the_realm_content_as_it_was() -> None:
+    from keycloak_operator.core.replication.realm import realm_content
+    from keycloak_operator.models.realm import KeycloakRealmSpec
+
+    base = {"server": {"keycloakRef": {"name": "kc"}}}
+    with_bindings = {**base, "flowBindings": {"browser": "login"}}
+    assert af.declared_bindings({"spec": base}) == {}
+    assert af.declared_bindings({"spec": with_bindings}) == {"browser": "login"}
+    # The realm's own content (and hash) does not hold them: the flow writer writes them.
+    assert realm_content(KeycloakRealmSpec.model_validate(base), "r") == realm_content(
+        KeycloakRealmSpec.model_validate(with_bindings), "r"
+    )
+
+
+def test_a_flow_is_bound_by_any_of_the_realms_bindings() -> None:
+    realm = {"browserFlow": "login", "dockerAuthenticationFlow": "login", "directGrantFlow": "other"}
+    assert af.bound_by(realm, "login") == ["browserFlow", "dockerAuthenticationFlow"]
+    assert af.bound_by(realm, "none") == []
+
+
+def test_a_deleting_flow_the_realm_binds_is_blocked_not_deleted() -> None:
+    kc, r = FakeRealm(), resource()
+    kc.apply(plan([r], kc))
+    gone = resource(deleting=True)
+    scope = plan([gone], kc, blocked={gone.key: "the realm binds flow 'login' (browserFlow)"})
+    assert not scope.plan.deletes and gone.key not in scope.finalizable
+    assert (scope.verdicts[gone.key].phase, scope.verdicts[gone.key].reason) == (
+        "Deleting",
+        "DeletionBlocked",
+    )

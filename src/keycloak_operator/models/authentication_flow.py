@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.client_settings import CONFIG_MAX, MapperConfig
 from keycloak_operator.models.realm import RealmRef
@@ -37,6 +38,14 @@ REQUIREMENT_TEXT = "REQUIRED, ALTERNATIVE, DISABLED or CONDITIONAL (a subflow wh
 
 def _alias(description: str) -> str:
     return Field(min_length=1, max_length=ALIAS_MAX, pattern=ALIAS, description=description)
+
+
+class FlowRealmRef(RealmRef):
+    namespace: str | None = pt.namespace_name(
+        "Its namespace; defaults to the flow's (another one must list this namespace in its "
+        "spec.clientNamespaces).",
+        default=None,
+    )
 
 
 class AuthenticatorConfig(CrdModel):
@@ -84,11 +93,15 @@ class LeafExecution(_Step):
 
 
 class _Subflow(CrdModel):
+    """A subflow: a flow of the realm run as one execution of its parent."""
+
     alias: str = _alias("The subflow's alias: a flow alias of the realm, unique there.")
     provider_id: Literal["basic-flow", "form-flow"] = Field(
         default="basic-flow", description="basic-flow, or form-flow (a registration form's steps)."
     )
-    description: str = Field(default="", max_length=TEXT_MAX, pattern=r"^[^\x00-\x1f\x7f]*$")
+    description: str = Field(
+        default="", max_length=TEXT_MAX, pattern=r"^[^\x00-\x1f\x7f]*$", description="Shown in the console."
+    )
 
 
 class InnerSubflow(_Subflow):
@@ -126,12 +139,14 @@ class Execution(_Step):
 
 
 class KeycloakAuthenticationFlowSpec(CrdModel):
-    realm: RealmRef = Field(description="The KeycloakRealm this flow belongs to.")
+    realm: FlowRealmRef = Field(description="The KeycloakRealm this flow belongs to.")
     alias: str = _alias(
         "The flow's alias, unique in the realm: the name bindings use. A built-in flow's (`browser`, "
         "`direct grant`, ...) or one held by a hand-made flow is a Conflict."
     )
-    description: str = Field(default="", max_length=TEXT_MAX, pattern=r"^[^\x00-\x1f\x7f]*$")
+    description: str = Field(
+        default="", max_length=TEXT_MAX, pattern=r"^[^\x00-\x1f\x7f]*$", description="Shown in the console."
+    )
     provider_id: Literal["basic-flow", "client-flow"] = Field(
         default="basic-flow", description="basic-flow, or client-flow (how clients authenticate)."
     )

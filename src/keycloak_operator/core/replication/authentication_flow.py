@@ -184,9 +184,11 @@ def plan_flows(
     namespaces: AbstractSet[str] | None = None,
     *,
     revocation: Revocation = NO_REVOCATION,
+    blocked: Mapping[ObjectKey, str] | None = None,
 ) -> ScopePlan:
-    """Every top-level flow of one realm. `executions`: the observed steps (`observed_steps`) of each flow
-    found ours, by id; a flow in step whose executions differ gets an update (a rebuild) and its drift."""
+    """Every top-level flow of one realm. `blocked`: deleting flows the realm still binds, with why.
+    `executions`: the observed steps (`observed_steps`) of each flow found ours, by id; a flow in step whose
+    executions differ gets an update (a rebuild) and its drift."""
     listed = [observed_view(o, realm, flows) for o in observed if isinstance(o, Mapping)]
     scope = plan_scope(
         KIND,
@@ -198,6 +200,7 @@ def plan_flows(
         namespaces=namespaces,
         revocation=revocation,
         never_adopt=BUILT_INS,
+        blocked=blocked,
     )
     plan = scope.plan
     writing = {c.key for c in plan.creates} | {u.key for u in plan.updates} | {d.key for d in plan.deletes}
@@ -248,3 +251,50 @@ def build_steps(content: Obj) -> list[BuildStep]:
         if "subflow" in step:
             parents.append(str(step["subflow"]))
     return out
+
+
+# --- the realm's bindings (KeycloakRealm spec.flowBindings) ------------------------------------------------
+
+# spec.flowBindings field -> RealmRepresentation field.
+BINDINGS: Final = {
+    "browser": "browserFlow",
+    "directGrant": "directGrantFlow",
+    "registration": "registrationFlow",
+    "resetCredentials": "resetCredentialsFlow",
+    "clientAuthentication": "clientAuthenticationFlow",
+    "firstBrokerLogin": "firstBrokerLoginFlow",
+}
+# Every binding Keycloak has: a flow bound by any of them cannot be deleted.
+REALM_BINDINGS: Final = (*BINDINGS.values(), "dockerAuthenticationFlow")
+
+
+def declared_bindings(realm_obj: Obj) -> dict[str, str]:
+    """spec.flowBindings of a KeycloakRealm (validated already, as its resource was built), by its own names;
+    none when absent."""
+    raw = (realm_obj.get("spec") or {}).get("flowBindings")
+    if not isinstance(raw, Mapping):
+        return {}
+    return {k: v for k, v in raw.items() if k in BINDINGS and isinstance(v, str)}
+
+
+@dataclass
+class BindingPlan:
+    body: dict[str, str]  # the realm PUT's fields (RealmRepresentation names); empty: nothing to write
+    missing: list[str]  # `spec.flowBindings.<name>: flow 'x'` not found in the realm
+
+
+def plan_bindings(declared: Mapping[str, str], realm: Obj, aliases: AbstractSet[str]) -> BindingPlan:
+    """The bindings to write: each declared one naming an existing flow that the realm does not bind yet."""
+    plan = BindingPlan({}, [])
+    for name, alias in sorted(declared.items()):
+        field = BINDINGS[name]
+        if alias not in aliases:
+            plan.missing.append(f"spec.flowBindings.{name}: flow {alias!r}")
+        elif realm.get(field) != alias:
+            plan.body[field] = alias
+    return plan
+
+
+def bound_by(realm: Obj, alias: str) -> list[str]:
+    """The realm's bindings naming the flow `alias`."""
+    return [f for f in REALM_BINDINGS if realm.get(f) == alias]
