@@ -373,3 +373,23 @@ def test_a_deleting_flow_the_realm_binds_is_blocked_not_deleted() -> None:
         "Deleting",
         "DeletionBlocked",
     )
+
+
+def test_a_config_value_keycloak_masks_is_not_drift_but_a_changed_one_is() -> None:
+    execs = [
+        {
+            "authenticator": "auth-otp-form",
+            "requirement": "REQUIRED",
+            "config": {"alias": "otp", "config": {"secretish": "x", "plain": "y"}},
+        }
+    ]
+    r = resource(executions=execs)
+    seen = [
+        {
+            **r.content[af.EXECUTIONS][0],
+            "config": {"alias": "otp", "config": {"plain": "y", "secretish": af.MASKED}},
+        }
+    ]
+    assert not af.executions_differ(r.content, seen)
+    seen[0]["config"]["config"]["plain"] = "edited"
+    assert af.executions_differ(r.content, seen)
