@@ -30,6 +30,9 @@ TEXT_MAX = 255
 PROVIDER = r"^[a-z0-9][-a-z0-9_.]*$"
 PROVIDER_MAX = 128
 EXECUTIONS_MAX = 32
+# In a subflow: fewer, so that the API server's cost estimate of the config keys' CEL rule, multiplied through
+# three levels of lists, stays within its budget (32 at every level exceeds it by about 1.5 times).
+SUBFLOW_EXECUTIONS_MAX = 16
 SUBFLOW_DEPTH = 2  # subflows inside the flow, and subflows inside those; the next level holds authenticators
 
 Requirement = Literal["REQUIRED", "ALTERNATIVE", "DISABLED", "CONDITIONAL"]
@@ -106,7 +109,7 @@ class _Subflow(CrdModel):
 
 class InnerSubflow(_Subflow):
     executions: list[LeafExecution] = Field(
-        default_factory=list, max_length=EXECUTIONS_MAX, description="Its authenticators, in order."
+        default_factory=list, max_length=SUBFLOW_EXECUTIONS_MAX, description="Its authenticators, in order."
     )
 
 
@@ -123,7 +126,7 @@ class InnerExecution(_Step):
 
 class OuterSubflow(_Subflow):
     executions: list[InnerExecution] = Field(
-        default_factory=list, max_length=EXECUTIONS_MAX, description="Its executions, in order."
+        default_factory=list, max_length=SUBFLOW_EXECUTIONS_MAX, description="Its executions, in order."
     )
 
 
