@@ -518,7 +518,7 @@ def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_wait
     assert (api.realm(rn) or {})["directGrantFlow"] == "team direct"
     add_user(api, rn, "alice", "Pa55-word-alice")
     assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
-    assert password_grant(keycloak, rn, "cli", "alice", "wrong") == 401
+    assert password_grant(keycloak, rn, "cli", "alice", "wrong") == 400  # invalid_grant
 
     # Hand edits: the password step disabled, then the subflow moved up; each repaired, with an event.
     step = next(e for e in raw_executions(api, rn, "team direct") if e.get("providerId") == wanted[1][1])
