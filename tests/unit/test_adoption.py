@@ -15,8 +15,9 @@ from keycloak_operator.core.replication import ObjectKey
 from keycloak_operator.core.replication.adoption import ADOPTING, flags, within_realm
 from keycloak_operator.core.replication.client import plan_clients
 from keycloak_operator.core.replication.client_scope import plan_client_scopes, scope_resource
+from keycloak_operator.core.replication.in_realm import client_resource
 from keycloak_operator.core.replication.realm import plan_realms
-from keycloak_operator.core.replication.resources import client_resource, realm_target
+from keycloak_operator.core.replication.resources import realm_target
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from tests.unit import builders

@@ -30,10 +30,10 @@ from keycloak_operator.core.bluegreen import backup_name
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.replication.client_secret import client_secret_name
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.in_realm import client_resource
 from keycloak_operator.core.replication.realm import smtp_password_ref
 from keycloak_operator.core.replication.resources import (
     RealmTarget,
-    client_resource,
     realm_target,
     server_url,
 )

@@ -14,13 +14,14 @@ from keycloak_operator.core.replication import ObjectKey, content_hash, marked
 from keycloak_operator.core.replication.client import client_content, plan_clients
 from keycloak_operator.core.replication.drift import drifted_fields
 from keycloak_operator.core.replication.fairness import round_robin
+from keycloak_operator.core.replication.in_realm import client_resource
 from keycloak_operator.core.replication.realm import (
     plan_realms,
     realm_content,
     realm_write,
     releasable_without_server,
 )
-from keycloak_operator.core.replication.resources import client_resource, realm_target, server_url
+from keycloak_operator.core.replication.resources import realm_target, server_url
 from keycloak_operator.core.replication.roles import plan_roles
 from keycloak_operator.core.replication.servers import ServerPolicy
 from keycloak_operator.core.replication.status import render

@@ -275,7 +275,7 @@ def test_an_external_url_in_the_form_of_our_own_keycloaks_is_forbidden() -> None
 
 def test_a_client_the_model_now_refuses_stays_in_its_realm_and_is_never_an_orphan() -> None:
     """An operator upgrade that tightens the model must not delete the live clients it now refuses."""
-    from keycloak_operator.core.replication.resources import client_resource
+    from keycloak_operator.core.replication.in_realm import client_resource
 
     home = k8s_realm(
         "home", "r", {"server": {"external": {"url": "https://sso", "adminSecret": {"name": "a"}}}}

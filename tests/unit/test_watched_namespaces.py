@@ -12,8 +12,9 @@ import pytest
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.client import plan_clients
+from keycloak_operator.core.replication.in_realm import client_resource
 from keycloak_operator.core.replication.realm import plan_realms, releasable_without_server
-from keycloak_operator.core.replication.resources import RealmTarget, client_resource, realm_target
+from keycloak_operator.core.replication.resources import RealmTarget, realm_target
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.core.replication.watched import (
     UNREADABLE,

@@ -34,19 +34,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pydantic import ValidationError
-
 from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.in_realm import declared
 from keycloak_operator.core.replication.marker import content_hash, marker_attributes
 from keycloak_operator.core.replication.plan import Update
 from keycloak_operator.core.replication.resources import (
     RealmTarget,
-    in_realm_problem,
-    invalid_spec,
-    key_of,
-    raw_parent,
-    resource_flags,
 )
 from keycloak_operator.core.replication.sync import NO_REVOCATION, Resource, Revocation, ScopePlan, plan_scope
 from keycloak_operator.models.authentication_flow import KeycloakAuthenticationFlowSpec
@@ -117,14 +111,10 @@ def flow_resource(
 ) -> Resource:
     """A flow, with a problem when its realm is unknown or does not allow its namespace (clientNamespaces:
     a flow does nothing until the realm binds it, and binding is the realm owner's)."""
-    key, flags = key_of(obj), resource_flags(obj)
-    try:
-        spec = KeycloakAuthenticationFlowSpec.model_validate(obj.get("spec") or {})
-    except ValidationError as e:
-        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
-    parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
-    problem = in_realm_problem(key, parent, realms, unreadable, "authentication flows", "clientNamespaces")
-    return Resource(key, spec.alias, flow_content(spec), problem=problem, parent=parent, **flags)
+    d = declared(obj, KeycloakAuthenticationFlowSpec, realms, unreadable, "authentication flows")
+    if isinstance(d, Resource):
+        return d
+    return Resource(d.key, d.spec.alias, flow_content(d.spec), problem=d.problem, parent=d.parent, **d.flags)
 
 
 # --- what Keycloak holds ------------------------------------------------------------------------------------

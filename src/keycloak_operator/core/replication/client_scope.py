@@ -20,20 +20,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
-from pydantic import ValidationError
-
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption, client_parts
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.in_realm import declared
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
 from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.resources import (
     RealmTarget,
-    in_realm_problem,
-    invalid_spec,
-    key_of,
-    raw_parent,
-    resource_flags,
 )
 from keycloak_operator.core.replication.sync import (
     NO_REVOCATION,
@@ -87,18 +81,15 @@ def scope_resource(
     obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
 ) -> Resource:
     """A client scope, with a problem when its realm is unknown or does not allow the scope's namespace."""
-    key, flags = key_of(obj), resource_flags(obj)
-    try:
-        spec = KeycloakClientScopeSpec.model_validate(obj.get("spec") or {})
-    except ValidationError as e:
-        # Held in its realm's scope, its object kept: a tightened model must never make it an orphan.
-        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
-    parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
-    problem = in_realm_problem(key, parent, realms, unreadable, "client scopes")
+    d = declared(obj, KeycloakClientScopeSpec, realms, unreadable, "client scopes")
+    if isinstance(d, Resource):
+        return d
     # Clients of any namespace may attach a hand-made scope, and only their own namespace's once it is marked
     # (client_parts.usable_scopes): adopting one would cut the others off, or let one team shape their tokens.
-    flags |= adoption.flags(obj, "a client scope is never adopted: clients of other namespaces may use it")
-    return Resource(key, spec.name, scope_content(spec), problem=problem, parent=parent, **flags)
+    flags = d.flags | adoption.flags(
+        obj, "a client scope is never adopted: clients of other namespaces may use it"
+    )
+    return Resource(d.key, d.spec.name, scope_content(d.spec), problem=d.problem, parent=d.parent, **flags)
 
 
 def plan_client_scopes(

@@ -26,9 +26,6 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
-from pydantic import ValidationError
-
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption, group_tree
 from keycloak_operator.core.replication.client import BUILT_IN_CLIENTS
 from keycloak_operator.core.replication.drift import as_set
@@ -40,6 +37,7 @@ from keycloak_operator.core.replication.group_tree import (
     tree_paths,
 )
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.in_realm import declared
 from keycloak_operator.core.replication.marker import (
     content_hash,
     is_marker_attribute,
@@ -49,11 +47,6 @@ from keycloak_operator.core.replication.marker import (
 from keycloak_operator.core.replication.plan import Create, Plan, Update
 from keycloak_operator.core.replication.resources import (
     RealmTarget,
-    in_realm_problem,
-    invalid_spec,
-    key_of,
-    raw_parent,
-    resource_flags,
 )
 from keycloak_operator.core.replication.sync import (
     DRIFTED,
@@ -96,16 +89,13 @@ def group_resource(
     obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
 ) -> Resource:
     """A group, with a problem when its realm is unknown or does not allow the group's namespace."""
-    key, flags = key_of(obj), resource_flags(obj)
-    try:
-        spec = KeycloakGroupSpec.model_validate(obj.get("spec") or {})
-    except ValidationError as e:
-        # Held in its realm's scope, its object kept: a tightened model must never make it an orphan.
-        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
-    parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
-    problem = in_realm_problem(key, parent, realms, unreadable, "groups")
-    flags |= adoption.flags(obj, "a group is not adopted yet: an unmarked group at its path stays as it is")
-    return Resource(key, spec.name, group_content(spec), problem=problem, parent=parent, **flags)
+    d = declared(obj, KeycloakGroupSpec, realms, unreadable, "groups")
+    if isinstance(d, Resource):
+        return d
+    flags = d.flags | adoption.flags(
+        obj, "a group is not adopted yet: an unmarked group at its path stays as it is"
+    )
+    return Resource(d.key, d.spec.name, group_content(d.spec), problem=d.problem, parent=d.parent, **flags)
 
 
 @dataclass(frozen=True)

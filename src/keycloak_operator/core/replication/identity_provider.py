@@ -45,15 +45,11 @@ from pydantic import ValidationError
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.in_realm import declared
 from keycloak_operator.core.replication.marker import content_hash, is_marker_attribute, marked
 from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.resources import (
     RealmTarget,
-    in_realm_problem,
-    invalid_spec,
-    key_of,
-    raw_parent,
-    resource_flags,
 )
 from keycloak_operator.core.replication.sync import (
     NO_REVOCATION,
@@ -170,20 +166,21 @@ def idp_resource(
     """An identity provider, with a problem when its realm is unknown or does not allow its namespace, when
     a URL is plain http (`loopback_http`: the operator's KCOP_IDP_ALLOW_LOOPBACK_HTTP, off by default), or
     when a namespace other than the realm's names a first-login flow."""
-    key, flags = key_of(obj), resource_flags(obj)
-    try:
-        spec = KeycloakIdentityProviderSpec.model_validate(obj.get("spec") or {})
-    except ValidationError as e:
-        # Held in its realm's scope, its object kept: a tightened model must never make it an orphan.
-        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
-    parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
     # Its own allow-list: a provider is a way into every client of the realm, not one team's.
-    problem = in_realm_problem(
-        key, parent, realms, unreadable, "identity providers", "identityProviderNamespaces"
-    ) or _spec_problem(key, parent, spec, loopback_http)
+    d = declared(
+        obj,
+        KeycloakIdentityProviderSpec,
+        realms,
+        unreadable,
+        "identity providers",
+        "identityProviderNamespaces",
+    )
+    if isinstance(d, Resource):
+        return d
+    problem = d.problem or _spec_problem(d.key, d.parent, d.spec, loopback_http)
     # A provider made by hand may be adopted (kcop.dev/adopt), from the realm's own namespace only.
-    flags |= adoption.flags(obj, adoption.within_realm(key, parent))
-    return Resource(key, spec.alias, idp_content(spec), problem=problem, parent=parent, **flags)
+    flags = d.flags | adoption.flags(obj, adoption.within_realm(d.key, d.parent))
+    return Resource(d.key, d.spec.alias, idp_content(d.spec), problem=problem, parent=d.parent, **flags)
 
 
 # --- the client secret, from a Secret of the resource's own namespace ---------------------------------------

@@ -20,7 +20,6 @@ from pydantic import ValidationError
 from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT, HTTPS_PORT
 from keycloak_operator.core.replication import adoption
-from keycloak_operator.core.replication.client import client_content
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.realm import realm_content, realm_name
 from keycloak_operator.core.replication.servers import (
@@ -32,7 +31,7 @@ from keycloak_operator.core.replication.servers import (
 from keycloak_operator.core.replication.service_account import Grant, grants_of
 from keycloak_operator.core.replication.sync import UNREADABLE, Resource, ScopePlan, Verdict
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
+from keycloak_operator.models.realm import KeycloakRealmSpec
 
 Obj = Mapping[str, Any]
 
@@ -322,24 +321,6 @@ def _unreadable(what: str, namespace: str) -> Verdict:
         f"{what}: namespace {namespace} could not be read by the operator; nothing is written or released "
         "for this resource until it can be",
     )
-
-
-def client_resource(
-    obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
-) -> Resource:
-    """A client, with a problem when its realm is unknown or does not allow the client's namespace.
-    `unreadable`: namespaces whose realms could not be listed this round (watched.py)."""
-    key, flags = key_of(obj), resource_flags(obj)
-    try:
-        spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
-    except ValidationError as e:
-        # Still in its realm's scope (held there, its object kept): an operator upgrade that tightens the
-        # model must never make a live client look like an orphan.
-        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
-    parent = ObjectKey(names.REALM_KIND, spec.realm.namespace or key.namespace, spec.realm.name)
-    problem = in_realm_problem(key, parent, realms, unreadable, "clients")
-    flags |= adoption.flags(obj, adoption.within_realm(key, parent))
-    return Resource(key, spec.client_id, client_content(spec), problem=problem, parent=parent, **flags)
 
 
 def in_realm_problem(

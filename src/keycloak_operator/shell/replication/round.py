@@ -21,7 +21,8 @@ from keycloak_operator.core.replication.client_scope import scope_resource
 from keycloak_operator.core.replication.group import group_resource
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.identity_provider import idp_resource
-from keycloak_operator.core.replication.resources import RealmTarget, client_resource, realm_target
+from keycloak_operator.core.replication.in_realm import client_resource
+from keycloak_operator.core.replication.resources import RealmTarget, realm_target
 from keycloak_operator.core.replication.retry import Backoff
 from keycloak_operator.core.replication.round import (
     Round,
