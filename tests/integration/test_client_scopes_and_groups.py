@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -165,7 +164,8 @@ def test_a_client_scope_reaches_keycloak_and_the_token_and_is_repaired(
         o["metadata"]["resourceVersion"]
         for o in [*kubectl.list(SCOPE_RES, ns), *kubectl.list(CLIENT_RES, ns)]
     }
-    time.sleep(16)  # a window of three resyncs at 5 s, measured, not waited on
+    start = rounds_seen(keycloak)
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= start + 3, 60)
     assert api.admin_writes() - before == 0
     after = {
         o["metadata"]["resourceVersion"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -158,7 +157,8 @@ def test_client_settings_reach_keycloak_the_token_and_are_repaired(
     wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
     before = api.admin_writes()
     versions = {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)}
-    time.sleep(16)  # three resyncs at 5 s
+    start = rounds_seen(keycloak)
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= start + 3, 60)
     assert api.admin_writes() - before == 0
     assert {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)} == versions
     assert phase(kubectl, CLIENT_RES, ns, "web") == "Ready"

@@ -13,7 +13,6 @@ secret is masked as well, and is seen where Keycloak sends it, at a token endpoi
 from __future__ import annotations
 
 import json
-import time
 import typing
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -165,7 +164,8 @@ def test_every_setting_reaches_keycloak_is_repaired_and_a_changed_secret_is_sent
     wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
     before = api.admin_writes()
     versions = {o["metadata"]["resourceVersion"] for o in kubectl.list(REALM_RES, ns)}
-    time.sleep(16)  # three resyncs at 5 s
+    start = rounds_seen(keycloak)
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= start + 3, 60)
     assert api.admin_writes() - before == 0
     assert {o["metadata"]["resourceVersion"] for o in kubectl.list(REALM_RES, ns)} == versions
     assert phase(kubectl, REALM_RES, ns, "main") == "Ready"

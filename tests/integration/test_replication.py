@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -255,7 +254,8 @@ def test_preserve_annotation_leaves_the_object_unmanaged(
     left = api.client(rn, "kept")
     assert left is not None and left["id"] == uuid
     assert not (left.get("attributes") or {}).get("kcop.dev.kind"), "the object must no longer be marked"
-    time.sleep(8)  # a resync later it is still there: not ours any more, never deleted
+    start = rounds_seen(keycloak)  # rounds later it is still there: not ours any more, never deleted
+    wait_for("two more rounds", lambda: rounds_seen(keycloak) >= start + 2, 60)
     assert api.client(rn, "kept") is not None
 
 
@@ -283,7 +283,8 @@ def test_same_client_id_from_two_namespaces_first_keeps_it_second_conflicts(
     wait_phase(kubectl, CLIENT_RES, other, "api", "Conflict")
     cond = kubectl.get(CLIENT_RES, "api", other)["status"]["conditions"][0]
     assert ns in cond["message"] and "nothing was written" in cond["message"]
-    time.sleep(6)
+    start = rounds_seen(keycloak)  # rounds after the conflict, the first namespace's client is unchanged
+    wait_for("two more rounds", lambda: rounds_seen(keycloak) >= start + 2, 60)
     now = api.client(rn, "shared")
     assert now["id"] == first["id"] and now["redirectUris"] == ["https://one/*"]
     assert now["attributes"]["kcop.dev.namespace"] == ns
@@ -569,7 +570,8 @@ def test_seed_003_same_name_in_two_namespaces_deleting_one_never_touches_the_oth
 
     kubectl.run("delete", CLIENT_RES, "web", "-n", bar, "--wait=false")
     wait_for("bar's client deleted", lambda: api.client(rn, "web-bar") is None)
-    time.sleep(12)  # two resyncs: Consul's bug deleted and restored the survivor on every round
+    start = rounds_seen(keycloak)  # Consul's bug deleted and restored the survivor on every round
+    wait_for("two more rounds", lambda: rounds_seen(keycloak) >= start + 2, 60)
     survivor = api.client(rn, "web-foo")
     assert survivor is not None and survivor["id"] == foo_id
     touched = [e for e in api.admin_events(rn) if foo_id in e.get("resourcePath", "")]
@@ -631,10 +633,12 @@ def test_quiet_resync_makes_zero_admin_writes_and_leaks_no_credentials(
     )
     before = api.admin_writes()
     assert before - start >= 6, "the counter must see the realm and client creates, or zero proves nothing"
-    time.sleep(16)  # three resyncs at 5 s
+    start = rounds_seen(keycloak)
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= start + 3, 60)
     assert api.admin_writes() - before == 0
     resource_versions = {c["metadata"]["resourceVersion"] for c in kubectl.list(CLIENT_RES, ns)}
-    time.sleep(6)
+    start = rounds_seen(keycloak)
+    wait_for("two more rounds", lambda: rounds_seen(keycloak) >= start + 2, 60)
     assert {c["metadata"]["resourceVersion"] for c in kubectl.list(CLIENT_RES, ns)} == resource_versions
 
     password = keycloak.admin_password
