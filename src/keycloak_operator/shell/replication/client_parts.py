@@ -99,11 +99,13 @@ async def sync_parts(
             plan = parts.plan_parts(c.content, current, roles, usable, c.key.namespace + "/" + c.key.name)
             for write in plan.ordered():
                 await limiter.acquire(c.key.namespace)
-                if write.part == "role":
-                    reads.forget(remote)  # before: a write that fails halfway may have changed them too
-                await admin.write_client_part(
-                    realm, remote, write.part, write.operation, write.name, write.remote_id, write.body
-                )
+                try:
+                    await admin.write_client_part(
+                        realm, remote, write.part, write.operation, write.name, write.remote_id, write.body
+                    )
+                finally:  # even a write that failed may have gone through
+                    if write.part == "role":
+                        reads.forget(remote)
                 metrics.replication_write(KIND, write.operation)
         except AdminError as e:
             return _Done(error=str(e))

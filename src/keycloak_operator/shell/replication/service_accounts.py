@@ -229,8 +229,10 @@ class _Step:
             )
             for write in plan.ordered():
                 await self.limiter.acquire(ns)
-                self.reads.forget(remote)  # a role's `composite` flag may change
-                await self.api.write_composites(remote, role, write)
+                try:
+                    await self.api.write_composites(remote, role, write)
+                finally:  # a role's `composite` flag may have changed, even if the answer was an error
+                    self.reads.forget(remote)
                 _count(write)
             out.append((f"roles/{role}/composites", plan))
         if enabled:
