@@ -36,6 +36,10 @@ def test_the_settings_are_read_from_the_environment_with_the_documented_defaults
         Settings.parse(None, env={"KCOP_WORKERS": "many"})
     with pytest.raises(ValueError, match="KCOP_REPLICATION_CONCURRENCY"):
         Settings.parse(None, env={"KCOP_REPLICATION_CONCURRENCY": "0"})
+    # Above httpx's pool of 100 connections per admin client, steps would queue for a connection instead.
+    assert Settings.parse(None, env={"KCOP_REPLICATION_CONCURRENCY": "64"}).replication_concurrency == 64
+    with pytest.raises(ValueError, match="KCOP_REPLICATION_CONCURRENCY must be between 1 and 64, got 65"):
+        Settings.parse(None, env={"KCOP_REPLICATION_CONCURRENCY": "65"})
 
 
 class FakeKube:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
-from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY
+from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 
 
 @dataclass(frozen=True)
@@ -52,16 +52,17 @@ class Settings:
             writes_per_second=float(env.get("KCOP_REPLICATION_WRITES_PER_SECOND", "50")),
             namespace_writes_per_second=float(env.get("KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND", "10")),
             revocation_grace=timedelta(seconds=float(env.get("KCOP_REVOCATION_GRACE_SECONDS", "3600"))),
-            replication_concurrency=_at_least_one(
+            replication_concurrency=_in_flight(
                 "KCOP_REPLICATION_CONCURRENCY",
                 env.get("KCOP_REPLICATION_CONCURRENCY", str(DEFAULT_CONCURRENCY)),
             ),
         )
 
 
-def _at_least_one(name: str, value: str) -> int:
-    """A count of things in flight: 0 would run nothing and a round would never end."""
+def _in_flight(name: str, value: str) -> int:
+    """A count of things in flight, parsed as the other counts are (int()): 0 would run nothing and a
+    round would never end; above MAX_CONCURRENCY, steps would only wait for an admin client's connection."""
     n = int(value)
-    if n < 1:
-        raise ValueError(f"{name} must be at least 1, got {n}")
+    if not 1 <= n <= MAX_CONCURRENCY:
+        raise ValueError(f"{name} must be between 1 and {MAX_CONCURRENCY}, got {n}")
     return n

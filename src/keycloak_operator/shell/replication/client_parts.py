@@ -120,7 +120,8 @@ async def sync_parts(
         return _Done(conflict=conflict, repaired=repaired)
 
     conflicts: dict[ObjectKey, Verdict] = {}
-    for (c, _), done in zip(due, await fan_out(due, one, concurrency), strict=True):
+    done_all = await fan_out(due, one, concurrency, fair_by=lambda item: item[0].key.namespace)
+    for (c, _), done in zip(due, done_all, strict=True):
         if done.error is not None:
             rnd.failed = True
             rnd.verdicts[c.key] = Verdict(

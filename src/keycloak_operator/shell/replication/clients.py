@@ -104,7 +104,10 @@ class ClientWriter:
                 or not client_secret.secret_due(c, remote, rnd.verdicts.get(c.key))
             ):
                 return None
-            existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
+            try:
+                existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
+            except ApiError as e:  # this client's problem: raised, it would cancel the others' steps
+                return Verdict("Error", "SecretReadFailed", f"Secret {secret_name}: {e}")
             step = client_secret.secret_step(obj, secret_name, existing, remote, c.key in written)
             if isinstance(step, Verdict):
                 return step
@@ -123,7 +126,8 @@ class ClientWriter:
                 return Verdict("Error", "SecretWriteFailed", str(e))
             return client_secret.secret_written(secret_name)
 
-        for c, told in zip(clients, await fan_out(clients, one, self.concurrency), strict=True):
+        told_all = await fan_out(clients, one, self.concurrency, fair_by=lambda c: c.key.namespace)
+        for c, told in zip(clients, told_all, strict=True):
             if isinstance(told, Verdict):
                 # A read or write that failed is retried soon; a Secret that is someone else's waits for
                 # its owner to act (SecretNotOwned), as before.

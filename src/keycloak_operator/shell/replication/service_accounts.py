@@ -79,6 +79,7 @@ async def _view(
 
     client_roles: dict[str, dict[str, str]] = {}
     ids = sorted(named & owners.keys())
+    # Reads only, no writes to share out: in the ids' order.
     for cid, roles in zip(ids, await fan_out(ids, listed, concurrency), strict=True):
         if roles is not None:
             client_roles[cid] = {str(r["name"]): str(r["id"]) for r in roles if _usable(r)}
@@ -151,7 +152,8 @@ async def sync_service_accounts(
             return e
 
     refused: dict[ObjectKey, Verdict] = {}
-    for c, plans in zip(due, await fan_out(due, one, concurrency), strict=True):
+    outcomes = await fan_out(due, one, concurrency, fair_by=lambda c: c.key.namespace)
+    for c, plans in zip(due, outcomes, strict=True):
         if isinstance(plans, AdminError):
             _failed(rnd, c, str(plans))
             continue
@@ -228,11 +230,10 @@ class _Step:
                 role, declared.get(role), ns, self.grants, self.granted_by, self.view, held
             )
             for write in plan.ordered():
+                # The shared listing is not forgotten: only the role's `composite` flag changes, and nothing
+                # after this step reads it (realm_reads.py).
                 await self.limiter.acquire(ns)
-                try:
-                    await self.api.write_composites(remote, role, write)
-                finally:  # a role's `composite` flag may have changed, even if the answer was an error
-                    self.reads.forget(remote)
+                await self.api.write_composites(remote, role, write)
                 _count(write)
             out.append((f"roles/{role}/composites", plan))
         if enabled:
