@@ -27,12 +27,19 @@ def test_the_settings_are_read_from_the_environment_with_the_documented_defaults
         "KCOP_REPLICATION_WRITES_PER_SECOND": "7.5",
         "KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND": "2",
         "KCOP_REVOCATION_GRACE_SECONDS": "0",
+        "KCOP_REPLICATION_CONCURRENCY": "3",
     }
     policy = ServerPolicy(external_hosts=("sso.example.com",))
     parsed = Settings.parse(["team-a"], policy, env)
-    assert parsed == Settings(["team-a"], policy, 5.0, 3, 20, 7.5, 2.0, timedelta(0))
+    assert parsed == Settings(["team-a"], policy, 5.0, 3, 20, 7.5, 2.0, timedelta(0), 3)
     with pytest.raises(ValueError):
         Settings.parse(None, env={"KCOP_WORKERS": "many"})
+    with pytest.raises(ValueError, match="KCOP_REPLICATION_CONCURRENCY"):
+        Settings.parse(None, env={"KCOP_REPLICATION_CONCURRENCY": "0"})
+    # Above httpx's pool of 100 connections per admin client, steps would queue for a connection instead.
+    assert Settings.parse(None, env={"KCOP_REPLICATION_CONCURRENCY": "64"}).replication_concurrency == 64
+    with pytest.raises(ValueError, match="KCOP_REPLICATION_CONCURRENCY must be between 1 and 64, got 65"):
+        Settings.parse(None, env={"KCOP_REPLICATION_CONCURRENCY": "65"})
 
 
 class FakeKube:

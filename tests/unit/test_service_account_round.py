@@ -6,6 +6,7 @@ with an event, a grant of another namespace ignored."""
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -209,4 +210,30 @@ async def test_a_roles_composites_follow_the_same_grant_rule(world: World) -> No
     _, _, writes = await world.round(KC_URL)
     repaired = "restored what was edited in Keycloak: roles/auditor/composites/realm-management/manage-users"
     assert (names.CLIENT_KIND, "svc", "Normal", "DriftRepaired", repaired) in _events(writes)
+    assert world.server.composites[(remote, "auditor")] == {RM_ID: {"view-users"}}  # type: ignore[attr-defined]
+
+
+async def test_a_quiet_round_lists_each_clients_roles_once(world: World) -> None:
+    """The client parts, the service-account view (svc names its own role and realm-management's) and the
+    composites step all need svc's roles: one listing per round serves them (shell/replication/
+    realm_reads.py). A round that writes them lists them again after the write: the step still sees the
+    role the parts just created, and a later hand edit is still repaired."""
+    svc = world.obj(names.CLIENT_KIND, "team-b", "svc")["spec"]
+    svc["roles"] = [{"name": "auditor", "composites": {"clients": {"realm-management": ["view-users"]}}}]
+    svc["serviceAccountRoles"] = {"clients": {"svc": ["auditor"], "realm-management": ["view-users"]}}
+    _grant(world, GRANT)
+    await world.round(KC_URL)
+    assert world.obj(names.CLIENT_KIND, "team-b", "svc")["status"]["phase"] == "Ready"
+    remote = next(c["id"] for c in world.server.clients["main"].values() if c["clientId"] == "svc")
+    assert world.server.composites[(remote, "auditor")] == {RM_ID: {"view-users"}}  # type: ignore[attr-defined]
+    assert _held(world)[remote] == {"auditor"}
+    await world.round(KC_URL)  # team C's intruder's revocation status settles
+
+    _, calls, writes = await world.round(KC_URL)
+    assert _mapping_writes(calls) == [] and writes == []
+    listed = Counter(c[3] for c in calls if c[1] == "client_roles")  # the other clients' too
+    assert listed[remote] == 1 and listed[RM_ID] == 1 and set(listed.values()) == {1}
+
+    world.server.composites[(remote, "auditor")][RM_ID].add("manage-users")  # type: ignore[attr-defined]
+    await world.round(KC_URL)
     assert world.server.composites[(remote, "auditor")] == {RM_ID: {"view-users"}}  # type: ignore[attr-defined]

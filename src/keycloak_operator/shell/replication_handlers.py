@@ -92,6 +92,7 @@ def start(kube: Kube, settings: Settings) -> None:
             limiter,
             policy=settings.policy,
             revocation_grace=settings.revocation_grace,
+            concurrency=settings.replication_concurrency,
         )
     if runtime.own is None or runtime.external is None:
         runtime.own = WorkQueue(_process, workers=WORKERS_PER_LANE)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
+from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,9 @@ class Settings:
     # clientNamespaces, identityProviderNamespaces) has its objects disabled after this long, and deleted
     # after twice this long (0: never; they stay, held).
     revocation_grace: timedelta = field(default=timedelta(seconds=3600))
+    # KCOP_REPLICATION_CONCURRENCY: per-client steps of a round (a client's roles and mappers, its service
+    # account, its Secret) in flight at once in a realm; each write still within the limits above.
+    replication_concurrency: int = DEFAULT_CONCURRENCY
 
     @classmethod
     def parse(
@@ -48,4 +52,17 @@ class Settings:
             writes_per_second=float(env.get("KCOP_REPLICATION_WRITES_PER_SECOND", "50")),
             namespace_writes_per_second=float(env.get("KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND", "10")),
             revocation_grace=timedelta(seconds=float(env.get("KCOP_REVOCATION_GRACE_SECONDS", "3600"))),
+            replication_concurrency=_in_flight(
+                "KCOP_REPLICATION_CONCURRENCY",
+                env.get("KCOP_REPLICATION_CONCURRENCY", str(DEFAULT_CONCURRENCY)),
+            ),
         )
+
+
+def _in_flight(name: str, value: str) -> int:
+    """A count of things in flight, parsed as the other counts are (int()): 0 would run nothing and a
+    round would never end; above MAX_CONCURRENCY, steps would only wait for an admin client's connection."""
+    n = int(value)
+    if not 1 <= n <= MAX_CONCURRENCY:
+        raise ValueError(f"{name} must be between 1 and {MAX_CONCURRENCY}, got {n}")
+    return n

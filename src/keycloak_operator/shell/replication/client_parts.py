@@ -1,11 +1,12 @@
 """Writes a client's sub-objects (roles, protocol mappers, client scopes) once the client itself is written;
 core/replication/client_parts.py plans them. A quiet round reads only what clients declare (a client's
-roles when it declares roles, the realm's scopes when one declares scopes) and writes nothing."""
+roles when it declares roles, listed once per round for every step that needs them (realm_reads.py); the
+realm's scopes when one declares scopes) and writes nothing."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from keycloak_operator.core.reconcile import Event
@@ -17,6 +18,8 @@ from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication.fan_out import fan_out
+from keycloak_operator.shell.replication.realm_reads import RealmReads
 
 KIND = "ClientPart"  # the metrics' kind for a client's sub-objects
 
@@ -50,50 +53,83 @@ def with_missing_scopes(clients: list[Resource], scopes: RealmScopes) -> list[Re
     return out
 
 
+@dataclass(frozen=True)
+class _Done:
+    """One client's parts seen to: what the round is told, in the clients' order (fan_out.py)."""
+
+    error: str | None = None
+    conflict: Verdict | None = None
+    repaired: Event | None = None
+
+
 async def sync_parts(
     rnd: Round,
     admin: KeycloakAdmin,
     limiter: WriteLimiter,
+    reads: RealmReads,
     realm: str,
     clients: list[Resource],
     scope: ScopePlan,
     observed: Mapping[str, Mapping[str, Any]],
     scopes: RealmScopes,
+    concurrency: int,
 ) -> dict[ObjectKey, Verdict]:
-    """Each declared client in sync or just written: its sub-objects brought to what it declares. A failure
-    is that client's alone. `observed`: the clients as listed this round, by id (a client just written is
-    read again: the listing predates the write). Returns the clients with a declared role or mapper held by
-    one made by hand: a Conflict for their status once their Secret is seen to (a status, unlike an event,
-    is written only when it changes, so a lasting conflict costs a quiet round nothing)."""
-    conflicts: dict[ObjectKey, Verdict] = {}
+    """Each declared client in sync or just written: its sub-objects brought to what it declares, a few
+    clients at a time (`concurrency`). A failure is that client's alone. `observed`: the clients as listed
+    this round, by id (a client just written is read again: the listing predates the write). Returns the
+    clients with a declared role or mapper held by one made by hand: a Conflict for their status once their
+    Secret is seen to (a status, unlike an event, is written only when it changes, so a lasting conflict
+    costs a quiet round nothing)."""
     written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
+    due: list[tuple[Resource, str]] = []
     for c in clients:
         remote = scope.remote_ids.get(c.key)
         verdict = rnd.verdicts.get(c.key)
         if c.deleting or remote is None or verdict is None or verdict.phase != "Ready":
             continue
-        if not any(k in c.content for k in parts.SUBRESOURCES):
-            continue
-        owner = f"{c.key.namespace}/{c.key.name}"
+        if any(k in c.content for k in parts.SUBRESOURCES):
+            due.append((c, remote))
+
+    async def one(item: tuple[Resource, str]) -> _Done:
+        c, remote = item
         try:
             current = await admin.client(realm, remote) if c.key in written else observed.get(remote, {})
-            roles = await admin.client_roles(realm, remote) if parts.ROLES in c.content else None
+            roles = await reads.client_roles(remote) if parts.ROLES in c.content else None
             usable = parts.usable_scopes(scopes, c.key.namespace)
-            plan = parts.plan_parts(c.content, current, roles, usable, owner)
+            plan = parts.plan_parts(c.content, current, roles, usable, c.key.namespace + "/" + c.key.name)
             for write in plan.ordered():
                 await limiter.acquire(c.key.namespace)
-                await admin.write_client_part(
-                    realm, remote, write.part, write.operation, write.name, write.remote_id, write.body
-                )
+                try:
+                    await admin.write_client_part(
+                        realm, remote, write.part, write.operation, write.name, write.remote_id, write.body
+                    )
+                finally:  # even a write that failed may have gone through
+                    if write.part == "role":
+                        reads.forget(remote)
                 metrics.replication_write(KIND, write.operation)
         except AdminError as e:
-            rnd.failed = True
-            rnd.verdicts[c.key] = Verdict("Error", "WriteFailed", f"client roles, mappers or scopes: {e}")
-            continue
+            return _Done(error=str(e))
+        conflict = None
         if plan.conflicts:
             message = f"held by objects the operator did not create, left alone: {', '.join(plan.conflicts)}"
-            conflicts[c.key] = Verdict("Conflict", "Conflict", message + "; everything else was written")
+            conflict = Verdict("Conflict", "Conflict", message + "; everything else was written")
+        repaired = None
         if plan.writes and c.key not in written:  # the client's content did not change: a hand edit
             message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
-            rnd.note(c.key, Event("Normal", "DriftRepaired", message))
+            repaired = Event("Normal", "DriftRepaired", message)
+        return _Done(conflict=conflict, repaired=repaired)
+
+    conflicts: dict[ObjectKey, Verdict] = {}
+    done_all = await fan_out(due, one, concurrency, fair_by=lambda item: item[0].key.namespace)
+    for (c, _), done in zip(due, done_all, strict=True):
+        if done.error is not None:
+            rnd.failed = True
+            rnd.verdicts[c.key] = Verdict(
+                "Error", "WriteFailed", f"client roles, mappers or scopes: {done.error}"
+            )
+            continue
+        if done.conflict is not None:
+            conflicts[c.key] = done.conflict
+        if done.repaired is not None:
+            rnd.note(c.key, done.repaired)
     return conflicts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client, client_secret
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
@@ -22,13 +23,15 @@ from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.client_parts import realm_scopes, sync_parts, with_missing_scopes
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, fan_out
 from keycloak_operator.shell.replication.service_accounts import strip_before_release, sync_service_accounts
 
 
 class ClientWriter:
-    def __init__(self, kube: Kube, limiter: WriteLimiter) -> None:
+    def __init__(self, kube: Kube, limiter: WriteLimiter, concurrency: int = DEFAULT_CONCURRENCY) -> None:
         self.kube = kube
         self.limiter = limiter
+        self.concurrency = concurrency  # per-client steps in flight (fan_out.py)
 
     async def sync(self, rnd: Round, at: InRealm) -> None:
         """The realm's clients, diffed whole against what the realm holds; then their Secrets."""
@@ -45,8 +48,14 @@ class ClientWriter:
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         by_id = {str(c.get("id")): c for c in observed if isinstance(c, dict)}
-        conflicts = await sync_parts(rnd, at.admin, self.limiter, at.remote, declared, scope, by_id, scopes)
-        refused = await sync_service_accounts(rnd, at, self.limiter, declared, scope, observed, set(failed))
+        # Each phase whole before the next (a client's roles before composites naming them, every client
+        # written before service accounts map their roles); inside a phase, clients side by side.
+        conflicts = await sync_parts(
+            rnd, at.admin, self.limiter, at.reads, at.remote, declared, scope, by_id, scopes, self.concurrency
+        )
+        refused = await sync_service_accounts(
+            rnd, at, self.limiter, declared, scope, observed, set(failed), self.concurrency
+        )
         await self._secrets(rnd, at.admin, at.remote, declared, scope)
         # A refused service-account role or a conflict leaves the client written (its Secret too): said on
         # its status only if nothing worse was.
@@ -83,7 +92,9 @@ class ClientWriter:
         namespace: the operator's role then needs no `list` on Secrets, which would hand it every Secret of
         every watched namespace in one call.)"""
         written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
-        for c in clients:
+
+        async def one(c: Resource) -> Verdict | Event | None:
+            """What to tell the round: a verdict, the Secret's event, or nothing (in sync)."""
             obj = rnd.objects[c.key]
             secret_name = client_secret.client_secret_name(obj)
             remote = scope.remote_ids.get(c.key)
@@ -92,27 +103,35 @@ class ClientWriter:
                 or remote is None
                 or not client_secret.secret_due(c, remote, rnd.verdicts.get(c.key))
             ):
-                continue
-            existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
+                return None
+            try:
+                existing = await self.kube.get(SECRETS, c.key.namespace, secret_name)
+            except ApiError as e:  # this client's problem: raised, it would cancel the others' steps
+                return Verdict("Error", "SecretReadFailed", f"Secret {secret_name}: {e}")
             step = client_secret.secret_step(obj, secret_name, existing, remote, c.key in written)
             if isinstance(step, Verdict):
-                rnd.verdicts[c.key] = step
-                continue
+                return step
             if step == "keep":
-                continue
+                return None
             try:
                 value = await admin.client_secret(realm, remote)
             except AdminError as e:
-                rnd.failed = True
-                rnd.verdicts[c.key] = Verdict("Error", "SecretReadFailed", str(e))
-                continue
+                return Verdict("Error", "SecretReadFailed", str(e))
             body = client_secret.secret_body(obj, secret_name, c.natural_key, value, remote)
             if existing is not None and existing.get("data") == body["data"]:
-                continue
+                return None
             try:
                 await self.kube.apply(body)
             except ApiError as e:  # a terminating namespace, say: this client's problem, not the round's
-                rnd.failed = True
-                rnd.verdicts[c.key] = Verdict("Error", "SecretWriteFailed", str(e))
-                continue
-            rnd.note(c.key, client_secret.secret_written(secret_name))
+                return Verdict("Error", "SecretWriteFailed", str(e))
+            return client_secret.secret_written(secret_name)
+
+        told_all = await fan_out(clients, one, self.concurrency, fair_by=lambda c: c.key.namespace)
+        for c, told in zip(clients, told_all, strict=True):
+            if isinstance(told, Verdict):
+                # A read or write that failed is retried soon; a Secret that is someone else's waits for
+                # its owner to act (SecretNotOwned), as before.
+                rnd.failed = rnd.failed or told.reason in ("SecretReadFailed", "SecretWriteFailed")
+                rnd.verdicts[c.key] = told
+            elif told is not None:
+                rnd.note(c.key, told)

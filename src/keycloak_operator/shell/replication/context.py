@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from keycloak_operator.core.replication.service_account import Grant
 from keycloak_operator.core.replication.sync import Resource, Revocation
 from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.replication.realm_reads import RealmReads
 
 
 @dataclass(frozen=True)
@@ -18,4 +19,5 @@ class InRealm:
     children: list[Resource]  # every resource declared in the realm, of any kind (each writer takes its own)
     watched: AbstractSet[str] | None  # namespaces whose markers may be diffed (watched.Listing.observed)
     revocation: Revocation
+    reads: RealmReads  # this round's listings in the realm, shared by its steps (realm_reads.py)
     grants: tuple[Grant, ...] = ()  # the realm resource's spec.serviceAccountGrants (service_account.py)

@@ -27,6 +27,7 @@ from keycloak_operator.shell.keycloak_groups import GroupAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.realm_reads import RealmReads
 
 MAPPING_KIND = "GroupRoleMapping"  # the metrics' kind for a group's role mapping writes
 
@@ -48,8 +49,8 @@ class GroupApi(Protocol):
 class Lookup:
     """The realm's roles and clients, each read at most once per round and only when needed."""
 
-    def __init__(self, admin: KeycloakAdmin, realm: str) -> None:
-        self.admin, self.realm = admin, realm
+    def __init__(self, admin: KeycloakAdmin, realm: str, reads: RealmReads) -> None:
+        self.admin, self.realm, self.reads = admin, realm, reads
         self._roles: dict[str, Obj] | None = None
         self._clients: list[Obj] | None = None
         self._client_roles: dict[str, dict[str, Obj]] = {}
@@ -69,7 +70,7 @@ class Lookup:
 
     async def client_roles(self, uuid: str) -> dict[str, Obj]:
         if uuid not in self._client_roles:
-            found = await self.admin.client_roles(self.realm, uuid)
+            found = await self.reads.client_roles(uuid)  # as the clients' steps listed them this round
             self._client_roles[uuid] = {str(r.get("name")): r for r in found if isinstance(r, dict)}
         return self._client_roles[uuid]
 
@@ -111,7 +112,7 @@ class GroupWriter:
         declared = [c for c in at.children if c.key.kind == group.KIND]
         if not declared:
             return
-        api, lookup = self.api(at.admin), Lookup(at.admin, at.remote)
+        api, lookup = self.api(at.admin), Lookup(at.admin, at.remote, at.reads)
         declared_clients: dict[str, set[str]] = {}
         for c in at.children:
             if c.key.kind == names.CLIENT_KIND and not c.deleting:

@@ -42,9 +42,11 @@ from keycloak_operator.shell.replication.admins import Admins
 from keycloak_operator.shell.replication.client_scopes import ClientScopeWriter
 from keycloak_operator.shell.replication.clients import ClientWriter
 from keycloak_operator.shell.replication.context import InRealm
+from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY
 from keycloak_operator.shell.replication.groups import GroupWriter
 from keycloak_operator.shell.replication.identity_providers import IdentityProviderWriter
 from keycloak_operator.shell.replication.listing import Reader
+from keycloak_operator.shell.replication.realm_reads import RealmReads
 from keycloak_operator.shell.replication.realms import RealmWriter
 from keycloak_operator.shell.replication.reporting import Reporter
 from keycloak_operator.shell.replication.roles import RoleWriter
@@ -70,6 +72,7 @@ class Replicator:
         policy: ServerPolicy = DEFAULT_POLICY,
         revocation_grace: timedelta = timedelta(0),
         clock: Callable[[], float] = time.monotonic,
+        concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
         self.kube = kube
         self.policy = policy
@@ -86,7 +89,7 @@ class Replicator:
         self.inside_realm: tuple[InsideRealm, ...] = (
             RoleWriter(limiter),
             ClientScopeWriter(limiter),
-            ClientWriter(kube, limiter),
+            ClientWriter(kube, limiter, concurrency),
             GroupWriter(limiter),
             IdentityProviderWriter(kube, limiter),
         )
@@ -195,8 +198,8 @@ class Replicator:
             return
         target = admins.targets.get(realm.key)
         grants = target.grants if target is not None else ()
-        at = InRealm(
-            admins.admin_for(realm.key), realm, remote, children, listing.observed, revocation, grants
-        )
+        admin = admins.admin_for(realm.key)
+        reads = RealmReads(admin, remote)  # this round's, for this realm: dropped when the round ends
+        at = InRealm(admin, realm, remote, children, listing.observed, revocation, reads, grants)
         for writer in self.inside_realm:
             await writer.sync(rnd, at)

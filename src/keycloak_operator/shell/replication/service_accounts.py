@@ -6,9 +6,9 @@ and whatever it declares: a Ready client declaring spec.serviceAccountRoles or a
 brought to them (the exact set); any other (the field dropped, Pending, Forbidden, in Error) loses only the
 mappings and composites that need a grant and lack one. A preserved client is stripped of every role that
 needs a grant before it is released (`strip_before_release`): once unmarked it is no namespace's, and no
-grant covers it. So a quiet round reads the realm's roles once, each such client's roles (and the
-composites of those the operator made that may have any) and, with service accounts on, the service
-account's mappings, and writes nothing."""
+grant covers it. So a quiet round reads the realm's roles once, each such client's roles (the listing the
+client parts made this round, realm_reads.py; and the composites of those the operator made that may have
+any) and, with service accounts on, the service account's user and its mappings, and writes nothing."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from keycloak_operator.shell import metrics
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
+from keycloak_operator.shell.replication.fan_out import fan_out
+from keycloak_operator.shell.replication.realm_reads import RealmReads
 from keycloak_operator.shell.role_mappings import RoleMappings
 
 KIND = "ServiceAccountRole"  # the metrics' kind
@@ -63,16 +65,24 @@ def _owners(
     return owners
 
 
-async def _view(at: InRealm, named: set[str], owners: dict[str, tuple[str, str | None]]) -> sa.RealmView:
+async def _view(
+    at: InRealm, named: set[str], owners: dict[str, tuple[str, str | None]], concurrency: int
+) -> sa.RealmView:
     """The realm as the planner needs it, with the roles of the clients `named`. A client whose roles
     cannot be read (deleted meanwhile, say) has none: the clients naming it are Pending, no one else is."""
-    client_roles: dict[str, dict[str, str]] = {}
-    for cid in sorted(named & owners.keys()):
+
+    async def listed(cid: str) -> list[Any] | None:
         try:
-            roles = await at.admin.client_roles(at.remote, owners[cid][0])
+            return await at.reads.client_roles(owners[cid][0])
         except AdminError:
-            continue
-        client_roles[cid] = {str(r["name"]): str(r["id"]) for r in roles if _usable(r)}
+            return None
+
+    client_roles: dict[str, dict[str, str]] = {}
+    ids = sorted(named & owners.keys())
+    # Reads only, no writes to share out: in the ids' order.
+    for cid, roles in zip(ids, await fan_out(ids, listed, concurrency), strict=True):
+        if roles is not None:
+            client_roles[cid] = {str(r["name"]): str(r["id"]) for r in roles if _usable(r)}
     # A role without a name or an id (a server's odd answer) cannot be mapped: as if absent (Pending).
     realm_roles = {str(r["name"]): r for r in await at.admin.roles(at.remote) if _usable(r)}
     return sa.RealmView(at.remote, realm_roles, owners, client_roles)
@@ -101,8 +111,10 @@ async def sync_service_accounts(
     scope: ScopePlan,
     observed: Sequence[Any],
     failed: set[ObjectKey],
+    concurrency: int,
 ) -> dict[ObjectKey, Verdict]:
-    """Each client held to the grant rule (composites first: a role is whole before it is mapped). Returns
+    """Each client held to the grant rule (composites first: a role is whole before it is mapped), a few
+    clients at a time (`concurrency`: each touches only its own roles and its own user). Returns
     the verdicts of the Ready ones refused (not granted, not found), for their status once their Secret is
     seen to: the client itself stays written. A failure is that client's alone."""
     due = [c for c in clients if _held_to_rule(c, scope, failed)]
@@ -111,7 +123,7 @@ async def sync_service_accounts(
     managed = {c.key for c in due if _managed(rnd, c)}
     named = {cid for c in due if c.key in managed for refs in _role_sets(c) for cid in refs["clients"]}
     try:
-        view = await _view(at, named, _owners(clients, scope, observed, failed))
+        view = await _view(at, named, _owners(clients, scope, observed, failed), concurrency)
     except AdminError as e:
         for c in due:
             _failed(rnd, c, f"realm roles: {e}")
@@ -119,19 +131,31 @@ async def sync_service_accounts(
     listed = {str(o.get("id")): o for o in observed if isinstance(o, Mapping)}
     written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
     step = _Step(
-        at.admin, at.remote, limiter, view, at.grants, f"{at.realm.key.namespace}/{at.realm.key.name}"
+        at.admin,
+        at.remote,
+        limiter,
+        at.reads,
+        view,
+        at.grants,
+        f"{at.realm.key.namespace}/{at.realm.key.name}",
     )
-    refused: dict[ObjectKey, Verdict] = {}
-    for c in due:
+
+    async def one(c: Resource) -> list[tuple[str, sa.MappingPlan]] | AdminError:
         remote = scope.remote_ids[c.key]
         # Whether Keycloak has a service-account user for it: as declared once written (or in sync); else as
         # listed (a Pending client declaring it may not have one yet: asking would fail every round).
         seen = c.content if c.key in managed else listed.get(remote, {})
         enabled = seen.get("serviceAccountsEnabled") is True
         try:
-            plans = await step.run(c.key, c.content, remote, enabled, manage=c.key in managed)
+            return await step.run(c.key, c.content, remote, enabled, manage=c.key in managed)
         except AdminError as e:
-            _failed(rnd, c, str(e))
+            return e
+
+    refused: dict[ObjectKey, Verdict] = {}
+    outcomes = await fan_out(due, one, concurrency, fair_by=lambda c: c.key.namespace)
+    for c, plans in zip(due, outcomes, strict=True):
+        if isinstance(plans, AdminError):
+            _failed(rnd, c, str(plans))
             continue
         problem, events = sa.outcome(plans, written=c.key in written)
         if problem is not None:
@@ -167,7 +191,7 @@ async def strip_before_release(
     remote = str(current["id"])
     realm_roles = {str(r["name"]): r for r in await admin.roles(realm) if _usable(r)}
     view = sa.RealmView(realm, realm_roles, sa.client_owners(observed), {})
-    step = _Step(admin, realm, limiter, view, (), "")
+    step = _Step(admin, realm, limiter, RealmReads(admin, realm), view, (), "")  # read fresh, right before
     await step.run(key, {}, remote, current.get("serviceAccountsEnabled") is True, manage=False)
 
 
@@ -179,13 +203,14 @@ class _Step:
         admin: KeycloakAdmin,
         realm: str,
         limiter: WriteLimiter,
+        reads: RealmReads,
         view: sa.RealmView,
         grants: tuple[sa.Grant, ...],
         granted_by: str,
     ) -> None:
         self.limiter, self.view, self.grants, self.granted_by = limiter, view, grants, granted_by
+        self.reads = reads
         self.api = RoleMappings(admin, realm)
-        self.admin, self.realm = admin, realm
 
     async def run(
         self, key: ObjectKey, content: Mapping[str, Any], remote: str, enabled: bool, *, manage: bool
@@ -196,7 +221,7 @@ class _Step:
         out: list[tuple[str, sa.MappingPlan]] = []
         ns = key.namespace
         declared = rc.declared(content) if manage else {}
-        owned = rc.owned_roles(await self.admin.client_roles(self.realm, remote), f"{ns}/{key.name}")
+        owned = rc.owned_roles(await self.reads.client_roles(remote), f"{ns}/{key.name}")
         for role, composite in sorted(owned.items()):
             if role not in declared and not composite:
                 continue
@@ -205,6 +230,8 @@ class _Step:
                 role, declared.get(role), ns, self.grants, self.granted_by, self.view, held
             )
             for write in plan.ordered():
+                # The shared listing is not forgotten: only the role's `composite` flag changes, and nothing
+                # after this step reads it (realm_reads.py).
                 await self.limiter.acquire(ns)
                 await self.api.write_composites(remote, role, write)
                 _count(write)
