@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -96,6 +96,33 @@ class RealmRole(CrdModel):
     description: str = Field(default="", max_length=2048, description="Role description.")
 
 
+FLOW_ALIAS = r"^[A-Za-z0-9][-A-Za-z0-9_. ]*$"  # as models/authentication_flow.py
+
+
+def _binding(purpose: str) -> Any:
+    return Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        pattern=FLOW_ALIAS,
+        description=f"The flow run for {purpose}.",
+    )
+
+
+class FlowBindings(CrdModel):
+    """The realm's flow bindings: flow aliases, a built-in's (`browser`, ...) or a
+    KeycloakAuthenticationFlow's alias."""
+
+    browser: str | None = _binding("a browser sign-in (browserFlow)")
+    direct_grant: str | None = _binding("a direct grant, the password grant (directGrantFlow)")
+    registration: str | None = _binding("registration (registrationFlow)")
+    reset_credentials: str | None = _binding("a forgotten password (resetCredentialsFlow)")
+    client_authentication: str | None = _binding("a client's authentication (clientAuthenticationFlow)")
+    first_broker_login: str | None = _binding(
+        "a user's first sign-in through an identity provider (firstBrokerLoginFlow)"
+    )
+
+
 class KeycloakRealmSpec(CrdModel):
     server: ServerRef = Field(description="Where the realm lives.")
     realm_name: str | None = Field(
@@ -146,6 +173,14 @@ class KeycloakRealmSpec(CrdModel):
         "(spec.roles[].composites), which hands them to every user, group or service account holding such a "
         "role. Only the realm's own grants count; a withdrawn grant's mappings and composites are removed "
         "from every client of the namespace, whatever it declares.",
+    )
+
+    flow_bindings: FlowBindings | None = Field(
+        default=None,
+        description="Which authentication flow (by alias) the realm runs for each purpose; absent, or a "
+        "purpose left out: not managed. A flow named that does not exist (yet) leaves the realm Pending "
+        "naming the field, the other bindings written; a KeycloakAuthenticationFlow the realm binds is not "
+        "deleted until the binding names another flow.",
     )
 
     @model_validator(mode="after")

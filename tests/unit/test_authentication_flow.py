@@ -1,0 +1,395 @@
+"""The authentication flow kind's pure planner (core/replication/authentication_flow.py): the model, the
+marker (the flow's derived id), create, drift repair (reorder, requirement, added execution), delete,
+conflicts (built-ins, hand-made, another namespace's), forbidden namespaces, and a property: rebuilding a
+flow from the plan converges, so a second plan over the result is empty."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from keycloak_operator.core import names
+from keycloak_operator.core.replication import ObjectKey
+from keycloak_operator.core.replication import authentication_flow as af
+from keycloak_operator.core.replication.plan import Create, Delete, Update
+from keycloak_operator.core.replication.resources import RealmTarget
+from keycloak_operator.core.replication.sync import Resource, ScopePlan
+from keycloak_operator.models.authentication_flow import KeycloakAuthenticationFlowSpec
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+REALM = ObjectKey(names.REALM_KIND, "team-a", "main")
+RN = "main"
+Obj = dict[str, Any]
+EXECS = [
+    {"authenticator": "auth-cookie", "requirement": "ALTERNATIVE"},
+    {
+        "requirement": "ALTERNATIVE",
+        "subflow": {
+            "alias": "forms",
+            "executions": [
+                {"authenticator": "auth-username-password-form", "requirement": "REQUIRED"},
+                {
+                    "requirement": "CONDITIONAL",
+                    "subflow": {
+                        "alias": "otp",
+                        "executions": [
+                            {"authenticator": "conditional-user-configured", "requirement": "REQUIRED"},
+                            {"authenticator": "auth-otp-form", "requirement": "REQUIRED"},
+                        ],
+                    },
+                },
+            ],
+        },
+    },
+]
+
+
+def k8s(ns: str, name: str, created: int = 0, deleting: bool = False, **spec: Any) -> Obj:
+    body = {"realm": {"name": "main", "namespace": "team-a"}, "alias": name, "executions": EXECS, **spec}
+    meta: Obj = {
+        "namespace": ns,
+        "name": name,
+        "creationTimestamp": (T0 + timedelta(seconds=created)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-02T00:00:00Z"
+        meta["finalizers"] = ["kcop.dev/replication"]
+    return {"kind": af.KIND, "metadata": meta, "spec": body}
+
+
+def targets(client_namespaces: frozenset[str] = frozenset({"team-b"})) -> dict[ObjectKey, RealmTarget]:
+    return {REALM: RealmTarget(Resource(REALM, "main", {}, T0), None, None, client_namespaces)}
+
+
+def resource(ns: str = "team-a", name: str = "login", **kw: Any) -> Resource:
+    return af.flow_resource(k8s(ns, name, **kw), targets())
+
+
+class FakeRealm:
+    """Keycloak's flows of one realm, enough to apply a plan: flows by id, executions flat, configs."""
+
+    def __init__(self) -> None:
+        self.flows: dict[str, Obj] = {}
+        self.steps: dict[str, list[Obj]] = {}  # top-level flow id -> observed steps (flow_content's shape)
+
+    def add_hand_made(self, alias: str, built_in: bool = False) -> str:
+        fid = f"hand-{alias}"
+        self.flows[fid] = {"id": fid, "alias": alias, "providerId": "basic-flow", "builtIn": built_in}
+        self.steps[fid] = []
+        return fid
+
+    def listing(self) -> list[Obj]:
+        return list(self.flows.values())
+
+    def apply(self, scope: ScopePlan) -> None:
+        for d in scope.plan.deletes:
+            self.flows.pop(d.remote_id)
+        ops: list[Create | Update] = [*scope.plan.creates, *scope.plan.updates]
+        for op in ops:
+            if isinstance(op, Create):
+                body = af.create_body(op.content, RN, op.key)
+            else:
+                body = af.update_body(op.content, op.remote_id)
+            self.flows[body["id"]] = {**body, "description": body.get("description", "")}
+            rebuilt: list[Obj] = []
+            for b in af.build_steps(op.content):  # the writer adds each at its parent's end
+                step = {k: v for k, v in b.step.items() if k != "providerId"}
+                rebuilt.append(step)
+            self.steps[body["id"]] = rebuilt
+
+
+def plan(rs: list[Resource], kc: FakeRealm, **kw: Any) -> ScopePlan:
+    return af.plan_flows(rs, kc.listing(), RN, kc.steps, **kw)
+
+
+# --- the model ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"alias": "a<b"},
+        {"alias": "x" * 129},
+        {"providerId": "form-flow"},
+        {"executions": [{"authenticator": "Auth Cookie", "requirement": "REQUIRED"}]},
+        {"executions": [{"authenticator": "auth-cookie", "requirement": "SOMETIMES"}]},
+        {"executions": [{"requirement": "REQUIRED"}]},  # neither
+        {"executions": [{"authenticator": "a", "requirement": "REQUIRED", "subflow": {"alias": "s"}}]},
+        {"executions": [{"requirement": "REQUIRED", "subflow": {"alias": "ok"}}]},  # the flow's own alias
+        {
+            "executions": [
+                {
+                    "authenticator": "a",
+                    "requirement": "REQUIRED",
+                    "config": {"alias": "c", "config": {"a/b": "x"}},
+                }
+            ]
+        },
+        {"executions": [{"authenticator": "a", "requirement": "REQUIRED"}] * 33},
+        # a fourth level: the deepest subflow holds authenticators only
+        {
+            "executions": [
+                {
+                    "requirement": "REQUIRED",
+                    "subflow": {
+                        "alias": "s1",
+                        "executions": [
+                            {
+                                "requirement": "REQUIRED",
+                                "subflow": {
+                                    "alias": "s2",
+                                    "executions": [{"requirement": "REQUIRED", "subflow": {"alias": "s3"}}],
+                                },
+                            }
+                        ],
+                    },
+                }
+            ]
+        },
+    ],
+)
+def test_hostile_or_inconsistent_specs_are_refused(spec: Obj) -> None:
+    with pytest.raises(ValidationError):
+        KeycloakAuthenticationFlowSpec.model_validate({"realm": {"name": "main"}, "alias": "ok", **spec})
+
+
+def test_content_is_the_executions_depth_first_with_levels() -> None:
+    steps = resource().content[af.EXECUTIONS]
+    assert [(s["level"], s.get("authenticator") or s["subflow"]) for s in steps] == [
+        (0, "auth-cookie"),
+        (0, "forms"),
+        (1, "auth-username-password-form"),
+        (1, "otp"),
+        (2, "conditional-user-configured"),
+        (2, "auth-otp-form"),
+    ]
+    parents = [b.parent for b in af.build_steps(resource().content)]
+    assert parents == ["login", "login", "forms", "forms", "otp", "otp"]
+
+
+def test_the_marker_is_an_id_of_the_realm_and_the_identity_only() -> None:
+    a, b = ObjectKey(af.KIND, "team-a", "login"), ObjectKey(af.KIND, "team-b", "login")
+    assert af.flow_id(RN, a) == af.flow_id(RN, a)
+    assert len({af.flow_id(RN, a), af.flow_id(RN, b), af.flow_id("other", a)}) == 3
+
+
+# --- the planner --------------------------------------------------------------------------------------------
+
+
+def test_a_new_flow_is_created_with_its_id_then_a_steady_state_writes_nothing() -> None:
+    kc, r = FakeRealm(), resource()
+    first = plan([r], kc)
+    assert [type(op) for op in first.plan.creates] == [Create]
+    assert af.create_body(r.content, RN, r.key)["id"] == af.flow_id(RN, r.key)
+    kc.apply(first)
+    second = plan([r], kc)
+    assert not (second.plan.creates or second.plan.updates or second.plan.deletes)
+    assert second.verdicts[r.key].phase == "Ready"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s.reverse(),  # reordered (levels kept valid enough to differ)
+        lambda s: s[0].update(requirement="DISABLED"),
+        lambda s: s.append({"level": 0, "authenticator": "auth-spnego", "requirement": "DISABLED"}),
+        lambda s: s.pop(),
+    ],
+)
+def test_a_hand_edit_of_the_executions_is_repaired_by_a_rebuild_with_its_drift(edit: Any) -> None:
+    kc, r = FakeRealm(), resource()
+    kc.apply(plan([r], kc))
+    edit(kc.steps[af.flow_id(RN, r.key)])
+    scope = plan([r], kc)
+    assert [op.key for op in scope.plan.updates] == [r.key]
+    assert scope.drift[r.key] == [af.EXECUTIONS]
+    kc.apply(scope)
+    assert not plan([r], kc).plan.updates
+
+
+def test_a_hand_edited_description_is_drift_too() -> None:
+    kc, r = FakeRealm(), resource()
+    kc.apply(plan([r], kc))
+    kc.flows[af.flow_id(RN, r.key)]["description"] = "by hand"
+    scope = plan([r], kc)
+    assert [op.key for op in scope.plan.updates] == [r.key]
+    assert "description" in scope.drift[r.key]
+
+
+def test_a_deleted_resource_deletes_its_flow_and_is_finalizable_once_gone() -> None:
+    kc, r = FakeRealm(), resource()
+    kc.apply(plan([r], kc))
+    gone = resource(deleting=True)
+    scope = plan([gone], kc)
+    assert scope.plan.deletes == [Delete(r.key, af.flow_id(RN, r.key))]
+    kc.apply(scope)
+    assert plan([gone], kc).finalizable == [r.key]
+
+
+@pytest.mark.parametrize("alias", sorted(af.BUILT_INS))
+def test_a_built_in_alias_is_a_conflict_never_adopted(alias: str) -> None:
+    kc = FakeRealm()
+    kc.add_hand_made(alias, built_in=True)
+    r = af.flow_resource(
+        {
+            **k8s("team-a", "mine", alias=alias),
+            "metadata": {
+                **k8s("team-a", "mine")["metadata"],
+                "annotations": {names.ANNOTATION_ADOPT: "true"},
+            },
+        },
+        targets(),
+    )
+    scope = plan([r], kc)
+    assert scope.verdicts[r.key].phase == "Conflict"
+    assert not (scope.plan.creates or scope.plan.updates or scope.plan.deletes)
+
+
+def test_a_hand_made_flow_is_never_touched_even_when_its_alias_is_declared() -> None:
+    kc = FakeRealm()
+    hand = kc.add_hand_made("login")
+    r = resource()
+    scope = plan([r], kc)
+    assert scope.verdicts[r.key].phase == "Conflict"
+    assert not (scope.plan.creates or scope.plan.updates or scope.plan.deletes)
+    assert hand in kc.flows
+
+
+def test_seed_003_the_same_alias_in_two_namespaces_the_second_is_a_conflict_the_first_untouched() -> None:
+    kc = FakeRealm()
+    a = resource("team-a")
+    kc.apply(plan([a], kc))
+    b = af.flow_resource(k8s("team-b", "login", created=5), targets())
+    scope = plan([a, b], kc)
+    assert scope.verdicts[a.key].phase == "Ready" and scope.verdicts[b.key].phase == "Conflict"
+    assert not (scope.plan.creates or scope.plan.updates or scope.plan.deletes)
+    # team-b's resource deleted: team-a's flow stays.
+    gone_b = af.flow_resource(k8s("team-b", "login", created=5, deleting=True), targets())
+    scope = plan([a, gone_b], kc)
+    assert not scope.plan.deletes and gone_b.key in scope.finalizable
+
+
+def test_a_namespace_the_realm_does_not_allow_is_forbidden_and_writes_nothing() -> None:
+    kc = FakeRealm()
+    r = af.flow_resource(k8s("team-c", "login"), targets())
+    scope = plan([r], kc)
+    assert scope.verdicts[r.key].phase == "Forbidden"
+    assert not scope.plan.creates
+
+
+def test_preserve_on_delete_leaves_the_flow_in_keycloak() -> None:
+    kc, r = FakeRealm(), resource()
+    kc.apply(plan([r], kc))
+    obj = k8s("team-a", "login", deleting=True)
+    obj["metadata"]["annotations"] = {names.ANNOTATION_PRESERVE: "true"}
+    kept = af.flow_resource(obj, targets())
+    scope = plan([kept], kc)
+    # The id cannot be unmarked: a release writes nothing, and the flow is left as it is.
+    assert not scope.plan.deletes and [x.key for x in scope.releases] == [r.key]
+
+
+# --- the property -------------------------------------------------------------------------------------------
+
+AUTHS = ["auth-cookie", "auth-otp-form", "auth-spnego", "auth-username-password-form"]
+REQS = ["REQUIRED", "ALTERNATIVE", "DISABLED", "CONDITIONAL"]
+_names = itertools.count()
+
+
+@st.composite
+def executions(draw: st.DrawFn, depth: int = 0) -> list[Obj]:
+    out: list[Obj] = []
+    for _ in range(draw(st.integers(0, 3))):
+        req = draw(st.sampled_from(REQS))
+        if depth < 2 and draw(st.booleans()):
+            sub = {"alias": f"sub-{next(_names)}", "executions": draw(executions(depth + 1))}
+            out.append({"requirement": req, "subflow": sub})
+        else:
+            out.append({"authenticator": draw(st.sampled_from(AUTHS)), "requirement": req})
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=executions(), after=executions(), shuffle=st.randoms(use_true_random=False))
+def test_applying_a_plan_converges_and_a_second_plan_is_empty(
+    before: list[Obj], after: list[Obj], shuffle: Any
+) -> None:
+    kc = FakeRealm()
+    kc.apply(plan([af.flow_resource(k8s("team-a", "login", executions=before), targets())], kc))
+    shuffle.shuffle(kc.steps[af.flow_id(RN, ObjectKey(af.KIND, "team-a", "login"))])  # a hand edit
+    r = af.flow_resource(k8s("team-a", "login", executions=after), targets())
+    kc.apply(plan([r], kc))
+    again = plan([r], kc)
+    assert not (again.plan.creates or again.plan.updates or again.plan.deletes)
+    assert kc.steps[af.flow_id(RN, r.key)] == [
+        {k: v for k, v in s.items() if k != "providerId"} for s in r.content[af.EXECUTIONS]
+    ]
+
+
+# --- the realm's bindings -----------------------------------------------------------------------------------
+
+
+def test_bindings_write_only_what_differs_and_a_missing_flow_names_its_field() -> None:
+    realm = {"browserFlow": "browser", "directGrantFlow": "mine"}
+    declared = {"browser": "login", "directGrant": "mine", "registration": "nowhere"}
+    plan = af.plan_bindings(declared, realm, {"browser", "login", "mine"})
+    assert plan.body == {"browserFlow": "login"}
+    assert plan.missing == ["spec.flowBindings.registration: flow 'nowhere'"]
+    assert af.plan_bindings({}, realm, set()).body == {}
+
+
+def test_absent_bindings_are_not_managed_and_leave_the_realm_content_as_it_was() -> None:
+    from keycloak_operator.core.replication.realm import realm_content
+    from keycloak_operator.models.realm import KeycloakRealmSpec
+
+    base = {"server": {"keycloakRef": {"name": "kc"}}}
+    with_bindings = {**base, "flowBindings": {"browser": "login"}}
+    assert af.declared_bindings({"spec": base}) == {}
+    assert af.declared_bindings({"spec": with_bindings}) == {"browser": "login"}
+    # The realm's own content (and hash) does not hold them: the flow writer writes them.
+    assert realm_content(KeycloakRealmSpec.model_validate(base), "r") == realm_content(
+        KeycloakRealmSpec.model_validate(with_bindings), "r"
+    )
+
+
+def test_a_flow_is_bound_by_any_of_the_realms_bindings() -> None:
+    realm = {"browserFlow": "login", "dockerAuthenticationFlow": "login", "directGrantFlow": "other"}
+    assert af.bound_by(realm, "login") == ["browserFlow", "dockerAuthenticationFlow"]
+    assert af.bound_by(realm, "none") == []
+
+
+def test_a_deleting_flow_the_realm_binds_is_blocked_not_deleted() -> None:
+    kc, r = FakeRealm(), resource()
+    kc.apply(plan([r], kc))
+    gone = resource(deleting=True)
+    scope = plan([gone], kc, blocked={gone.key: "the realm binds flow 'login' (browserFlow)"})
+    assert not scope.plan.deletes and gone.key not in scope.finalizable
+    assert (scope.verdicts[gone.key].phase, scope.verdicts[gone.key].reason) == (
+        "Deleting",
+        "DeletionBlocked",
+    )
+
+
+def test_a_config_value_keycloak_masks_is_not_drift_but_a_changed_one_is() -> None:
+    execs = [
+        {
+            "authenticator": "auth-otp-form",
+            "requirement": "REQUIRED",
+            "config": {"alias": "otp", "config": {"secretish": "x", "plain": "y"}},
+        }
+    ]
+    r = resource(executions=execs)
+    seen = [
+        {
+            **r.content[af.EXECUTIONS][0],
+            "config": {"alias": "otp", "config": {"plain": "y", "secretish": af.MASKED}},
+        }
+    ]
+    assert not af.executions_differ(r.content, seen)
+    seen[0]["config"]["config"]["plain"] = "edited"
+    assert af.executions_differ(r.content, seen)
