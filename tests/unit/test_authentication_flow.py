@@ -17,10 +17,16 @@ from pydantic import ValidationError
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey
 from keycloak_operator.core.replication import authentication_flow as af
+from keycloak_operator.core.replication import flow_bindings as fb
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
-from keycloak_operator.core.replication.sync import Resource, ScopePlan
-from keycloak_operator.models.authentication_flow import KeycloakAuthenticationFlowSpec
+from keycloak_operator.core.replication.sync import Resource, Revocation, ScopePlan
+from keycloak_operator.models.authentication_flow import (
+    BUILT_IN_CONFIGS,
+    BUILT_IN_SUBFLOWS,
+    KeycloakAuthenticationFlowSpec,
+)
+from keycloak_operator.models.realm import KeycloakRealmSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM = ObjectKey(names.REALM_KIND, "team-a", "main")
@@ -31,7 +37,7 @@ EXECS = [
     {
         "requirement": "ALTERNATIVE",
         "subflow": {
-            "alias": "forms",
+            "alias": "team forms",
             "executions": [
                 {"authenticator": "auth-username-password-form", "requirement": "REQUIRED"},
                 {
@@ -63,8 +69,9 @@ def k8s(ns: str, name: str, created: int = 0, deleting: bool = False, **spec: An
     return {"kind": af.KIND, "metadata": meta, "spec": body}
 
 
-def targets(client_namespaces: frozenset[str] = frozenset({"team-b"})) -> dict[ObjectKey, RealmTarget]:
-    return {REALM: RealmTarget(Resource(REALM, "main", {}, T0), None, None, client_namespaces)}
+def targets(flow_namespaces: frozenset[str] = frozenset({"team-b"})) -> dict[ObjectKey, RealmTarget]:
+    realm = Resource(REALM, "main", {}, T0)
+    return {REALM: RealmTarget(realm, None, None, frozenset({"team-c"}), flow_namespaces=flow_namespaces)}
 
 
 def resource(ns: str = "team-a", name: str = "login", **kw: Any) -> Resource:
@@ -163,14 +170,14 @@ def test_content_is_the_executions_depth_first_with_levels() -> None:
     steps = resource().content[af.EXECUTIONS]
     assert [(s["level"], s.get("authenticator") or s["subflow"]) for s in steps] == [
         (0, "auth-cookie"),
-        (0, "forms"),
+        (0, "team forms"),
         (1, "auth-username-password-form"),
         (1, "otp"),
         (2, "conditional-user-configured"),
         (2, "auth-otp-form"),
     ]
     parents = [b.parent for b in af.build_steps(resource().content)]
-    assert parents == ["login", "login", "forms", "forms", "otp", "otp"]
+    assert parents == ["login", "login", "team forms", "team forms", "otp", "otp"]
 
 
 def test_the_marker_is_an_id_of_the_realm_and_the_identity_only() -> None:
@@ -276,11 +283,15 @@ def test_seed_003_the_same_alias_in_two_namespaces_the_second_is_a_conflict_the_
 
 
 def test_a_namespace_the_realm_does_not_allow_is_forbidden_and_writes_nothing() -> None:
+    """team-c is in the realm's clientNamespaces, not in its flowNamespaces: flows have their own list."""
     kc = FakeRealm()
     r = af.flow_resource(k8s("team-c", "login"), targets())
     scope = plan([r], kc)
     assert scope.verdicts[r.key].phase == "Forbidden"
+    assert r.problem is not None and "spec.flowNamespaces" in r.problem.message
     assert not scope.plan.creates
+    assert af.flow_resource(k8s("team-b", "login"), targets()).problem is None
+    assert af.flow_resource(k8s("team-b", "login"), targets(frozenset())).problem is not None
 
 
 def test_preserve_on_delete_leaves_the_flow_in_keycloak() -> None:
@@ -331,26 +342,80 @@ def test_applying_a_plan_converges_and_a_second_plan_is_empty(
     ]
 
 
-# --- the realm's bindings -----------------------------------------------------------------------------------
+# --- the realm's bindings (flow_bindings.py) ----------------------------------------------------------------
+
+DIRECT = ObjectKey(af.KIND, "team-a", "direct")
+OURS = {"team direct", "team-b direct"}
 
 
-def test_bindings_write_only_what_differs_and_a_missing_flow_names_its_field() -> None:
-    realm = {"browserFlow": "browser", "directGrantFlow": "mine"}
-    declared = {"browser": "login", "directGrant": "mine", "registration": "nowhere"}
-    plan = af.plan_bindings(declared, realm, {"browser", "login", "mine"})
-    assert plan.body == {"browserFlow": "login"}
-    assert plan.missing == ["spec.flowBindings.registration: flow 'nowhere'"]
-    assert af.plan_bindings({}, realm, set()).body == {}
+def test_a_binding_goes_to_the_alias_of_the_flow_its_resource_owns_only_once_ready() -> None:
+    realm = {"directGrantFlow": "direct grant", "browserFlow": "browser"}
+    ready = {DIRECT: fb.OwnFlow("team direct", "ready")}
+    assert fb.plan_bindings({"directGrant": "direct"}, "team-a", realm, ready, OURS).body == {
+        "directGrantFlow": "team direct"
+    }
+    waiting = fb.plan_bindings(
+        {"directGrant": "direct"}, "team-a", realm, {DIRECT: fb.OwnFlow("x", "waiting")}, OURS
+    )
+    assert waiting.body == {} and "not Ready" in waiting.missing[0]
+    # Bound already and not Ready (a rebuild failed): the binding stays on the old complete flow.
+    bound = {**realm, "directGrantFlow": "team direct"}
+    kept = fb.plan_bindings(
+        {"directGrant": "direct"}, "team-a", bound, {DIRECT: fb.OwnFlow("team direct", "waiting")}, OURS
+    )
+    assert kept.body == {}
 
 
-def test_absent_bindings_are_not_managed_and_leave_the_realm_content_as_it_was() -> None:
+def test_a_binding_names_a_resource_of_the_realms_namespace_never_another_namespaces_or_an_alias() -> None:
+    realm = {"directGrantFlow": "direct grant"}
+    # team-b's resource of the same name, and a flow whose alias is the binding's value: neither is bound.
+    flows = {ObjectKey(af.KIND, "team-b", "direct"): fb.OwnFlow("direct", "ready")}
+    plan = fb.plan_bindings({"directGrant": "direct"}, "team-a", realm, flows, {"direct"})
+    assert plan.body == {}
+    assert plan.missing == [
+        "spec.flowBindings.directGrant: KeycloakAuthenticationFlow team-a/direct is not declared for this "
+        "realm, or has no flow in Keycloak yet"
+    ]
+
+
+@pytest.mark.parametrize("value", ["team-b/direct", "Team Direct", "direct grant"])
+def test_the_realm_model_refuses_a_binding_that_is_not_a_resource_name_naming_the_field(value: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        KeycloakRealmSpec.model_validate(
+            {"server": {"keycloakRef": {"name": "kc"}}, "flowBindings": {"directGrant": value}}
+        )
+    assert "flowBindings.directGrant" in str(e.value)
+
+
+def test_a_binding_to_a_flow_of_ours_no_longer_declared_or_deleting_returns_to_the_built_in() -> None:
+    realm = {
+        "browserFlow": "team direct",
+        "directGrantFlow": "team-b direct",
+        "dockerAuthenticationFlow": "x",
+    }
+    going = {DIRECT: fb.OwnFlow("team direct", "deleting")}
+    plan = fb.plan_bindings({"browser": "direct"}, "team-a", realm, going, OURS, reverts_only=True)
+    # Both of ours go back (team-b's, bound by hand, too); a flow not ours ("x") is left as it is.
+    assert plan.body == {"browserFlow": "browser", "directGrantFlow": "direct grant"}
+    assert fb.plan_bindings({}, "team-a", {"browserFlow": "browser"}, {}, OURS).body == {}
+
+
+def test_reverts_only_never_binds_a_new_flow() -> None:
+    ready = {DIRECT: fb.OwnFlow("team direct", "ready")}
+    realm = {"directGrantFlow": "direct grant"}
+    assert (
+        fb.plan_bindings({"directGrant": "direct"}, "team-a", realm, ready, OURS, reverts_only=True).body
+        == {}
+    )
+
+
+def test_absent_bindings_leave_the_realm_content_as_it_was() -> None:
     from keycloak_operator.core.replication.realm import realm_content
-    from keycloak_operator.models.realm import KeycloakRealmSpec
 
     base = {"server": {"keycloakRef": {"name": "kc"}}}
     with_bindings = {**base, "flowBindings": {"browser": "login"}}
-    assert af.declared_bindings({"spec": base}) == {}
-    assert af.declared_bindings({"spec": with_bindings}) == {"browser": "login"}
+    assert fb.declared_bindings({"spec": base}) == {}
+    assert fb.declared_bindings({"spec": with_bindings}) == {"browser": "login"}
     # The realm's own content (and hash) does not hold them: the flow writer writes them.
     assert realm_content(KeycloakRealmSpec.model_validate(base), "r") == realm_content(
         KeycloakRealmSpec.model_validate(with_bindings), "r"
@@ -359,8 +424,9 @@ def test_absent_bindings_are_not_managed_and_leave_the_realm_content_as_it_was()
 
 def test_a_flow_is_bound_by_any_of_the_realms_bindings() -> None:
     realm = {"browserFlow": "login", "dockerAuthenticationFlow": "login", "directGrantFlow": "other"}
-    assert af.bound_by(realm, "login") == ["browserFlow", "dockerAuthenticationFlow"]
-    assert af.bound_by(realm, "none") == []
+    assert fb.bound_by(realm, "login") == ["browserFlow", "dockerAuthenticationFlow"]
+    assert fb.bound_by(realm, "none") == []
+    assert set(fb.DEFAULTS) == set(fb.REALM_BINDINGS)
 
 
 def test_a_deleting_flow_the_realm_binds_is_blocked_not_deleted() -> None:
@@ -393,3 +459,129 @@ def test_a_config_value_keycloak_masks_is_not_drift_but_a_changed_one_is() -> No
     assert not af.executions_differ(r.content, seen)
     seen[0]["config"]["config"]["plain"] = "edited"
     assert af.executions_differ(r.content, seen)
+
+
+# --- the review's findings: aliases claimed, built-ins and scripts refused, revocation, rebuilds ---------
+
+
+def _leaf(alias: str = "c", **extra: Any) -> Obj:
+    return {"authenticator": "auth-otp-form", "requirement": "REQUIRED", **extra}
+
+
+@pytest.mark.parametrize("alias", [*sorted(BUILT_IN_SUBFLOWS), "Forms", "browser", "Direct Grant"])
+def test_a_built_in_subflow_alias_is_refused_in_the_model(alias: str) -> None:
+    spec = {
+        "realm": {"name": "main"},
+        "alias": "ok",
+        "executions": [{"requirement": "REQUIRED", "subflow": {"alias": alias}}],
+    }
+    with pytest.raises(ValidationError, match="one of Keycloak's own"):
+        KeycloakAuthenticationFlowSpec.model_validate(spec)
+
+
+@pytest.mark.parametrize("alias", sorted(BUILT_IN_CONFIGS))
+def test_a_built_in_config_alias_is_refused_in_the_model(alias: str) -> None:
+    spec = {"realm": {"name": "main"}, "alias": "ok", "executions": [_leaf(config={"alias": alias})]}
+    with pytest.raises(ValidationError, match="one of Keycloak's own"):
+        KeycloakAuthenticationFlowSpec.model_validate(spec)
+
+
+def test_a_script_authenticator_is_refused_in_the_model_naming_it() -> None:
+    spec = {
+        "realm": {"name": "main"},
+        "alias": "ok",
+        "executions": [{"authenticator": "script-x.js", "requirement": "REQUIRED"}],
+    }
+    with pytest.raises(ValidationError, match=r"script-x\.js"):
+        KeycloakAuthenticationFlowSpec.model_validate(spec)
+
+
+def test_a_second_resource_claiming_a_subflow_or_config_alias_is_a_conflict_the_first_written() -> None:
+    kc = FakeRealm()
+    first = resource("team-a", "login")
+    same_sub = af.flow_resource(k8s("team-a", "other", created=5), targets())  # "team forms" and "otp" again
+    config = [_leaf(config={"alias": "shared"})]
+    c1 = af.flow_resource(k8s("team-a", "c1", created=6, executions=config), targets())
+    c2 = af.flow_resource(k8s("team-a", "c2", created=7, executions=config), targets())
+    top = af.flow_resource(k8s("team-a", "otp", created=8, executions=[]), targets())  # login's subflow
+    scope = plan([first, same_sub, c1, c2, top], kc)
+    phases = {k.name: v.phase for k, v in scope.verdicts.items()}
+    assert phases == {
+        "login": "Ready",
+        "other": "Conflict",
+        "c1": "Ready",
+        "c2": "Conflict",
+        "otp": "Conflict",
+    }
+    assert (
+        "'team forms'" in scope.verdicts[same_sub.key].message
+        and "team-a/login" in scope.verdicts[same_sub.key].message
+    )
+    assert "'shared'" in scope.verdicts[c2.key].message
+    assert {op.key.name for op in scope.plan.creates} == {"login", "c1"}
+
+
+def test_a_subflow_alias_held_by_a_hand_made_flow_is_a_conflict() -> None:
+    kc = FakeRealm()
+    kc.add_hand_made("otp")
+    r = resource()
+    scope = plan([r], kc)
+    assert scope.verdicts[r.key].phase == "Conflict" and "'otp'" in scope.verdicts[r.key].message
+    assert not scope.plan.creates
+
+
+def test_revocation_never_plans_a_disable_a_flow_has_none() -> None:
+    kc, r = FakeRealm(), resource("team-b", "login")
+    kc.apply(plan([r], kc))
+    revoked = af.flow_resource(k8s("team-b", "login"), targets(frozenset()))
+    revoked = Resource(**{**revoked.__dict__, "forbidden_since": T0})
+    disable_stage = Revocation(T0 + timedelta(hours=1, minutes=30), timedelta(hours=1))
+    scope = plan([revoked], kc, revocation=disable_stage)
+    assert scope.disables == [] and not scope.plan.deletes
+    delete_stage = Revocation(T0 + timedelta(hours=3), timedelta(hours=1))
+    scope = plan([revoked], kc, revocation=delete_stage)
+    assert scope.disables == [] and [d.remote_id for d in scope.plan.deletes] == [af.flow_id(RN, r.key)]
+
+
+def test_a_rebuild_is_staged_under_aliases_no_declared_one_can_hold_then_renamed() -> None:
+    r = resource(executions=[_leaf(config={"alias": "cfg", "config": {"a": "1"}}), *EXECS])
+    staged = af.staged(r.content, 1)
+    assert staged["alias"] == "login ~1"
+    assert [
+        s.get("subflow") or s.get("config", {}).get("alias")
+        for s in staged[af.EXECUTIONS]
+        if "subflow" in s or "config" in s
+    ] == [
+        "cfg ~1",
+        "team forms ~1",
+        "otp ~1",
+    ]
+    with pytest.raises(ValidationError):  # no declared alias looks staged
+        KeycloakAuthenticationFlowSpec.model_validate({"realm": {"name": "main"}, "alias": "login ~1"})
+    listing = [
+        {"id": "e1", "authenticationConfig": "c1", "providerId": "auth-otp-form"},
+        {"id": "e2", "providerId": "auth-cookie"},
+        {"id": "e3", "authenticationFlow": True, "flowId": "f1", "displayName": "team forms ~1"},
+    ]
+    out = af.renames(listing, r.content)
+    assert [(x.what, x.remote_id, x.body["alias"]) for x in out] == [
+        ("config", "c1", "cfg"),
+        ("flow", "f1", "team forms"),
+    ]
+    assert out[1].body["topLevel"] is False
+
+
+def test_requirements_are_set_from_the_last_execution_up() -> None:
+    assert af.requirement_order(3) == [2, 1, 0]
+
+
+def test_two_flows_of_one_resource_the_bound_one_stays_else_the_one_not_staged() -> None:
+    key = ObjectKey(af.KIND, "team-a", "login")
+    r = resource()
+    zero = {"id": af.flow_id(RN, key, 0), "alias": "login"}
+    one = {"id": af.flow_id(RN, key, 1), "alias": "login ~1"}
+    assert af.leftovers([zero, one], RN, [r], set()) == [one["id"]]
+    assert af.leftovers([zero, one], RN, [r], {"login ~1"}) == [zero["id"]]
+    assert af.leftovers([zero], RN, [r], set()) == []
+    # Both slots are the resource's: the marker is either id.
+    assert af.owner_of(RN, [r], one["id"]) == key and af.owner_of(RN, [r], "random") is None

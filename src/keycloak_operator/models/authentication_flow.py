@@ -7,7 +7,11 @@ deepest level holding authenticators only.
 
 Keycloak's built-in flows (`browser`, `direct grant`, ...) are Keycloak's: declaring one of their aliases is a
 Conflict, never an adoption. A subflow's alias is a flow alias of the realm too, so it must be unique in the
-realm, across every flow and subflow.
+realm, across every flow and subflow; one of Keycloak's own subflow or config aliases (BUILT_IN_SUBFLOWS,
+BUILT_IN_CONFIGS) is refused here, as a second resource claiming the same one is a Conflict (the planner).
+
+Script authenticators (provider ids `script-...`) are refused: they are deployed as jars, their executions
+are listed under a provider id that is not the one added, so they would be rebuilt every round.
 """
 
 from __future__ import annotations
@@ -35,6 +39,51 @@ EXECUTIONS_MAX = 32
 SUBFLOW_EXECUTIONS_MAX = 16
 SUBFLOW_DEPTH = 2  # subflows inside the flow, and subflows inside those; the next level holds authenticators
 
+# Keycloak's own flows in a new realm, top-level and subflows, and its own authenticator configs: read from
+# a real 26.7.3 realm (tests/integration/test_realm_settings.py checks that a new realm holds no other) and
+# from DefaultAuthenticationFlows (the organization ones; the "Conditional OTP" names of realms made before).
+# Compared without case: a database with a case-insensitive collation would find them either way.
+BUILT_IN_FLOWS = frozenset(
+    {
+        "browser",
+        "direct grant",
+        "registration",
+        "reset credentials",
+        "clients",
+        "first broker login",
+        "docker auth",
+        "saml ecp",
+    }
+)
+BUILT_IN_SUBFLOWS = frozenset(
+    {
+        "forms",
+        "browser - conditional 2fa",
+        "browser - conditional otp",
+        "browser - conditional organization",
+        "organization",
+        "direct grant - conditional otp",
+        "registration form",
+        "reset - conditional otp",
+        "user creation or linking",
+        "handle existing account",
+        "account verification options",
+        "verify existing account by re-authentication",
+        "first broker login - conditional 2fa",
+        "first broker login - conditional otp",
+        "first broker login - conditional organization",
+    }
+)
+BUILT_IN_CONFIGS = frozenset(
+    {
+        "browser-conditional-credential",
+        "first-broker-login-conditional-credential",
+        "review profile config",
+        "create unique user config",
+    }
+)
+SCRIPT_PREFIX = "script-"
+
 Requirement = Literal["REQUIRED", "ALTERNATIVE", "DISABLED", "CONDITIONAL"]
 REQUIREMENT_TEXT = "REQUIRED, ALTERNATIVE, DISABLED or CONDITIONAL (a subflow whose conditions decide)."
 
@@ -46,7 +95,7 @@ def _alias(description: str) -> str:
 class FlowRealmRef(RealmRef):
     namespace: str | None = pt.namespace_name(
         "Its namespace; defaults to the flow's (another one must list this namespace in its "
-        "spec.clientNamespaces).",
+        "spec.flowNamespaces; only the realm's own namespace's flows can be bound).",
         default=None,
     )
 
@@ -77,6 +126,17 @@ class _Step(CrdModel):
         default=None, description="The authenticator's settings; authenticators only; absent: none."
     )
 
+    @model_validator(mode="after")
+    def _no_script(self) -> _Step:
+        if self.authenticator is not None and self.authenticator.startswith(SCRIPT_PREFIX):
+            raise ValueError(
+                f"authenticator {self.authenticator!r}: script authenticators are not supported (they are "
+                "deployed as jars; declare the flow that uses one by hand)"
+            )
+        if self.config is not None and self.config.alias.lower() in BUILT_IN_CONFIGS:
+            raise ValueError(f"config alias {self.config.alias!r} is one of Keycloak's own")
+        return self
+
     def _check(self, subflow: object) -> None:
         if (self.authenticator is None) == (subflow is None):
             raise ValueError("each execution is exactly one of authenticator and subflow")
@@ -105,6 +165,12 @@ class _Subflow(CrdModel):
     description: str = Field(
         default="", max_length=TEXT_MAX, pattern=r"^[^\x00-\x1f\x7f]*$", description="Shown in the console."
     )
+
+    @model_validator(mode="after")
+    def _not_built_in(self) -> _Subflow:
+        if self.alias.lower() in BUILT_IN_FLOWS | BUILT_IN_SUBFLOWS:
+            raise ValueError(f"subflow alias {self.alias!r} is one of Keycloak's own flows")
+        return self
 
 
 class InnerSubflow(_Subflow):

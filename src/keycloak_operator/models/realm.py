@@ -96,22 +96,17 @@ class RealmRole(CrdModel):
     description: str = Field(default="", max_length=2048, description="Role description.")
 
 
-FLOW_ALIAS = r"^[A-Za-z0-9][-A-Za-z0-9_. ]*$"  # as models/authentication_flow.py
-
-
 def _binding(purpose: str) -> Any:
-    return Field(
+    return pt.object_name(
+        f"The KeycloakAuthenticationFlow (its name, in the realm's own namespace) run for {purpose}.",
         default=None,
-        min_length=1,
-        max_length=128,
-        pattern=FLOW_ALIAS,
-        description=f"The flow run for {purpose}.",
     )
 
 
 class FlowBindings(CrdModel):
-    """The realm's flow bindings: flow aliases, a built-in's (`browser`, ...) or a
-    KeycloakAuthenticationFlow's alias."""
+    """The realm's flow bindings: each names a KeycloakAuthenticationFlow of the realm's own namespace, by
+    resource name (never by alias, which another namespace could take first): the realm owner's flows only,
+    since a bound flow decides how every client of the realm signs in."""
 
     browser: str | None = _binding("a browser sign-in (browserFlow)")
     direct_grant: str | None = _binding("a direct grant, the password grant (directGrantFlow)")
@@ -121,6 +116,7 @@ class FlowBindings(CrdModel):
     first_broker_login: str | None = _binding(
         "a user's first sign-in through an identity provider (firstBrokerLoginFlow)"
     )
+    docker: str | None = _binding("the docker registry protocol (dockerAuthenticationFlow)")
 
 
 class KeycloakRealmSpec(CrdModel):
@@ -175,12 +171,19 @@ class KeycloakRealmSpec(CrdModel):
         "from every client of the namespace, whatever it declares.",
     )
 
+    flow_namespaces: list[pt.NamespaceName] = pt.namespace_list(
+        "Namespaces allowed to declare KeycloakAuthenticationFlows in this realm, besides the realm's own. "
+        "Their flows can never be bound by spec.flowBindings (which names flows of the realm's own namespace "
+        "only); empty, the default: only the realm's own namespace declares flows."
+    )
     flow_bindings: FlowBindings | None = Field(
         default=None,
-        description="Which authentication flow (by alias) the realm runs for each purpose; absent, or a "
-        "purpose left out: not managed. A flow named that does not exist (yet) leaves the realm Pending "
-        "naming the field, the other bindings written; a KeycloakAuthenticationFlow the realm binds is not "
-        "deleted until the binding names another flow.",
+        description="Which KeycloakAuthenticationFlow of the realm's own namespace (by name) the realm runs "
+        "for each purpose; absent, or a purpose left out: Keycloak's built-in flow wherever one of the "
+        "operator's flows was bound, otherwise not managed. A flow named that does not exist (yet), is not "
+        "Ready, or belongs to another realm leaves the realm Pending naming the field, the other bindings "
+        "written; a bound flow being deleted is first unbound (Keycloak's built-in flow runs again), then "
+        "deleted.",
     )
 
     @model_validator(mode="after")

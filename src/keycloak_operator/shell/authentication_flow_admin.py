@@ -59,6 +59,11 @@ class AuthenticationFlowApi:
             raise AdminError(0, f"authenticator config {config_id}: expected an object")
         return answer
 
+    async def update_config(self, realm: str, config_id: str, body: dict[str, Any]) -> None:
+        """Keycloak 26.7.3 sets the alias and the values a PUT names (read from its jar: no uniqueness check
+        on the alias there, so the caller renames only to an alias it holds)."""
+        await self.admin.request("PUT", f"{self._base(realm)}/config/{self.admin.segment(config_id)}", body)
+
     async def add_authenticator(self, realm: str, parent: str, provider: str) -> None:
         await self.admin.request(
             "POST", f"{self._executions(realm, parent)}/execution", {"provider": provider}

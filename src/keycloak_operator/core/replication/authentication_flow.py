@@ -1,29 +1,36 @@
 """The authentication flow kind: a KeycloakAuthenticationFlow's representation, its scope (every top-level
-flow of one realm), how the operator knows its own flows, and the steps that (re)build a flow's executions.
+flow of one realm), how the operator knows its own flows, the steps that (re)build a flow's executions, and
+how a rebuild swaps a new flow in.
 
 **The marker is the flow's id.** AuthenticationFlowRepresentation has no attributes; its description is the
 user's; its alias is user-visible (a prefix would show in every binding); and an authenticator config made to
 carry the marker reads back masked (Keycloak 26.7.3 masks every value of a config whose provider it does not
 know: checked on the real server). But Keycloak keeps the `id` a flow is created with (checked on 26.7.3: a
-POST with an `id` makes the flow with that id). So a flow is created with the id `flow_id(realm, key)`, a
-name-based UUID (uuid5) of the realm and the resource's identity (kind, namespace, name): a flow whose id is
-the one derived for a declared resource is that resource's. A hand-made flow gets a random id and is never
-taken for one of ours; a flow of another namespace has another id, so no namespace reaches it. The id names
-no resource, so a flow whose resource is gone without its finalizer (never, in the ordinary course) is
-unrecognisable, and left alone: the safe side. Flows are not adopted (their id cannot be changed).
+POST with an `id` makes the flow with that id). So a flow is created with one of two ids `flow_id(realm, key,
+slot)`, name-based UUIDs (uuid5) of the realm, the resource's identity (kind, namespace, name) and a slot (0
+or 1: a rebuild makes the new flow in the other slot, below): a flow whose id is one derived for a declared
+resource is that resource's. A hand-made flow gets a random id and is never taken for one of ours; a flow of
+another namespace has another id, so no namespace reaches it. Flows are not adopted (their id cannot be
+changed).
 
-There is no hash to read back either, so a flow found with the derived id is taken as written as declared and
-then compared field by field (description, providerId) and execution by execution: any difference is drift,
-repaired by an update. (A spec change is seen the same way; its event says what was rewritten.)
+There is no hash to read back either, so a flow found with a derived id is taken as written as declared and
+then compared field by field (alias, description, providerId) and execution by execution: any difference is
+drift, repaired by an update. (A spec change is seen the same way; its event says what was rewritten.)
 
-**Executions are rebuilt, not patched.** Keycloak's flow API adds an execution by provider at the end of a
-flow, PUTs its requirement separately, reorders only by raising or lowering one step at a time, and makes a
-subflow through another endpoint. Matching an observed list to a declared one with those moves is fiddly and
-any mistake leaves the flow half in one order, half in the other. So when the executions differ at all, every
-top-level execution is deleted (a subflow's deletion deletes its flow and everything in it) and the declared
-ones are added again in order (`build_steps`). A flow bound to the realm cannot be deleted, but its
-executions can, so a bound flow is repaired the same way. A sign-in running through the flow during the few
-requests of a rebuild may fail; a rebuild happens only on a spec change or a hand edit.
+**Executions are rebuilt, never patched, and never in place (copy-then-swap).** Keycloak's flow API adds an
+execution at the end of a flow, DISABLED, sets its requirement separately, and reorders one step at a time;
+patching a live flow passes through states that are neither the old flow nor the new one (a direct grant
+checking the username but not yet the password). So a flow whose executions differ is built anew beside the
+old one: a flow in the other id slot, under staged aliases (`staged`: the flow's, its subflows' and its
+configs' aliases with a suffix no declared alias can hold), every execution added DISABLED, each config set,
+then the requirements from the last execution up (`build_steps`, `requirement_order`). Only once complete
+is it swapped in: each realm binding naming the old flow is moved to it (one realm PUT), the old flow is
+deleted, and the new one's aliases are renamed to the declared ones (a binding is kept by id through a
+rename). At every moment a sign-in runs through the old complete flow or the new complete one. A rebuild
+interrupted half way leaves two flows of one resource: `leftovers` keeps the bound one (else the one not
+staged) and deletes the other before anything else is planned.
+
+The realm's bindings (KeycloakRealm spec.flowBindings) are planned in flow_bindings.py.
 """
 
 from __future__ import annotations
@@ -31,44 +38,53 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.in_realm import declared
 from keycloak_operator.core.replication.marker import content_hash, marker_attributes
 from keycloak_operator.core.replication.plan import Update
-from keycloak_operator.core.replication.resources import (
-    RealmTarget,
+from keycloak_operator.core.replication.resources import RealmTarget
+from keycloak_operator.core.replication.sync import (
+    NO_REVOCATION,
+    Resource,
+    Revocation,
+    ScopePlan,
+    Verdict,
+    plan_scope,
 )
-from keycloak_operator.core.replication.sync import NO_REVOCATION, Resource, Revocation, ScopePlan, plan_scope
-from keycloak_operator.models.authentication_flow import KeycloakAuthenticationFlowSpec
+from keycloak_operator.models.authentication_flow import BUILT_IN_FLOWS, KeycloakAuthenticationFlowSpec
 
 KIND: Final = names.AUTHENTICATION_FLOW_KIND
 EXECUTIONS: Final = "executions"
-# Keycloak's own flows in every realm: never ours, never adopted.
-BUILT_INS: Final = frozenset(
-    {
-        "browser",
-        "direct grant",
-        "registration",
-        "reset credentials",
-        "clients",
-        "first broker login",
-        "docker auth",
-    }
-)
+# Keycloak's own top-level flows in every realm: never ours, never adopted.
+BUILT_INS: Final = BUILT_IN_FLOWS
 MASKED: Final = "**********"  # what Keycloak returns for a config value it will not show
 _ID_SPACE: Final = uuid.UUID("6f1c2b9e-3d0a-5c4e-9b7a-1e2d3c4b5a69")  # this operator's uuid5 namespace
+SLOTS: Final = (0, 1)
+# A staged (being built) flow's aliases end with this: '~' is allowed by Keycloak (ReservedCharValidator, read
+# from 26.7.3's jar) and by no declared alias (models.authentication_flow.ALIAS), so no resource holds one.
+STAGED: Final = " ~"
 
 Obj = Mapping[str, Any]
 
 
-def flow_id(realm: str, key: ObjectKey) -> str:
-    """The id the flow of `key` gets in `realm` (ids are unique across a server's realms, so the realm is in
-    it)."""
-    return str(uuid.uuid5(_ID_SPACE, f"{realm}\x00{key.kind}/{key.namespace}/{key.name}"))
+def flow_id(realm: str, key: ObjectKey, slot: int = 0) -> str:
+    """The id the flow of `key` gets in `realm` in `slot` (ids are unique across a server's realms, so the
+    realm is in it; slot 0 keeps the id of the first release of this kind)."""
+    name = f"{realm}\x00{key.kind}/{key.namespace}/{key.name}" + (f"\x00{slot}" if slot else "")
+    return str(uuid.uuid5(_ID_SPACE, name))
+
+
+def slot_of(realm: str, key: ObjectKey, remote_id: str) -> int | None:
+    return next((s for s in SLOTS if flow_id(realm, key, s) == remote_id), None)
+
+
+def owner_of(realm: str, flows: Iterable[Resource], remote_id: object) -> ObjectKey | None:
+    """The declared resource a flow's id says it belongs to (any slot), if any."""
+    return next((r.key for r in flows if slot_of(realm, r.key, str(remote_id)) is not None), None)
 
 
 def _steps(executions: Sequence[Any], level: int) -> list[dict[str, Any]]:
@@ -109,12 +125,22 @@ def flow_content(spec: KeycloakAuthenticationFlowSpec) -> dict[str, Any]:
 def flow_resource(
     obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
 ) -> Resource:
-    """A flow, with a problem when its realm is unknown or does not allow its namespace (clientNamespaces:
-    a flow does nothing until the realm binds it, and binding is the realm owner's)."""
-    d = declared(obj, KeycloakAuthenticationFlowSpec, realms, unreadable, "authentication flows")
+    """A flow, with a problem when its realm is unknown or does not allow its namespace (flowNamespaces:
+    by default only the realm's own namespace declares flows)."""
+    d = declared(
+        obj, KeycloakAuthenticationFlowSpec, realms, unreadable, "authentication flows", "flowNamespaces"
+    )
     if isinstance(d, Resource):
         return d
     return Resource(d.key, d.spec.alias, flow_content(d.spec), problem=d.problem, parent=d.parent, **d.flags)
+
+
+def subflow_aliases(content: Obj) -> list[str]:
+    return [str(s["subflow"]) for s in content.get(EXECUTIONS) or [] if "subflow" in s]
+
+
+def config_aliases(content: Obj) -> list[str]:
+    return [str(s["config"]["alias"]) for s in content.get(EXECUTIONS) or [] if s.get("config")]
 
 
 # --- what Keycloak holds ------------------------------------------------------------------------------------
@@ -176,11 +202,75 @@ def observed_view(flow: Obj, realm: str, declared: Iterable[Resource]) -> dict[s
     resource has that id for: a hand-made flow, a built-in, a gone resource's)."""
     view = {k: v for k, v in flow.items() if k != "authenticationExecutions"}
     for r in declared:
-        if flow.get("id") == flow_id(realm, r.key) and not flow.get("builtIn"):
+        if slot_of(realm, r.key, str(flow.get("id"))) is not None and not flow.get("builtIn"):
             # Taken as written as declared: the field comparison finds what differs (module text).
             view["attributes"] = marker_attributes(r.key, content_hash(r.content))
             break
     return view
+
+
+def leftovers(
+    observed: Sequence[Obj], realm: str, flows: Iterable[Resource], bound: AbstractSet[str]
+) -> list[str]:
+    """Ids of the flows an interrupted rebuild left beside a resource's other flow, to delete: of two flows of
+    one resource the bound one stays (a swap was under way), else the one not staged, else slot 0's."""
+    out: list[str] = []
+    for r in flows:
+        slots = {str(f.get("id")): slot_of(realm, r.key, str(f.get("id"))) for f in observed}
+        both = [f for f in observed if slots[str(f.get("id"))] is not None]
+        if len(both) < 2:
+            continue
+        ranked = sorted(
+            both,
+            key=lambda f: (
+                str(f.get("alias")) not in bound,
+                STAGED in str(f.get("alias")),
+                slots[str(f["id"])],
+            ),
+        )
+        out.extend(str(f["id"]) for f in ranked[1:])
+    return out
+
+
+def alias_claims(flows: Sequence[Resource], observed: Iterable[Obj], realm: str) -> dict[ObjectKey, Verdict]:
+    """Subflow and config aliases are unique in a realm (Keycloak answers 409 to a second one), so each is a
+    natural key claimed by the first resource declaring it (oldest first, as for flow aliases): a later one
+    whose subflow alias is another resource's flow or subflow alias or a flow's that is not ours, whose flow
+    alias is another's subflow alias, or whose config alias is another's, is a Conflict, nothing written for
+    it. (Two resources' flow aliases are plan_scope's natural keys.)"""
+    nobody = "a flow the operator did not create"
+    held: dict[str, str] = {  # flow aliases -> who holds them
+        str(f.get("alias")): nobody for f in observed if owner_of(realm, flows, f.get("id")) is None
+    }
+    subflows: dict[str, str] = {}
+    configs: dict[str, str] = {}
+    out: dict[ObjectKey, Verdict] = {}
+    for r in sorted(flows, key=lambda r: (r.created, r.key)):
+        if r.deleting or r.problem is not None or not r.content:
+            continue
+        me = f"{r.key.kind} {r.key.namespace}/{r.key.name}"
+        top = str(r.content["alias"])
+        clash = [
+            f"subflow alias {a!r} is already held by {held.get(a) or subflows[a]}"
+            for a in subflow_aliases(r.content)
+            if a in held or a in subflows
+        ]
+        if top in subflows:
+            clash.append(f"alias {top!r} is already a subflow of {subflows[top]}")
+        clash += [
+            f"config alias {a!r} is already held by {configs[a]}"
+            for a in config_aliases(r.content)
+            if a in configs
+        ]
+        if clash:
+            out[r.key] = Verdict("Conflict", "Conflict", f"{'; '.join(clash)}; nothing was written")
+            continue
+        held.setdefault(top, me)
+        for a in subflow_aliases(r.content):
+            subflows.setdefault(a, me)
+        for a in config_aliases(r.content):
+            configs.setdefault(a, me)
+    return out
 
 
 def plan_flows(
@@ -196,7 +286,10 @@ def plan_flows(
     """Every top-level flow of one realm. `blocked`: deleting flows the realm still binds, with why.
     `executions`: the observed steps (`observed_steps`) of each flow found ours, by id; a flow in step whose
     executions differ gets an update (a rebuild) and its drift."""
-    listed = [observed_view(o, realm, flows) for o in observed if isinstance(o, Mapping)]
+    seen = [o for o in observed if isinstance(o, Mapping)]
+    claims = alias_claims(flows, seen, realm)
+    flows = [replace(r, problem=claims[r.key]) if r.key in claims else r for r in flows]
+    listed = [observed_view(o, realm, flows) for o in seen]
     scope = plan_scope(
         KIND,
         flows,
@@ -209,6 +302,7 @@ def plan_flows(
         never_adopt=BUILT_INS,
         blocked=blocked,
     )
+    scope.disables = []  # a flow has no switch to turn off: revocation keeps it until it deletes it
     plan = scope.plan
     writing = {c.key for c in plan.creates} | {u.key for u in plan.updates} | {d.key for d in plan.deletes}
     for r in flows:
@@ -227,20 +321,38 @@ def plan_flows(
 # --- the writes ---------------------------------------------------------------------------------------------
 
 
-def create_body(content: Obj, realm: str, key: ObjectKey) -> dict[str, Any]:
+def create_body(content: Obj, realm: str, key: ObjectKey, slot: int = 0) -> dict[str, Any]:
     """The flow's POST: its fields, with the id that marks it ours. Executions are added after it
     (`build_steps`)."""
     body = {k: v for k, v in content.items() if k != EXECUTIONS}
-    return {**body, "id": flow_id(realm, key)}
+    return {**body, "id": flow_id(realm, key, slot)}
 
 
 def update_body(content: Obj, remote_id: str) -> dict[str, Any]:
     return {**{k: v for k, v in content.items() if k != EXECUTIONS}, "id": remote_id}
 
 
+def staged(content: Obj, slot: int) -> dict[str, Any]:
+    """The content to build a new flow from beside the old one: every alias (flow, subflows, configs) with
+    the slot's staging suffix, so none collides with the old flow's."""
+
+    def name(alias: object) -> str:
+        return f"{alias}{STAGED}{slot}"
+
+    steps = []
+    for s in content.get(EXECUTIONS) or []:
+        step = dict(s)
+        if "subflow" in step:
+            step["subflow"] = name(step["subflow"])
+        if step.get("config"):
+            step["config"] = {**step["config"], "alias": name(step["config"]["alias"])}
+        steps.append(step)
+    return {**content, "alias": name(content["alias"]), EXECUTIONS: steps}
+
+
 @dataclass(frozen=True)
 class BuildStep:
-    """Add one execution to `parent` (a flow alias), at its end; then set its requirement and config."""
+    """Add one execution to `parent` (a flow alias), at its end; its requirement and config come later."""
 
     parent: str
     step: Mapping[str, Any]
@@ -260,48 +372,39 @@ def build_steps(content: Obj) -> list[BuildStep]:
     return out
 
 
-# --- the realm's bindings (KeycloakRealm spec.flowBindings) ------------------------------------------------
-
-# spec.flowBindings field -> RealmRepresentation field.
-BINDINGS: Final = {
-    "browser": "browserFlow",
-    "directGrant": "directGrantFlow",
-    "registration": "registrationFlow",
-    "resetCredentials": "resetCredentialsFlow",
-    "clientAuthentication": "clientAuthenticationFlow",
-    "firstBrokerLogin": "firstBrokerLoginFlow",
-}
-# Every binding Keycloak has: a flow bound by any of them cannot be deleted.
-REALM_BINDINGS: Final = (*BINDINGS.values(), "dockerAuthenticationFlow")
+def requirement_order(count: int) -> list[int]:
+    """The order requirements are set in, by position in the depth-first listing: from the last up, so a
+    subflow's own steps are set before the subflow itself is enabled, and a later step before an earlier
+    one (each added DISABLED: an authenticator that needs a user finds none until the first is enabled)."""
+    return list(reversed(range(count)))
 
 
-def declared_bindings(realm_obj: Obj) -> dict[str, str]:
-    """spec.flowBindings of a KeycloakRealm (validated already, as its resource was built), by its own names;
-    none when absent."""
-    raw = (realm_obj.get("spec") or {}).get("flowBindings")
-    if not isinstance(raw, Mapping):
-        return {}
-    return {k: v for k, v in raw.items() if k in BINDINGS and isinstance(v, str)}
+@dataclass(frozen=True)
+class Rename:
+    """After a swap: a subflow (`what` flow) or config of the new flow given its declared alias."""
+
+    what: Literal["flow", "config"]
+    remote_id: str
+    body: Mapping[str, Any]
 
 
-@dataclass
-class BindingPlan:
-    body: dict[str, str]  # the realm PUT's fields (RealmRepresentation names); empty: nothing to write
-    missing: list[str]  # `spec.flowBindings.<name>: flow 'x'` not found in the realm
-
-
-def plan_bindings(declared: Mapping[str, str], realm: Obj, aliases: AbstractSet[str]) -> BindingPlan:
-    """The bindings to write: each declared one naming an existing flow that the realm does not bind yet."""
-    plan = BindingPlan({}, [])
-    for name, alias in sorted(declared.items()):
-        field = BINDINGS[name]
-        if alias not in aliases:
-            plan.missing.append(f"spec.flowBindings.{name}: flow {alias!r}")
-        elif realm.get(field) != alias:
-            plan.body[field] = alias
-    return plan
-
-
-def bound_by(realm: Obj, alias: str) -> list[str]:
-    """The realm's bindings naming the flow `alias`."""
-    return [f for f in REALM_BINDINGS if realm.get(f) == alias]
+def renames(listing: Sequence[Obj], content: Obj) -> list[Rename]:
+    """The writes that give a built (staged) flow's subflows and configs their declared aliases; `listing`:
+    its executions as Keycloak lists them (a subflow's row names its flow's id, `flowId`)."""
+    out: list[Rename] = []
+    for seen, want in zip(listing, content.get(EXECUTIONS) or [], strict=False):
+        if "subflow" in want and seen.get("flowId") and seen.get("displayName") != want["subflow"]:
+            body = {
+                "id": seen["flowId"],
+                "alias": want["subflow"],
+                "description": want.get("description", ""),
+                "providerId": want.get("providerId", "basic-flow"),
+                "topLevel": False,
+                "builtIn": False,
+            }
+            out.append(Rename("flow", str(seen["flowId"]), body))
+        config = want.get("config")
+        if config and seen.get("authenticationConfig"):
+            remote = str(seen["authenticationConfig"])
+            out.append(Rename("config", remote, {"id": remote, **config}))
+    return out

@@ -1,23 +1,30 @@
-"""Writes a realm's authentication flows (core/replication/authentication_flow.py plans them).
+"""Writes a realm's authentication flows and its flow bindings (core/replication/authentication_flow.py and
+flow_bindings.py plan them).
 
-A flow is created with the id that marks it ours, then its executions are added in order, one POST each, and
-read back once to set each one's requirement (Keycloak adds every execution DISABLED) and config. A flow whose
-executions differ from the declared ones is rebuilt: its top-level executions deleted, then added again (the
-module text of the planner says why). Only flows found ours have their executions read: one GET each, plus one
-per authenticator config they hold.
+Each round, inside a realm: its flows listed (one GET; a failure is reported on the flows only, never on the
+realm), then the bindings that must go back to Keycloak's built-ins (a flow being deleted, a binding taken out
+of spec.flowBindings) are written, then the flows, then the bindings to flows now Ready. A quiet round reads
+the flows, the executions of each flow found ours (one GET each, plus one per config) and the realm once, and
+writes nothing.
 
-A deleting flow the realm binds (browserFlow, directGrantFlow, ...) is not deleted: Keycloak would refuse, and
-the binding is the realm owner's to change. It stays Deleting, DeletionBlocked naming the binding, until the
-binding no longer names it.
+A flow is created with the id that marks it ours and built (`_build`): every execution added DISABLED, the
+configs set, then the requirements from the last up. A flow whose executions differ is rebuilt beside the old
+one and swapped in (`_swap`: the planner's module text says why): at every moment the realm runs the old
+complete flow or the new complete one.
+
+A deleting flow the realm still binds after the bindings pass (the realm not Ready, so its bindings were not
+written) is not deleted: it stays Deleting, DeletionBlocked naming the binding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import authentication_flow as af
+from keycloak_operator.core.replication import flow_bindings as fb
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
@@ -37,6 +44,7 @@ from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
 
 BINDINGS_KIND: Final = "RealmFlowBindings"  # the metrics' kind for a realm's binding writes
+Obj = Mapping[str, Any]
 
 
 class AuthenticationFlowWriter:
@@ -49,81 +57,173 @@ class AuthenticationFlowWriter:
         self.api_of = api_of
 
     async def sync(self, rnd: Round, at: InRealm) -> None:
-        """The realm's declared flows, then its bindings (KeycloakRealm spec.flowBindings)."""
         api = self.api_of(at.admin)
         declared = [c for c in at.children if c.key.kind == af.KIND]
-        if declared:  # none declared: no flow is recognisably ours (the marker is derived from a resource)
-            await self._flows(rnd, at, api, declared)
-        bindings = af.declared_bindings(rnd.objects.get(at.realm.key) or {})
-        ready = rnd.verdicts.get(at.realm.key)
-        if bindings and not at.realm.deleting and ready is not None and ready.phase == "Ready":
-            await self._bindings(rnd, at, api, bindings)
+        bindings = fb.declared_bindings(rnd.objects.get(at.realm.key) or {})
+        if not declared and not bindings:
+            return  # no flow of ours is recognisable (the marker is derived from a resource), none to bind
+        try:
+            observed = await api.flows(at.remote)
+        except AdminError as e:
+            _unreadable(rnd, declared, f"the realm's authentication flows could not be read: {e}")
+            return
+        verdict = rnd.verdicts.get(at.realm.key)
+        bind = not at.realm.deleting and verdict is not None and verdict.phase == "Ready"
+        if bind:  # first away from flows about to go, as Keycloak refuses to delete a bound flow
+            states = {r.key: _state(r, None) for r in declared}
+            await self._bindings(rnd, at, api, bindings, declared, observed, states, reverts_only=True)
+        if declared:
+            scope = await self._flows(rnd, at, api, declared, observed)
+            if scope is None:
+                return
+            if any(scope.phases()):
+                observed = await api.flows(at.remote)
+            states = {r.key: _state(r, scope.verdicts.get(r.key)) for r in declared}
+        else:
+            states = {}
+        if bind:
+            await self._bindings(rnd, at, api, bindings, declared, observed, states, reverts_only=False)
 
     async def _bindings(
-        self, rnd: Round, at: InRealm, api: AuthenticationFlowApi, bindings: Mapping[str, str]
+        self,
+        rnd: Round,
+        at: InRealm,
+        api: AuthenticationFlowApi,
+        bindings: Mapping[str, str],
+        declared: Sequence[Resource],
+        observed: Sequence[Obj],
+        states: Mapping[ObjectKey, fb.FlowState],
+        *,
+        reverts_only: bool,
     ) -> None:
-        """Each declared binding naming a flow of the realm written (one GET of the realm and of its flows);
-        one naming no flow makes the realm Pending, naming the field, the others written all the same."""
-        current = await api.realm_bindings(at.remote)
-        aliases = {str(f.get("alias")) for f in await api.flows(at.remote)}
-        plan = af.plan_bindings(bindings, current, aliases)
-        if plan.body:
-            await self.limiter.acquire(at.realm.key.namespace)
-            await api.update_realm(at.remote, plan.body)
-            metrics.replication_write(BINDINGS_KIND, "update")
-            message = f"bound in Keycloak: {', '.join(f'{k}={v!r}' for k, v in sorted(plan.body.items()))}"
-            rnd.note(at.realm.key, Event("Normal", "FlowBound", message))
-        if plan.missing:
-            message = (
-                f"{'; '.join(plan.missing)} not found in realm {at.remote}; the other bindings were written"
+        """The realm's bindings planned from what Keycloak holds (one GET of the realm) and written in one
+        PUT; a binding that cannot be made yet makes the realm Pending, naming the field. A failure is the
+        realm's (its bindings are its own), the flows go on."""
+        mine = [r for r in declared if r.parent == at.realm.key]
+        alias_of = {
+            key: str(f.get("alias"))
+            for f in observed
+            if (key := af.owner_of(at.remote, mine, f.get("id"))) is not None
+        }
+        ours = {str(f.get("alias")) for f in observed if af.owner_of(at.remote, declared, f.get("id"))}
+        flows = {r.key: fb.OwnFlow(alias_of.get(r.key), states[r.key]) for r in mine if r.key in states}
+        try:
+            current = await api.realm_bindings(at.remote)
+            plan = fb.plan_bindings(
+                bindings, at.realm.key.namespace, current, flows, ours, reverts_only=reverts_only
             )
-            rnd.verdicts[at.realm.key] = Verdict("Pending", "FlowNotFound", message)
+            if plan.body:
+                await self.limiter.acquire(at.realm.key.namespace)
+                await api.update_realm(at.remote, plan.body)
+                metrics.replication_write(BINDINGS_KIND, "update")
+                message = (
+                    f"bound in Keycloak: {', '.join(f'{k}={v!r}' for k, v in sorted(plan.body.items()))}"
+                )
+                rnd.note(at.realm.key, Event("Normal", "FlowBound", message))
+        except AdminError as e:
+            rnd.write_failed(at.realm.key, f"flow bindings: {e}")
+            rnd.verdicts[at.realm.key] = Verdict("Error", "FlowBindingFailed", f"flow bindings: {e}")
+            return
+        if plan.missing and not reverts_only:
+            message = f"{'; '.join(plan.missing)}; the other bindings were written"
+            rnd.verdicts[at.realm.key] = Verdict("Pending", "FlowNotReady", message)
 
     async def _flows(
-        self, rnd: Round, at: InRealm, api: AuthenticationFlowApi, declared: list[Resource]
-    ) -> None:
-        observed = await api.flows(at.remote)
-        ids = {af.flow_id(at.remote, r.key) for r in declared}
-        steps = {str(f["id"]): await _steps(api, at.remote, f) for f in observed if f.get("id") in ids}
-        blocked = await self._blocked(api, at.remote, declared, observed, ids)
+        self,
+        rnd: Round,
+        at: InRealm,
+        api: AuthenticationFlowApi,
+        declared: list[Resource],
+        observed: Sequence[Obj],
+    ) -> ScopePlan | None:
+        """Plan and write the realm's declared flows; None when they could not be read (said on each)."""
+        try:
+            observed = await self._without_leftovers(api, at.remote, declared, observed)
+        except AdminError as e:
+            _unreadable(rnd, declared, f"a half-made flow could not be cleared: {e}")
+            return None
+        steps: dict[str, list[dict[str, Any]]] = {}
+        planned = []
+        for r in declared:  # each flow's executions; a failed read stays on that flow
+            ids = {af.flow_id(at.remote, r.key, s) for s in af.SLOTS}
+            flow = next((f for f in observed if f.get("id") in ids), None)
+            try:
+                if flow is not None:
+                    steps[str(flow["id"])] = await _steps(api, at.remote, flow)
+                planned.append(r)
+            except AdminError as e:
+                problem = Verdict("Error", "ReadFailed", f"its executions could not be read: {e}")
+                planned.append(replace(r, problem=problem))
+        blocked = await self._blocked(api, at.remote, planned, observed)
         scope = af.plan_flows(
-            declared, observed, at.remote, steps, at.watched, revocation=at.revocation, blocked=blocked
+            planned, observed, at.remote, steps, at.watched, revocation=at.revocation, blocked=blocked
         )
+        alias_by_id = {str(f.get("id")): str(f.get("alias")) for f in observed}
 
         async def write(op: ScopeOperation) -> None:
-            await _write(api, at.remote, scope, op, steps)
+            await _write(api, at.remote, scope, op, steps, alias_by_id)
 
         failed = await execute(scope, write, self.limiter, rnd)
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
+        return scope
+
+    @staticmethod
+    async def _without_leftovers(
+        api: AuthenticationFlowApi, realm: str, declared: Sequence[Resource], observed: Sequence[Obj]
+    ) -> Sequence[Obj]:
+        """The flows, once a rebuild interrupted half way has had its extra flow deleted (rare: the realm is
+        read only when one resource has two flows)."""
+        doubled = [
+            r
+            for r in declared
+            if sum(af.slot_of(realm, r.key, str(f.get("id"))) is not None for f in observed) > 1
+        ]
+        if not doubled:
+            return observed
+        current = await api.realm_bindings(realm)
+        bound = {str(current.get(f)) for f in fb.REALM_BINDINGS if current.get(f)}
+        extra = af.leftovers(observed, realm, doubled, bound)
+        for flow_id in extra:
+            await api.delete_flow(realm, flow_id)
+        return [f for f in observed if f.get("id") not in extra]
 
     @staticmethod
     async def _blocked(
-        api: AuthenticationFlowApi,
-        realm: str,
-        declared: Sequence[Resource],
-        observed: Sequence[Mapping[str, Any]],
-        ids: set[str],
+        api: AuthenticationFlowApi, realm: str, declared: Sequence[Resource], observed: Sequence[Obj]
     ) -> dict[ObjectKey, str]:
-        """Deleting flows the realm binds, with why (one GET of the realm, only when one is deleting)."""
+        """Deleting flows the realm still binds, with why (a GET of the realm, only when one is deleting)."""
         deleting = [r for r in declared if r.deleting and not r.preserve]
         if not deleting:
             return {}
-        alias_of = {str(f.get("id")): str(f.get("alias")) for f in observed if f.get("id") in ids}
         current = await api.realm_bindings(realm)
         out: dict[ObjectKey, str] = {}
-        for r in deleting:
-            alias = alias_of.get(af.flow_id(realm, r.key))
-            fields = af.bound_by(current, alias) if alias is not None else []
-            if fields:
-                out[r.key] = (
-                    f"the realm binds flow {alias!r} ({', '.join(fields)}): it is deleted once the binding "
-                    "names another flow"
+        for f in observed:
+            key = af.owner_of(realm, deleting, f.get("id"))
+            fields = fb.bound_by(current, str(f.get("alias"))) if key is not None else []
+            if key is not None and fields:
+                out[key] = (
+                    f"the realm binds flow {f.get('alias')!r} ({', '.join(fields)}): it is deleted once the "
+                    "binding names another flow"
                 )
         return out
 
 
-async def _steps(api: AuthenticationFlowApi, realm: str, flow: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _state(r: Resource, verdict: Verdict | None) -> fb.FlowState:
+    if r.deleting:
+        return "deleting"
+    return "ready" if verdict is not None and verdict.phase == "Ready" else "waiting"
+
+
+def _unreadable(rnd: Round, declared: Sequence[Resource], message: str) -> None:
+    """The flows could not be read: each flow says so and keeps what it has (a deleting one its finalizer);
+    the realm and its other kinds go on."""
+    rnd.failed = True
+    for r in declared:
+        rnd.verdicts[r.key] = r.problem or Verdict("Error", "ReadFailed", message)
+
+
+async def _steps(api: AuthenticationFlowApi, realm: str, flow: Obj) -> list[dict[str, Any]]:
     listing = await api.executions(realm, str(flow.get("alias")))
     configs = {}
     for e in listing:
@@ -138,7 +238,8 @@ async def _write(
     realm: str,
     scope: ScopePlan,
     op: ScopeOperation,
-    steps: Mapping[str, Sequence[Mapping[str, Any]]],
+    steps: Mapping[str, Sequence[Obj]],
+    alias_by_id: Mapping[str, str],
 ) -> None:
     if isinstance(op, Delete):
         await api.delete_flow(realm, op.remote_id)
@@ -149,19 +250,38 @@ async def _write(
         scope.remote_ids[op.key] = flow_id
         await _build(api, realm, op.content)
     elif isinstance(op, Update):
-        await api.update_flow(realm, op.remote_id, af.update_body(op.content, op.remote_id))
-        if op.remote_id not in steps or af.executions_differ(op.content, steps[op.remote_id]):
-            alias = str(op.content["alias"])
-            for e in await api.executions(realm, alias):
-                if e.get("level") == 0:
-                    await api.delete_execution(realm, str(e["id"]))
-            await _build(api, realm, op.content)
+        if op.remote_id in steps and not af.executions_differ(op.content, steps[op.remote_id]):
+            await api.update_flow(realm, op.remote_id, af.update_body(op.content, op.remote_id))
+        else:
+            old_alias = alias_by_id.get(op.remote_id, str(op.content["alias"]))
+            scope.remote_ids[op.key] = await _swap(api, realm, op, old_alias)
     else:
         raise AdminError(0, f"{op.key}: no such write for an authentication flow")
 
 
-async def _build(api: AuthenticationFlowApi, realm: str, content: Mapping[str, Any]) -> None:
-    """Add the declared executions to the (empty) flow in order, then set requirements and configs."""
+async def _swap(api: AuthenticationFlowApi, realm: str, op: Update, old_alias: str) -> str:
+    """Build the declared flow beside the old one (the other id slot, staged aliases), move the realm's
+    bindings of the old one to it, delete the old one, then give the new one its declared aliases. Its id."""
+    slot = 1 - (af.slot_of(realm, op.key, op.remote_id) or 0)
+    staged = af.staged(op.content, slot)
+    new_id = await api.create_flow(realm, af.create_body(staged, realm, op.key, slot))
+    await _build(api, realm, staged)
+    bound = fb.bound_by(await api.realm_bindings(realm), old_alias)
+    if bound:
+        await api.update_realm(realm, dict.fromkeys(bound, str(staged["alias"])))
+    await api.delete_flow(realm, op.remote_id)
+    await api.update_flow(realm, new_id, af.update_body(op.content, new_id))
+    for rename in af.renames(await api.executions(realm, str(op.content["alias"])), op.content):
+        if rename.what == "flow":
+            await api.update_flow(realm, rename.remote_id, dict(rename.body))
+        else:
+            await api.update_config(realm, rename.remote_id, dict(rename.body))
+    return new_id
+
+
+async def _build(api: AuthenticationFlowApi, realm: str, content: Obj) -> None:
+    """Make the (empty) flow hold the declared executions: each added at its parent's end (Keycloak adds it
+    DISABLED), the configs set, then the requirements from the last up (af.requirement_order)."""
     for b in af.build_steps(content):
         if "subflow" in b.step:
             await api.add_subflow(realm, b.parent, dict(b.step))
@@ -175,8 +295,9 @@ async def _build(api: AuthenticationFlowApi, realm: str, content: Mapping[str, A
             0, f"flow {alias}: {len(listed)} executions after the build, {len(declared)} declared"
         )
     for seen, want in zip(listed, declared, strict=True):
+        if want.get("config") is not None:
+            await api.add_config(realm, str(seen["id"]), dict(want["config"]))
+    for i in af.requirement_order(len(declared)):
+        seen, want = listed[i], declared[i]
         if seen.get("requirement") != want["requirement"]:
             await api.set_requirement(realm, alias, {**seen, "requirement": want["requirement"]})
-        config = want.get("config")
-        if config is not None:
-            await api.add_config(realm, str(seen["id"]), dict(config))
