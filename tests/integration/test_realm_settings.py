@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from keycloak_operator.core import names
+from keycloak_operator.models.authentication_flow import BUILT_IN_CONFIGS, BUILT_IN_FLOWS, BUILT_IN_SUBFLOWS
 from keycloak_operator.models.identity_provider import MapperType
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
@@ -487,18 +488,18 @@ def flow_event(kubectl: Kubectl, ns: str, name: str, reason: str) -> Callable[[]
     return probe
 
 
-def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_waits_for_its_binding(
+def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_unbound_before_it_goes(
     kubectl: Kubectl, keycloak: KeycloakProcess, operator: OperatorProcess, namespace: str
 ) -> None:
     api = KeycloakApi(keycloak)
     ns, rn = namespace, f"f-{namespace}"
     kubectl.apply(admin_secret(keycloak, ns))
-    bindings = {"directGrant": "team direct"}
+    bindings = {"directGrant": "direct"}  # a KeycloakAuthenticationFlow of the realm's namespace, by name
     kubectl.apply(realm(keycloak, ns, "main", realmName=rn, flowBindings=bindings))
     # Bound before the flow exists: the realm waits, naming the field; its client is written all the same.
     wait_phase(kubectl, REALM_RES, ns, "main", "Pending", timeout=90)
     message = kubectl.get(REALM_RES, "main", ns)["status"]["conditions"][0]["message"]
-    assert "spec.flowBindings.directGrant" in message and "team direct" in message
+    assert "spec.flowBindings.directGrant" in message and f"{ns}/direct" in message
     kubectl.apply(
         client(ns, "cli", {"name": "main"}, "cli", publicClient=True, directAccessGrantsEnabled=True)
     )
@@ -520,18 +521,25 @@ def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_wait
     assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
     assert password_grant(keycloak, rn, "cli", "alice", "wrong") == 400  # invalid_grant
 
-    # Hand edits: the password step disabled, then the subflow moved up; each repaired, with an event.
+    # Hand edits: the password step disabled, then the subflow moved up; each repaired by a flow built beside
+    # and swapped in (a new id, the binding moved to it, the aliases renamed back), with an event.
+    first = flow_by_alias(api, rn, "team direct")
     step = next(e for e in raw_executions(api, rn, "team direct") if e.get("providerId") == wanted[1][1])
     api.call(
         "PUT", f"/{rn}/authentication/flows/team%20direct/executions", {**step, "requirement": "DISABLED"}
     )
     wait_for("requirement repaired", lambda: executions(api, rn, "team direct") == wanted, 60)
     wait_for("drift event", flow_event(kubectl, ns, "direct", "DriftRepaired"), 30)
+    swapped = flow_by_alias(api, rn, "team direct")
+    assert first is not None and swapped is not None and swapped["id"] != first["id"]
+    assert (api.realm(rn) or {})["directGrantFlow"] == "team direct"
+    assert password_grant(keycloak, rn, "cli", "alice", "wrong") == 400
     sub = next(e for e in raw_executions(api, rn, "team direct") if e["displayName"] == "team otp")
     api.call("POST", f"/{rn}/authentication/executions/{sub['id']}/raise-priority")
     assert executions(api, rn, "team direct") != wanted
     wait_for("order repaired", lambda: executions(api, rn, "team direct") == wanted, 60)
     assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
+    assert not [f for f in api.call("GET", f"/{rn}/authentication/flows") or [] if "~" in f["alias"]]
 
     # A quiet resync writes nothing: measured over three rounds.
     wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
@@ -542,17 +550,30 @@ def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_wait
         phase(kubectl, FLOW_RES, ns, "direct") == "Ready" and phase(kubectl, REALM_RES, ns, "main") == "Ready"
     )
 
-    # Deleting the bound flow's resource waits for the binding; rebound to the built-in, it goes.
+    # Deleting the bound flow's resource: the binding returns to the built-in first, then the flow goes.
     kubectl.run("delete", FLOW_RES, "direct", "-n", ns, "--wait=false")
-    wait_phase(kubectl, FLOW_RES, ns, "direct", "Deleting", timeout=60)
-    condition = kubectl.get(FLOW_RES, "direct", ns)["status"]["conditions"][0]
-    assert condition["reason"] == "DeletionBlocked" and "directGrantFlow" in condition["message"]
-    assert flow_by_alias(api, rn, "team direct") is not None
-    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, flowBindings={"directGrant": "direct grant"}))
     wait_for("flow resource gone", lambda: kubectl.get(FLOW_RES, "direct", ns) is None, 60)
     assert flow_by_alias(api, rn, "team direct") is None and flow_by_alias(api, rn, "team otp") is None
     assert (api.realm(rn) or {})["directGrantFlow"] == "direct grant"
     assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
+    wait_phase(kubectl, REALM_RES, ns, "main", "Pending", timeout=60)
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    wait_phase(kubectl, REALM_RES, ns, "main", "Ready", timeout=60)
+
+
+def _built_in_aliases(api: KeycloakApi, rn: str) -> tuple[set[str], set[str], set[str]]:
+    """A realm's flows as Keycloak made them: top-level aliases, subflow aliases, config aliases."""
+    tops = {f["alias"] for f in api.call("GET", f"/{rn}/authentication/flows") or []}
+    subflows: set[str] = set()
+    configs: set[str] = set()
+    for top in tops:
+        for e in raw_executions(api, rn, top):
+            if e.get("authenticationFlow"):
+                subflows.add(e["displayName"])
+            if e.get("authenticationConfig"):
+                config = api.call("GET", f"/{rn}/authentication/config/{e['authenticationConfig']}")
+                configs.add(config["alias"])
+    return tops, subflows, configs
 
 
 def test_seed_003_flows_the_same_alias_in_two_namespaces_and_a_built_in_alias_are_conflicts(
@@ -565,9 +586,15 @@ def test_seed_003_flows_the_same_alias_in_two_namespaces_and_a_built_in_alias_ar
     foo, bar = namespace_factory("foo"), namespace_factory("bar")
     rn = f"f-{foo}"
     kubectl.apply(admin_secret(keycloak, foo))
-    kubectl.apply(realm(keycloak, foo, "main", realmName=rn, clientNamespaces=[bar]))
+    kubectl.apply(realm(keycloak, foo, "main", realmName=rn, flowNamespaces=[bar]))
     ref = {"name": "main", "namespace": foo}
     steps = [{"authenticator": "auth-cookie", "requirement": "ALTERNATIVE"}]
+    # Keycloak's own flows, subflows and configs in a new realm (26.x): every one is refused or a Conflict.
+    wait_phase(kubectl, REALM_RES, foo, "main", "Ready", timeout=90)
+    tops, subflows, configs = _built_in_aliases(api, rn)
+    assert tops <= BUILT_IN_FLOWS, tops - BUILT_IN_FLOWS
+    assert {a.lower() for a in subflows} <= BUILT_IN_SUBFLOWS, subflows
+    assert configs <= BUILT_IN_CONFIGS, configs
     kubectl.apply(flow(foo, "shared", ref, "shared", description="foo's", executions=steps))
     wait_phase(kubectl, FLOW_RES, foo, "shared", "Ready", timeout=90)
     kubectl.apply(flow(bar, "shared", ref, "shared", description="bar's"))

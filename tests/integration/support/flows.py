@@ -26,7 +26,9 @@ def flow(namespace: str, name: str, realm_ref: dict[str, str], alias: str, **spe
 
 
 def direct_grant(sub: str) -> list[dict[str, Any]]:
-    """Keycloak's own direct-grant steps: username, password, then a conditional OTP subflow."""
+    """Keycloak's own direct-grant steps: username, password, then a conditional OTP subflow (its condition
+    given a config of no effect, so that rebuilds rename a config alias too; named after the subflow, since
+    config aliases are unique in a realm)."""
     return [
         {"authenticator": "direct-grant-validate-username", "requirement": "REQUIRED"},
         {"authenticator": "direct-grant-validate-password", "requirement": "REQUIRED"},
@@ -35,7 +37,11 @@ def direct_grant(sub: str) -> list[dict[str, Any]]:
             "subflow": {
                 "alias": sub,
                 "executions": [
-                    {"authenticator": "conditional-user-configured", "requirement": "REQUIRED"},
+                    {
+                        "authenticator": "conditional-user-configured",
+                        "requirement": "REQUIRED",
+                        "config": {"alias": f"{sub} condition", "config": {"note": "declared"}},
+                    },
                     {"authenticator": "direct-grant-validate-otp", "requirement": "REQUIRED"},
                 ],
             },
