@@ -326,3 +326,14 @@ async def test_a_failure_stays_on_its_flow_and_seed_003_the_same_alias_elsewhere
     assert phases["team-a/broken"] == "Error" and phases["team-a/login"] == "Ready"
     assert phases["team-b/login"] == "Conflict"
     assert _order(world, "login") == WANTED
+
+
+async def test_a_bound_flows_alias_changed_in_the_spec_is_renamed_and_the_binding_follows(world: World) -> None:
+    _bind(world, browser="login")
+    await _round(world)
+    world.kube.add(_flow("team-a", "login", alias="renamed login"))
+    writes, _ = await _round(world)
+    assert [w[0] for w in writes] == ["update_flow"]  # executions unchanged: a rename, no rebuild
+    assert world.flows.bindings("main")["browserFlow"] == "renamed login"
+    writes, kube = await _round(world)
+    assert writes == [] and kube == []
