@@ -328,7 +328,9 @@ async def test_a_failure_stays_on_its_flow_and_seed_003_the_same_alias_elsewhere
     assert _order(world, "login") == WANTED
 
 
-async def test_a_bound_flows_alias_changed_in_the_spec_is_renamed_and_the_binding_follows(world: World) -> None:
+async def test_a_bound_flows_alias_changed_in_the_spec_is_renamed_and_the_binding_follows(
+    world: World,
+) -> None:
     _bind(world, browser="login")
     await _round(world)
     world.kube.add(_flow("team-a", "login", alias="renamed login"))
