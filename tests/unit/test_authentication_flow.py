@@ -364,6 +364,24 @@ def test_a_binding_goes_to_the_alias_of_the_flow_its_resource_owns_only_once_rea
         {"directGrant": "direct"}, "team-a", bound, {DIRECT: fb.OwnFlow("team direct", "waiting")}, OURS
     )
     assert kept.body == {}
+    # Bound to another flow of ours (its other slot: a swap cut short; or the flow bound before a switch):
+    # kept while the named one is not Ready, never the built-in.
+    for state in ("waiting", "deleting"):
+        other = {**realm, "directGrantFlow": "team-b direct"}
+        plan = fb.plan_bindings(
+            {"directGrant": "direct"}, "team-a", other, {DIRECT: fb.OwnFlow("team direct", state)}, OURS
+        )
+        assert plan.body == {} and plan.missing
+    # Unless the bound one is itself being deleted.
+    plan = fb.plan_bindings(
+        {"directGrant": "direct"},
+        "team-a",
+        {**realm, "directGrantFlow": "team-b direct"},
+        {DIRECT: fb.OwnFlow("team direct", "waiting")},
+        OURS,
+        going={"team-b direct"},
+    )
+    assert plan.body == {"directGrantFlow": "direct grant"}
 
 
 def test_a_binding_names_a_resource_of_the_realms_namespace_never_another_namespaces_or_an_alias() -> None:
@@ -394,7 +412,9 @@ def test_a_binding_to_a_flow_of_ours_no_longer_declared_or_deleting_returns_to_t
         "dockerAuthenticationFlow": "x",
     }
     going = {DIRECT: fb.OwnFlow("team direct", "deleting")}
-    plan = fb.plan_bindings({"browser": "direct"}, "team-a", realm, going, OURS, reverts_only=True)
+    plan = fb.plan_bindings(
+        {"browser": "direct"}, "team-a", realm, going, OURS, going={"team direct"}, reverts_only=True
+    )
     # Both of ours go back (team-b's, bound by hand, too); a flow not ours ("x") is left as it is.
     assert plan.body == {"browserFlow": "browser", "directGrantFlow": "direct grant"}
     assert fb.plan_bindings({}, "team-a", {"browserFlow": "browser"}, {}, OURS).body == {}
@@ -585,3 +605,32 @@ def test_two_flows_of_one_resource_the_bound_one_stays_else_the_one_not_staged()
     assert af.leftovers([zero], RN, [r], set()) == []
     # Both slots are the resource's: the marker is either id.
     assert af.owner_of(RN, [r], one["id"]) == key and af.owner_of(RN, [r], "random") is None
+
+
+def test_the_resource_whose_flow_holds_a_subflow_or_config_alias_keeps_it_over_an_older_one() -> None:
+    kc = FakeRealm()
+    config = [_leaf(config={"alias": "shared"})]
+    holder = af.flow_resource(k8s("team-a", "login", created=9), targets())
+    held = af.flow_resource(k8s("team-a", "c1", created=9, executions=config), targets())
+    kc.apply(plan([holder, held], kc))
+    older = af.flow_resource(k8s("team-b", "old", created=0), targets())  # "team forms" and "otp" again
+    older_config = af.flow_resource(k8s("team-b", "c0", created=0, executions=config), targets())
+    scope = plan([holder, held, older, older_config], kc)
+    phases = {k.name: v.phase for k, v in scope.verdicts.items()}
+    assert phases == {"login": "Ready", "c1": "Ready", "old": "Conflict", "c0": "Conflict"}
+    assert "team-a/login" in scope.verdicts[older.key].message
+    assert not scope.plan.creates and not scope.plan.updates and not scope.plan.deletes
+
+
+def test_a_failed_build_of_the_current_spec_is_kept_once_the_spec_changes_it_is_a_leftover() -> None:
+    key = ObjectKey(af.KIND, "team-a", "login")
+    r = resource()
+    zero = {"id": af.flow_id(RN, key, 0), "alias": "login", "description": ""}
+    copy = af.staged(r.content, 1)
+    one = {"id": af.flow_id(RN, key, 1), "alias": copy["alias"], "description": copy["description"]}
+    assert af.failed_build([zero, one], RN, r, set()) == one
+    assert af.leftovers([zero, one], RN, [r], set()) == []
+    changed = resource(executions=EXECS[:1])
+    assert af.failed_build([zero, one], RN, changed, set()) is None
+    assert af.leftovers([zero, one], RN, [changed], set()) == [one["id"]]
+    assert af.failed_build([zero, one], RN, resource(deleting=True), set()) is None

@@ -339,3 +339,109 @@ async def test_a_bound_flows_alias_changed_in_the_spec_is_renamed_and_the_bindin
     assert world.flows.bindings("main")["browserFlow"] == "renamed login"
     writes, kube = await _round(world)
     assert writes == [] and kube == []
+
+
+async def test_a_leftover_copy_from_a_cut_short_swap_never_unbinds_the_flow(world: World) -> None:
+    _bind(world, browser="login")
+    await _round(world)
+    await _round(world)
+    world.kube.add(_flow("team-a", "login", executions=STEPS[:1]))
+    key = ObjectKey(KIND, "team-a", "login")
+    world.flows._add_flow("main", {"id": af.flow_id("main", key, 1), "alias": "login ~1"})
+    seen: list[str | None] = []
+    world.flows.after_write = lambda: seen.append(world.flows.bindings("main").get("browserFlow"))
+    await _round(world)
+    assert seen and "browser" not in seen
+    assert world.flows.bindings("main")["browserFlow"] == "login"
+
+
+def _failing(monkeypatch: pytest.MonkeyPatch, provider: str) -> None:
+    from keycloak_operator.shell.keycloak_admin import AdminError
+    from tests.unit import fake_flows
+
+    original = fake_flows.FakeFlowApi.add_authenticator
+
+    async def add_authenticator(self: Any, realm: str, parent: str, name: str) -> None:
+        if name == provider:
+            raise AdminError(400, f"no authenticator {name}")
+        await original(self, realm, parent, name)
+
+    monkeypatch.setattr(fake_flows.FakeFlowApi, "add_authenticator", add_authenticator)
+
+
+async def test_a_failing_rebuild_keeps_the_old_flow_bound_marks_the_flow_error_and_does_not_loop(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _bind(world, browser="login")
+    await _round(world)
+    await _round(world)
+    bad = [{"authenticator": "auth-cookie", "requirement": "ALTERNATIVE"}]
+    failing = [*bad, {"authenticator": "no-such", "requirement": "REQUIRED"}]
+    world.kube.add(_flow("team-a", "login", executions=failing))
+    _failing(monkeypatch, "no-such")
+    _, kube = await _round(world)
+    assert world.flows.bindings("main")["browserFlow"] == "login"
+    assert _phases(kube)["team-a/login"] == "Error"
+    for _ in range(2):
+        writes, kube = await _round(world)
+        assert world.flows.bindings("main")["browserFlow"] == "login"
+        assert world.obj(KIND, "team-a", "login")["status"]["phase"] == "Error"
+        assert not [w for w in writes if w[0] in ("create_flow", "delete_flow")]  # no create/delete loop
+    assert _order(world, "login") == WANTED  # the old complete flow still runs
+    world.kube.add(_flow("team-a", "login", executions=bad))  # fixed: rebuilt, the failed copy goes
+    _, kube = await _round(world)
+    assert _phases(kube)["team-a/login"] == "Ready"
+    assert _order(world, "login") == [(0, "auth-cookie", "ALTERNATIVE")]
+    assert world.flows.bindings("main")["browserFlow"] == "login"
+    key = ObjectKey(KIND, "team-a", "login")
+    mine = {af.flow_id("main", key, slot) for slot in af.SLOTS}
+    assert len([f for f in world.flows.realm("main").values() if f["id"] in mine]) == 1
+
+
+async def test_switching_a_binding_to_a_flow_not_ready_keeps_the_bound_one(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _bind(world, browser="login")
+    await _round(world)
+    await _round(world)
+    _failing(monkeypatch, "no-such")
+    failing = [{"authenticator": "no-such", "requirement": "REQUIRED"}]
+    world.kube.add(_flow("team-a", "other", executions=failing))
+    _bind(world, browser="other")
+    _, kube = await _round(world)
+    assert world.flows.bindings("main")["browserFlow"] == "login"
+    assert _phases(kube)["team-a/main"] == "Pending"
+    _bind(world, browser="missing")
+    await _round(world)
+    assert world.flows.bindings("main")["browserFlow"] == "login"
+    _bind(world)
+    await _round(world)
+    assert world.flows.bindings("main")["browserFlow"] == "browser"  # no longer declared: the built-in
+
+
+async def test_an_older_resource_cannot_take_a_subflow_alias_a_bound_flow_holds(world: World) -> None:
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["flowNamespaces"] = ["team-b"]
+    a = _flow("team-a", "login")
+    a["metadata"]["creationTimestamp"] = "2026-01-02T00:00:00Z"
+    world.kube.add(a)
+    b = _flow("team-b", "old", alias="b flow", executions=STEPS[:1])
+    b["metadata"]["creationTimestamp"] = "2025-01-01T00:00:00Z"
+    world.kube.add(b)
+    _bind(world, browser="login")
+    await _round(world)
+    await _round(world)
+    b = _flow("team-b", "old", alias="b flow", executions=STEPS)  # subflow "team forms": team-a's
+    b["metadata"]["creationTimestamp"] = "2025-01-01T00:00:00Z"
+    world.kube.add(b)
+    _, kube = await _round(world)
+    assert _phases(kube)["team-b/old"] == "Conflict"
+    otp = {"authenticator": "auth-otp-form", "requirement": "REQUIRED"}
+    a = _flow("team-a", "login", executions=[*STEPS, otp])
+    a["metadata"]["creationTimestamp"] = "2026-01-02T00:00:00Z"
+    world.kube.add(a)
+    writes, _ = await _round(world)
+    assert world.obj(KIND, "team-a", "login")["status"]["phase"] == "Ready"
+    assert _order(world, "login") == [*WANTED, (0, "auth-otp-form", "REQUIRED")]
+    writes, kube = await _round(world)
+    assert writes == [] and world.obj(KIND, "team-a", "login")["status"]["phase"] == "Ready"
+    assert world.obj(KIND, "team-b", "old")["status"]["phase"] == "Conflict"

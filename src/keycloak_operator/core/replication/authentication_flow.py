@@ -209,15 +209,43 @@ def observed_view(flow: Obj, realm: str, declared: Iterable[Resource]) -> dict[s
     return view
 
 
+def build_tag(content: Obj) -> str:
+    """The description a staged flow is built with: which declared content it is a build of (the swap gives
+    the flow its declared description)."""
+    return f"being built: {content_hash(content)}"
+
+
+def failed_build(observed: Iterable[Obj], realm: str, r: Resource, bound: AbstractSet[str]) -> Obj | None:
+    """The staged copy a rebuild of `r`'s current content left when it failed (unbound, tagged with that
+    content): kept as the memory that this spec's rebuild failed, so it is not retried (a create and a delete)
+    every round; a changed spec (another tag) or the resource's deletion lets it go as a leftover."""
+    if r.deleting or not r.content:
+        return None
+    tag = build_tag(r.content)
+    return next(
+        (
+            f
+            for f in observed
+            if slot_of(realm, r.key, str(f.get("id"))) is not None
+            and STAGED in str(f.get("alias"))
+            and str(f.get("alias")) not in bound
+            and f.get("description") == tag
+        ),
+        None,
+    )
+
+
 def leftovers(
     observed: Sequence[Obj], realm: str, flows: Iterable[Resource], bound: AbstractSet[str]
 ) -> list[str]:
     """Ids of the flows an interrupted rebuild left beside a resource's other flow, to delete: of two flows of
-    one resource the bound one stays (a swap was under way), else the one not staged, else slot 0's."""
+    one resource the bound one stays (a swap was under way), else the one not staged, else slot 0's. A failed
+    build of the current spec (`failed_build`) is not one of them."""
     out: list[str] = []
     for r in flows:
+        failed = failed_build(observed, realm, r, bound)
         slots = {str(f.get("id")): slot_of(realm, r.key, str(f.get("id"))) for f in observed}
-        both = [f for f in observed if slots[str(f.get("id"))] is not None]
+        both = [f for f in observed if slots[str(f.get("id"))] is not None and f is not failed]
         if len(both) < 2:
             continue
         ranked = sorted(
@@ -232,35 +260,57 @@ def leftovers(
     return out
 
 
-def alias_claims(flows: Sequence[Resource], observed: Iterable[Obj], realm: str) -> dict[ObjectKey, Verdict]:
+def _who(key: ObjectKey) -> str:
+    return f"{key.kind} {key.namespace}/{key.name}"
+
+
+def alias_claims(
+    flows: Sequence[Resource],
+    observed: Iterable[Obj],
+    realm: str,
+    executions: Mapping[str, Sequence[Obj]] | None = None,
+) -> dict[ObjectKey, Verdict]:
     """Subflow and config aliases are unique in a realm (Keycloak answers 409 to a second one), so each is a
-    natural key claimed by the first resource declaring it (oldest first, as for flow aliases): a later one
-    whose subflow alias is another resource's flow or subflow alias or a flow's that is not ours, whose flow
-    alias is another's subflow alias, or whose config alias is another's, is a Conflict, nothing written for
-    it. (Two resources' flow aliases are plan_scope's natural keys.)"""
+    natural key: the resource whose flow holds it in Keycloak keeps it (`executions`: the observed steps of
+    each flow found ours, by id), as plan_scope does for flow aliases, so an older resource can never freeze
+    another's flow by declaring its aliases; an alias nobody holds goes to the first resource declaring it
+    (oldest first). A resource whose subflow alias is another resource's flow or subflow alias or a flow's
+    that is not ours, whose flow alias is another's subflow alias, or whose config alias is another's, is a
+    Conflict, nothing written for it. (Two resources' flow aliases are plan_scope's natural keys.)"""
     nobody = "a flow the operator did not create"
+    seen = list(observed)
     held: dict[str, str] = {  # flow aliases -> who holds them
-        str(f.get("alias")): nobody for f in observed if owner_of(realm, flows, f.get("id")) is None
+        str(f.get("alias")): nobody for f in seen if owner_of(realm, flows, f.get("id")) is None
     }
     subflows: dict[str, str] = {}
     configs: dict[str, str] = {}
+    for f in seen:  # the aliases held in Keycloak, by the resource whose flow holds them
+        owner = owner_of(realm, flows, f.get("id"))
+        if owner is None:
+            continue
+        for step in (executions or {}).get(str(f.get("id")), ()):
+            if step.get("subflow"):
+                subflows.setdefault(str(step["subflow"]), _who(owner))
+            config = step.get("config")
+            if isinstance(config, Mapping) and config.get("alias"):
+                configs.setdefault(str(config["alias"]), _who(owner))
     out: dict[ObjectKey, Verdict] = {}
     for r in sorted(flows, key=lambda r: (r.created, r.key)):
         if r.deleting or r.problem is not None or not r.content:
             continue
-        me = f"{r.key.kind} {r.key.namespace}/{r.key.name}"
+        me = _who(r.key)
         top = str(r.content["alias"])
         clash = [
             f"subflow alias {a!r} is already held by {held.get(a) or subflows[a]}"
             for a in subflow_aliases(r.content)
-            if a in held or a in subflows
+            if held.get(a, me) != me or subflows.get(a, me) != me
         ]
-        if top in subflows:
+        if subflows.get(top, me) != me:
             clash.append(f"alias {top!r} is already a subflow of {subflows[top]}")
         clash += [
             f"config alias {a!r} is already held by {configs[a]}"
             for a in config_aliases(r.content)
-            if a in configs
+            if configs.get(a, me) != me
         ]
         if clash:
             out[r.key] = Verdict("Conflict", "Conflict", f"{'; '.join(clash)}; nothing was written")
@@ -287,7 +337,7 @@ def plan_flows(
     `executions`: the observed steps (`observed_steps`) of each flow found ours, by id; a flow in step whose
     executions differ gets an update (a rebuild) and its drift."""
     seen = [o for o in observed if isinstance(o, Mapping)]
-    claims = alias_claims(flows, seen, realm)
+    claims = alias_claims(flows, seen, realm, executions)
     flows = [replace(r, problem=claims[r.key]) if r.key in claims else r for r in flows]
     listed = [observed_view(o, realm, flows) for o in seen]
     scope = plan_scope(
@@ -347,7 +397,7 @@ def staged(content: Obj, slot: int) -> dict[str, Any]:
         if step.get("config"):
             step["config"] = {**step["config"], "alias": name(step["config"]["alias"])}
         steps.append(step)
-    return {**content, "alias": name(content["alias"]), EXECUTIONS: steps}
+    return {**content, "alias": name(content["alias"]), "description": build_tag(content), EXECUTIONS: steps}
 
 
 @dataclass(frozen=True)

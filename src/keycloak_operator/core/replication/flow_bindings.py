@@ -6,11 +6,12 @@ realm owner's KeycloakAuthenticationFlows runs for each purpose.
 KeycloakAuthenticationFlow of the realm's own namespace, by resource name, and it is resolved to the flow
 that resource owns in Keycloak (by its id: authentication_flow.py), never by alias lookup, so no other
 namespace can take a binding by declaring (or renaming to) an alias first. A binding is moved to a flow only
-once its resource is Ready (built complete); a binding to one of the operator's flows that spec.flowBindings
-does not name there (a binding taken out, or its flow being deleted) returns to Keycloak's built-in flow for
-that purpose, before any flow is deleted (Keycloak refuses to delete a bound flow). A binding to a flow that
-is not the operator's (a built-in, a hand-made one) is left as it is when spec.flowBindings names nothing
-for that purpose.
+once its resource is Ready (built complete); until then the realm keeps what it binds for that purpose (a
+failed or cut-short rebuild keeps the old flow bound). A binding to one of the operator's flows returns to
+Keycloak's built-in flow for that purpose only when spec.flowBindings no longer names that purpose or the
+bound flow is being deleted, before any flow is deleted (Keycloak refuses to delete a bound flow). A binding
+to a flow that is not the operator's (a built-in, a hand-made one) is left as it is when spec.flowBindings
+names nothing for that purpose.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ FlowState = Literal["ready", "waiting", "deleting"]
 class OwnFlow:
     """A declared flow resource of the realm as a binding sees it: the alias its own flow (found by id) has in
     Keycloak, if any, and whether it may be bound: `ready` (its resource Ready this round), `waiting` (not
-    Ready: an existing binding to it stays, no new one is made), `deleting`."""
+    Ready: no new binding to it is made, the realm keeps what it binds), `deleting`."""
 
     alias: str | None
     state: FlowState
@@ -84,18 +85,21 @@ def plan_bindings(
     flows: Mapping[ObjectKey, OwnFlow],
     ours: AbstractSet[str],
     *,
+    going: AbstractSet[str] = frozenset(),
     reverts_only: bool = False,
 ) -> BindingPlan:
     """The realm bindings to write. `declared`: spec.flowBindings (resource names in `realm_namespace`);
     `current`: the realm as Keycloak returns it; `flows`: the flow resources declared in this realm; `ours`:
-    the aliases of every flow of the operator's in the realm. A binding moves only to a declared flow's own
-    flow once it is Ready; one naming a flow of ours that no binding declares there returns to Keycloak's
-    built-in. `reverts_only`: only those returns (before flows are deleted)."""
+    the aliases of every flow of the operator's in the realm; `going`: those of flows being deleted. A binding
+    moves only to a declared flow's own flow once it is Ready; while the flow a purpose names is not Ready
+    (being built, failed, renamed, not there) the realm keeps what it binds now, so a failed or cut-short
+    rebuild or a switch to a flow not yet built never puts the built-in in place. A binding returns to
+    Keycloak's built-in only when it names a flow of ours and its purpose is no longer declared or that flow
+    is being deleted. `reverts_only`: only those returns (before flows are deleted)."""
     plan = BindingPlan()
     for name, field_ in BINDINGS.items():
         now = current.get(field_)
         target: str | None = None
-        keep = False
         resource = declared.get(name)
         if resource is not None:
             own = flows.get(ObjectKey(KIND, realm_namespace, resource))
@@ -106,10 +110,9 @@ def plan_bindings(
                 plan.missing.append(f"{where} is being deleted")
             elif own.state == "waiting":
                 plan.missing.append(f"{where} is not Ready")
-                keep = now == own.alias
             else:
                 target = own.alias
-        if target is None and not keep and now in ours:
+        if target is None and now in ours and (resource is None or now in going):
             target = DEFAULTS[field_]
         elif reverts_only:
             continue

@@ -105,12 +105,21 @@ class AuthenticationFlowWriter:
             for f in observed
             if (key := af.owner_of(at.remote, mine, f.get("id"))) is not None
         }
-        ours = {str(f.get("alias")) for f in observed if af.owner_of(at.remote, declared, f.get("id"))}
+        owners = {str(f.get("alias")): af.owner_of(at.remote, declared, f.get("id")) for f in observed}
+        ours = {alias for alias, key in owners.items() if key is not None}
+        deleting = {r.key for r in declared if r.deleting}
+        going = {alias for alias, key in owners.items() if key in deleting}
         flows = {r.key: fb.OwnFlow(alias_of.get(r.key), states[r.key]) for r in mine if r.key in states}
         try:
             current = await api.realm_bindings(at.remote)
             plan = fb.plan_bindings(
-                bindings, at.realm.key.namespace, current, flows, ours, reverts_only=reverts_only
+                bindings,
+                at.realm.key.namespace,
+                current,
+                flows,
+                ours,
+                going=going,
+                reverts_only=reverts_only,
             )
             if plan.body:
                 await self.limiter.acquire(at.realm.key.namespace)
@@ -138,7 +147,7 @@ class AuthenticationFlowWriter:
     ) -> ScopePlan | None:
         """Plan and write the realm's declared flows; None when they could not be read (said on each)."""
         try:
-            observed = await self._without_leftovers(api, at.remote, declared, observed)
+            observed, problems = await self._without_leftovers(api, at.remote, declared, observed)
         except AdminError as e:
             _unreadable(rnd, declared, f"a half-made flow could not be cleared: {e}")
             return None
@@ -148,6 +157,9 @@ class AuthenticationFlowWriter:
             ids = {af.flow_id(at.remote, r.key, s) for s in af.SLOTS}
             flow = next((f for f in observed if f.get("id") in ids), None)
             try:
+                if r.key in problems and r.problem is None:
+                    planned.append(replace(r, problem=problems[r.key]))
+                    continue
                 if flow is not None:
                     steps[str(flow["id"])] = await _steps(api, at.remote, flow)
                 planned.append(r)
@@ -171,22 +183,40 @@ class AuthenticationFlowWriter:
     @staticmethod
     async def _without_leftovers(
         api: AuthenticationFlowApi, realm: str, declared: Sequence[Resource], observed: Sequence[Obj]
-    ) -> Sequence[Obj]:
+    ) -> tuple[Sequence[Obj], dict[ObjectKey, Verdict]]:
         """The flows, once a rebuild interrupted half way has had its extra flow deleted (rare: the realm is
-        read only when one resource has two flows)."""
+        read only when one resource has two flows), without a failed build's copy (kept: af.failed_build);
+        with the problem of each resource whose copy is kept or whose extra flow could not be deleted (that
+        resource's only)."""
         doubled = [
             r
             for r in declared
             if sum(af.slot_of(realm, r.key, str(f.get("id"))) is not None for f in observed) > 1
         ]
         if not doubled:
-            return observed
+            return observed, {}
         current = await api.realm_bindings(realm)
         bound = {str(current.get(f)) for f in fb.REALM_BINDINGS if current.get(f)}
-        extra = af.leftovers(observed, realm, doubled, bound)
-        for flow_id in extra:
-            await api.delete_flow(realm, flow_id)
-        return [f for f in observed if f.get("id") not in extra]
+        gone: set[str] = set()
+        problems: dict[ObjectKey, Verdict] = {}
+        for r in doubled:
+            failed = af.failed_build(observed, realm, r, bound)
+            if failed is not None:
+                gone.add(str(failed.get("id")))
+                message = (
+                    f"the rebuild of this spec failed (see the earlier event); the realm keeps the old flow, "
+                    f"the half-built copy {failed.get('alias')!r} is kept so it is not retried each round: "
+                    "change the spec to try again"
+                )
+                problems[r.key] = Verdict("Error", "RebuildFailed", message)
+            for flow_id in af.leftovers(observed, realm, [r], bound):
+                gone.add(flow_id)  # out of the plan either way: the resource holds one flow there
+                try:
+                    await api.delete_flow(realm, flow_id)
+                except AdminError as e:
+                    message = f"a flow left by an interrupted rebuild could not be deleted: {e}"
+                    problems[r.key] = Verdict("Error", "DeleteFailed", message)
+        return [f for f in observed if str(f.get("id")) not in gone], problems
 
     @staticmethod
     async def _blocked(
