@@ -445,3 +445,42 @@ async def test_an_older_resource_cannot_take_a_subflow_alias_a_bound_flow_holds(
     writes, kube = await _round(world)
     assert writes == [] and world.obj(KIND, "team-a", "login")["status"]["phase"] == "Ready"
     assert world.obj(KIND, "team-b", "old")["status"]["phase"] == "Conflict"
+
+
+async def test_a_failed_re_read_after_writes_or_realm_read_stays_on_the_flows(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from keycloak_operator.shell.keycloak_admin import AdminError
+    from tests.unit import fake_flows
+
+    reads = {"flows": 0}
+    original = fake_flows.FakeFlowApi.flows
+
+    async def flows(self: Any, realm: str) -> list[Any]:
+        reads["flows"] += 1
+        if reads["flows"] > 1:  # the re-read after the writes
+            raise AdminError(500, "flows: 500")
+        return await original(self, realm)
+
+    monkeypatch.setattr(fake_flows.FakeFlowApi, "flows", flows)
+    _, kube = await _round(world)  # creates the flow, then its re-read fails
+    assert _phases(kube)["team-a/login"] == "Error"
+    assert "team-a/main" not in _phases(kube) or _phases(kube)["team-a/main"] != "Error"
+    monkeypatch.setattr(fake_flows.FakeFlowApi, "flows", original)
+    await _round(world)
+
+    realm_reads = {"n": 0}
+    read_realm = fake_flows.FakeFlowApi.realm_bindings
+
+    async def realm_bindings(self: Any, realm: str) -> Any:
+        realm_reads["n"] += 1
+        if realm_reads["n"] == 2:  # the first is the bindings pass (the realm's own), then _blocked's
+            raise AdminError(500, "realm: 500")
+        return await read_realm(self, realm)
+
+    monkeypatch.setattr(fake_flows.FakeFlowApi, "realm_bindings", realm_bindings)
+    world.delete(KIND, "team-a", "login")  # a deleting flow: the realm is read to see what binds it
+    world.obj(KIND, "team-a", "login")["metadata"]["finalizers"] = ["kcop.dev/replication"]
+    _, kube = await _round(world)
+    assert world.obj(KIND, "team-a", "login")["status"]["phase"] == "Error"
+    assert world.obj(names.REALM_KIND, "team-a", "main")["status"]["phase"] != "Error"

@@ -77,7 +77,11 @@ class AuthenticationFlowWriter:
             if scope is None:
                 return
             if any(scope.phases()):
-                observed = await api.flows(at.remote)
+                try:
+                    observed = await api.flows(at.remote)
+                except AdminError as e:  # the flows were written; only the bindings wait a round
+                    _unreadable(rnd, declared, f"the realm's flows could not be read after writing: {e}")
+                    return
             states = {r.key: _state(r, scope.verdicts.get(r.key)) for r in declared}
         else:
             states = {}
@@ -166,7 +170,11 @@ class AuthenticationFlowWriter:
             except AdminError as e:
                 problem = Verdict("Error", "ReadFailed", f"its executions could not be read: {e}")
                 planned.append(replace(r, problem=problem))
-        blocked = await self._blocked(api, at.remote, planned, observed)
+        try:
+            blocked = await self._blocked(api, at.remote, planned, observed)
+        except AdminError as e:
+            _unreadable(rnd, declared, f"the realm's bindings could not be read: {e}")
+            return None
         scope = af.plan_flows(
             planned, observed, at.remote, steps, at.watched, revocation=at.revocation, blocked=blocked
         )
