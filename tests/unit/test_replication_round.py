@@ -464,6 +464,7 @@ class World:
             if isinstance(writer, IdentityProviderWriter):
                 writer.api_of = self.idps.api
                 writer.groups_of = lambda admin: FakeGroups(self.server, admin)
+                writer.flows_of = self.flows.api
             if isinstance(writer, AuthenticationFlowWriter):
                 writer.api_of = self.flows.api
 
