@@ -136,7 +136,7 @@ class FakeFlowApi:
 
     async def delete_flow(self, realm: str, flow_id: str) -> None:
         flow = self.s.realm(realm)[flow_id]
-        if flow_id in self.s.realms[realm].values():
+        if flow_id in self.s.realms[realm].values() or flow["alias"] in self.s.failing:
             raise AdminError(500, "unknown_error")
         for e in flow["children"]:
             self.s._drop(realm, e)

@@ -484,3 +484,33 @@ async def test_a_failed_re_read_after_writes_or_realm_read_stays_on_the_flows(
     _, kube = await _round(world)
     assert world.obj(KIND, "team-a", "login")["status"]["phase"] == "Error"
     assert world.obj(names.REALM_KIND, "team-a", "main")["status"]["phase"] != "Error"
+
+
+async def test_a_flow_an_identity_provider_uses_is_not_rebuilt_said_on_the_flow_no_loop(world: World) -> None:
+    """Keycloak refuses to delete a flow a provider uses: the rebuild is not started (no copy made and
+    deleted every round), the flow says which provider and how to proceed; the others go on."""
+    await _round(world)
+    world.idps.realm("main")["up"] = {"alias": "up", "firstBrokerLoginFlowAlias": "login", "config": {}}
+    world.kube.add(_flow("team-a", "other", alias="other", executions=STEPS[:1]))
+    world.kube.add(_flow("team-a", "login", executions=STEPS[:1]))
+    for _ in range(2):
+        writes, _ = await _round(world)
+        status = world.obj(KIND, "team-a", "login")["status"]
+        assert status["phase"] == "Error" and "'up'" in status["conditions"][0]["message"]
+        assert not [w for w in writes if w[0] in ("create_flow", "delete_flow") and w[2] != "other"]
+        assert world.obj(KIND, "team-a", "other")["status"]["phase"] == "Ready"
+    assert _order(world, "login") == WANTED
+
+
+async def test_a_leftover_that_cannot_be_deleted_is_its_own_flows_error_only(world: World) -> None:
+    world.kube.add(_flow("team-a", "other", alias="other", executions=STEPS[:1]))
+    await _round(world)
+    key = ObjectKey(KIND, "team-a", "login")
+    world.flows._add_flow("main", {"id": af.flow_id("main", key, 1), "alias": "login ~1"})
+    world.flows.failing.add("login ~1")  # Keycloak refuses to delete it (in use by a provider, say)
+    for _ in range(2):
+        await _round(world)
+        status = world.obj(KIND, "team-a", "login")["status"]
+        assert status["phase"] == "Error" and "could not be deleted" in status["conditions"][0]["message"]
+        assert world.obj(KIND, "team-a", "other")["status"]["phase"] == "Ready"
+        assert world.obj(names.REALM_KIND, "team-a", "main")["status"]["phase"] == "Ready"

@@ -467,6 +467,7 @@ class World:
                 writer.flows_of = self.flows.api
             if isinstance(writer, AuthenticationFlowWriter):
                 writer.api_of = self.flows.api
+                writer.idps_of = self.idps.api
 
     def secret(self, ns: str, name: str, username: str, password: str) -> None:
         data = {"username": _b64(username), "password": _b64(password)}

@@ -58,3 +58,30 @@ def flow_refusals(
         )
         out[r.key] = Verdict("Forbidden", "FlowNotAllowed", message, revocable=False)
     return out
+
+
+# A provider's fields naming a flow by alias: Keycloak refuses to delete a flow one of them names.
+USES: Final = (FIELD, "postBrokerLoginFlowAlias")
+
+
+def rebuild_refusals(needing: Mapping[ObjectKey, str], providers: Iterable[Obj]) -> dict[ObjectKey, Verdict]:
+    """The flows whose rebuild must not start: `needing`, the flows a rebuild would replace (their resource
+    -> their alias now), of which those an identity provider uses. A rebuild deletes the old flow, which
+    Keycloak refuses while a provider names it, so the swap would leave two flows and fail each round."""
+    users: dict[str, list[str]] = {}
+    for p in providers:
+        for use in USES:
+            alias = p.get(use)
+            if isinstance(alias, str) and alias:
+                users.setdefault(alias, []).append(f"{p.get('alias')!r} ({use})")
+    out: dict[ObjectKey, Verdict] = {}
+    for key, alias in needing.items():
+        if alias in users:
+            message = (
+                f"its executions changed, but flow {alias!r} is used by identity provider "
+                f"{', '.join(users[alias])} and Keycloak refuses to delete a flow in use, so it is not "
+                "rebuilt (the old flow stays as it is): point the provider at another flow (such as the "
+                "built-in 'first broker login'), let this one be rebuilt, then point it back"
+            )
+            out[key] = Verdict("Error", "FlowInUse", message)
+    return out

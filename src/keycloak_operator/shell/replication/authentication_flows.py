@@ -25,6 +25,7 @@ from typing import Any, Final
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_bindings as fb
+from keycloak_operator.core.replication import idp_flow_rule as flow_rule
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
@@ -38,6 +39,7 @@ from keycloak_operator.core.replication.sync import (
 )
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
+from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
@@ -52,9 +54,11 @@ class AuthenticationFlowWriter:
         self,
         limiter: WriteLimiter,
         api_of: Callable[[KeycloakAdmin], AuthenticationFlowApi] = AuthenticationFlowApi,
+        idps_of: Callable[[KeycloakAdmin], IdentityProviderApi] = IdentityProviderApi,
     ) -> None:
         self.limiter = limiter
         self.api_of = api_of
+        self.idps_of = idps_of  # the realm's providers, read when a flow needs a rebuild
 
     async def sync(self, rnd: Round, at: InRealm) -> None:
         api = self.api_of(at.admin)
@@ -170,6 +174,7 @@ class AuthenticationFlowWriter:
             except AdminError as e:
                 problem = Verdict("Error", "ReadFailed", f"its executions could not be read: {e}")
                 planned.append(replace(r, problem=problem))
+        planned = await self._in_use(at, planned, observed, steps)
         try:
             blocked = await self._blocked(api, at.remote, planned, observed)
         except AdminError as e:
@@ -187,6 +192,38 @@ class AuthenticationFlowWriter:
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         return scope
+
+    async def _in_use(
+        self,
+        at: InRealm,
+        planned: list[Resource],
+        observed: Sequence[Obj],
+        steps: Mapping[str, Sequence[Obj]],
+    ) -> list[Resource]:
+        """The flows a rebuild would replace that an identity provider uses, held with why
+        (idp_flow_rule.rebuild_refusals); the realm's providers are read only when a flow needs a rebuild."""
+        needing: dict[ObjectKey, str] = {}
+        for r in planned:
+            flow = next(
+                (f for f in observed if af.slot_of(at.remote, r.key, str(f.get("id"))) is not None), None
+            )
+            seen = steps.get(str(flow.get("id"))) if flow is not None else None
+            if (
+                r.problem is None
+                and not r.deleting
+                and seen is not None
+                and af.executions_differ(r.content, seen)
+            ):
+                needing[r.key] = str(flow.get("alias")) if flow is not None else ""
+        if not needing:
+            return planned
+        try:
+            providers = await self.idps_of(at.admin).providers(at.remote)
+        except AdminError as e:
+            failed = Verdict("Error", "ReadFailed", f"the realm's identity providers could not be read: {e}")
+            return [replace(r, problem=failed) if r.key in needing else r for r in planned]
+        refused = flow_rule.rebuild_refusals(needing, providers)
+        return [replace(r, problem=refused[r.key]) if r.key in refused else r for r in planned]
 
     @staticmethod
     async def _without_leftovers(
