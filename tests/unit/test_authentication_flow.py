@@ -634,3 +634,30 @@ def test_a_failed_build_of_the_current_spec_is_kept_once_the_spec_changes_it_is_
     assert af.failed_build([zero, one], RN, changed, set()) is None
     assert af.leftovers([zero, one], RN, [changed], set()) == [one["id"]]
     assert af.failed_build([zero, one], RN, resource(deleting=True), set()) is None
+
+
+def test_a_flow_of_more_than_64_executions_in_all_is_refused_naming_the_field() -> None:
+    sub = {"alias": "s", "executions": [_leaf()] * 16}
+    executions = [{"requirement": "REQUIRED", "subflow": {**sub, "alias": f"s{i}"}} for i in range(4)]
+    with pytest.raises(ValidationError) as e:  # 4 subflows of 16: 68 in all
+        KeycloakAuthenticationFlowSpec.model_validate(
+            {**k8s("team-a", "big")["spec"], "executions": executions}
+        )
+    assert "spec.executions: 68 executions in all" in str(e.value)
+    KeycloakAuthenticationFlowSpec.model_validate(
+        {**k8s("team-a", "big")["spec"], "executions": executions[:3]}  # 51: allowed
+    )
+
+
+def test_flows_past_the_cap_of_a_namespace_in_a_realm_are_an_error_nothing_written() -> None:
+    kc = FakeRealm()
+    rs = [
+        af.flow_resource(k8s("team-a", f"f{i:02}", created=i, executions=[_leaf()]), targets())
+        for i in range(af.FLOWS_PER_NAMESPACE + 2)
+    ]
+    other = af.flow_resource(k8s("team-b", "b", created=99, executions=[_leaf()]), targets())
+    scope = plan([*rs, other], kc)
+    refused = {k.name for k, v in scope.verdicts.items() if v.phase == "Error"}
+    assert refused == {f"f{af.FLOWS_PER_NAMESPACE:02}", f"f{af.FLOWS_PER_NAMESPACE + 1:02}"}
+    assert scope.verdicts[rs[-1].key].reason == "TooManyFlows"
+    assert {op.key.name for op in scope.plan.creates} == {r.key.name for r in rs[:-2]} | {"b"}

@@ -514,3 +514,25 @@ async def test_a_leftover_that_cannot_be_deleted_is_its_own_flows_error_only(wor
         assert status["phase"] == "Error" and "could not be deleted" in status["conditions"][0]["message"]
         assert world.obj(KIND, "team-a", "other")["status"]["phase"] == "Ready"
         assert world.obj(names.REALM_KIND, "team-a", "main")["status"]["phase"] == "Ready"
+
+
+async def test_every_keycloak_write_of_a_rebuild_takes_a_write_limiter_token(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from keycloak_operator.shell.ratelimit import WriteLimiter
+
+    taken: list[str] = []
+    original = WriteLimiter.acquire
+
+    async def acquire(self: WriteLimiter, namespace: str) -> None:
+        taken.append(namespace)
+        await original(self, namespace)
+
+    _bind(world, browser="login")
+    await _round(world)
+    await _round(world)
+    monkeypatch.setattr(WriteLimiter, "acquire", acquire)
+    otp = {"authenticator": "auth-otp-form", "requirement": "REQUIRED"}
+    world.kube.add(_flow("team-a", "login", executions=[*STEPS, otp]))  # a rebuild: some 15 writes
+    writes, _ = await _round(world)
+    assert len(writes) > 10 and taken.count("team-a") >= len(writes)

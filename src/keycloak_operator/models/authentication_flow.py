@@ -38,6 +38,9 @@ EXECUTIONS_MAX = 32
 # three levels of lists, stays within its budget (32 at every level exceeds it by about 1.5 times).
 SUBFLOW_EXECUTIONS_MAX = 16
 SUBFLOW_DEPTH = 2  # subflows inside the flow, and subflows inside those; the next level holds authenticators
+# All executions of a flow, subflows and their steps counted: the list caps above allow thousands (a CEL rule
+# counting across levels costs too much), and a rebuild writes each one about three times.
+NODES_MAX = 64
 
 # Keycloak's own flows in a new realm, top-level and subflows, and its own authenticator configs: read from
 # a real 26.7.3 realm (tests/integration/test_realm_settings.py checks that a new realm holds no other) and
@@ -228,6 +231,12 @@ class KeycloakAuthenticationFlowSpec(CrdModel):
 
     @model_validator(mode="after")
     def _unique_aliases(self) -> KeycloakAuthenticationFlowSpec:
+        nodes = count_nodes(self.executions)
+        if nodes > NODES_MAX:
+            raise ValueError(
+                f"spec.executions: {nodes} executions in all (subflows and their steps counted), at most "
+                f"{NODES_MAX}"
+            )
         seen = [self.alias, *subflow_aliases(self.executions)]
         if len(seen) != len(set(seen)):
             raise ValueError("the flow's and its subflows' aliases must differ: each is a flow alias")
@@ -256,3 +265,8 @@ def config_aliases(executions: list[Execution] | list[InnerExecution] | list[Lea
         if sub is not None:
             out.extend(config_aliases(sub.executions))
     return out
+
+
+def count_nodes(executions: list[Execution] | list[InnerExecution] | list[LeafExecution]) -> int:
+    """Every execution of a flow, at every level (a subflow and each of its steps)."""
+    return sum(1 + count_nodes(getattr(getattr(e, "subflow", None), "executions", [])) for e in executions)

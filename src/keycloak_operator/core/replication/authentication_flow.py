@@ -64,6 +64,9 @@ BUILT_INS: Final = BUILT_IN_FLOWS
 MASKED: Final = "**********"  # what Keycloak returns for a config value it will not show
 _ID_SPACE: Final = uuid.UUID("6f1c2b9e-3d0a-5c4e-9b7a-1e2d3c4b5a69")  # this operator's uuid5 namespace
 SLOTS: Final = (0, 1)
+# Flows one namespace may declare in one realm: each is read every round (its executions, its configs) and a
+# rebuild writes each execution several times; the ones past it (newest first) are refused.
+FLOWS_PER_NAMESPACE: Final = 50
 # A staged (being built) flow's aliases end with this: '~' is allowed by Keycloak (ReservedCharValidator, read
 # from 26.7.3's jar) and by no declared alias (models.authentication_flow.ALIAS), so no resource holds one.
 STAGED: Final = " ~"
@@ -323,6 +326,24 @@ def alias_claims(
     return out
 
 
+def over_the_cap(flows: Sequence[Resource]) -> dict[ObjectKey, Verdict]:
+    """The flows past FLOWS_PER_NAMESPACE of their namespace in the realm (the oldest are kept): an Error on
+    each, nothing written for it (one it made before stays: a flow past the cap is not deleted)."""
+    out: dict[ObjectKey, Verdict] = {}
+    count: dict[str, int] = {}
+    for r in sorted(flows, key=lambda r: (r.created, r.key)):
+        if r.deleting:
+            continue
+        count[r.key.namespace] = count.get(r.key.namespace, 0) + 1
+        if count[r.key.namespace] > FLOWS_PER_NAMESPACE:
+            message = (
+                f"namespace {r.key.namespace} declares more than {FLOWS_PER_NAMESPACE} authentication flows "
+                "for this realm; this one (among the newest) is not written"
+            )
+            out[r.key] = Verdict("Error", "TooManyFlows", message, revocable=False)
+    return out
+
+
 def plan_flows(
     flows: Sequence[Resource],
     observed: Iterable[Obj],
@@ -337,6 +358,8 @@ def plan_flows(
     `executions`: the observed steps (`observed_steps`) of each flow found ours, by id; a flow in step whose
     executions differ gets an update (a rebuild) and its drift."""
     seen = [o for o in observed if isinstance(o, Mapping)]
+    capped = over_the_cap(flows)
+    flows = [replace(r, problem=capped[r.key]) if r.key in capped and r.problem is None else r for r in flows]
     claims = alias_claims(flows, seen, realm, executions)
     flows = [replace(r, problem=claims[r.key]) if r.key in claims else r for r in flows]
     listed = [observed_view(o, realm, flows) for o in seen]

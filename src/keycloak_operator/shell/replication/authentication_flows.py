@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import authentication_flow as af
@@ -155,7 +155,9 @@ class AuthenticationFlowWriter:
     ) -> ScopePlan | None:
         """Plan and write the realm's declared flows; None when they could not be read (said on each)."""
         try:
-            observed, problems = await self._without_leftovers(api, at.remote, declared, observed)
+            observed, problems = await self._without_leftovers(
+                limited(api, self.limiter, at.realm.key.namespace), at.remote, declared, observed
+            )
         except AdminError as e:
             _unreadable(rnd, declared, f"a half-made flow could not be cleared: {e}")
             return None
@@ -186,7 +188,9 @@ class AuthenticationFlowWriter:
         alias_by_id = {str(f.get("id")): str(f.get("alias")) for f in observed}
 
         async def write(op: ScopeOperation) -> None:
-            await _write(api, at.remote, scope, op, steps, alias_by_id)
+            await _write(
+                limited(api, self.limiter, op.key.namespace), at.remote, scope, op, steps, alias_by_id
+            )
 
         failed = await execute(scope, write, self.limiter, rnd)
         settle(scope, failed)
@@ -282,6 +286,46 @@ class AuthenticationFlowWriter:
                     "binding names another flow"
                 )
         return out
+
+
+# The API's writes: each takes a write-limiter token (`limited`).
+_WRITES: Final = frozenset(
+    {
+        "create_flow",
+        "update_flow",
+        "delete_flow",
+        "add_authenticator",
+        "add_subflow",
+        "set_requirement",
+        "add_config",
+        "update_config",
+        "update_realm",
+        "delete_execution",
+    }
+)
+
+
+class _Limited:
+    def __init__(self, api: AuthenticationFlowApi, limiter: WriteLimiter, namespace: str) -> None:
+        self._api, self._limiter, self._namespace = api, limiter, namespace
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._api, name)
+        if name not in _WRITES:
+            return attr
+
+        async def write(*args: Any) -> Any:
+            await self._limiter.acquire(self._namespace)
+            return await attr(*args)
+
+        return write
+
+
+def limited(api: AuthenticationFlowApi, limiter: WriteLimiter, namespace: str) -> AuthenticationFlowApi:
+    """`api` with a write-limiter token taken by `namespace` before each write: a create or a rebuild is many
+    writes (each execution added, its config, its requirement, the swap), each paid for, not only the
+    operation's first (the executor's)."""
+    return cast(AuthenticationFlowApi, _Limited(api, limiter, namespace))
 
 
 def _state(r: Resource, verdict: Verdict | None) -> fb.FlowState:
