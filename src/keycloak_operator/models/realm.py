@@ -174,7 +174,8 @@ class KeycloakRealmSpec(CrdModel):
     flow_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakAuthenticationFlows in this realm, besides the realm's own. "
         "Their flows can never be bound by spec.flowBindings (which names flows of the realm's own namespace "
-        "only); empty, the default: only the realm's own namespace declares flows."
+        "only), nor chosen as an identity provider's first-login flow; empty, the default: only the realm's "
+        "own namespace declares flows."
     )
     flow_bindings: FlowBindings | None = Field(
         default=None,

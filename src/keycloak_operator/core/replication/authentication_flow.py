@@ -28,7 +28,9 @@ is it swapped in: each realm binding naming the old flow is moved to it (one rea
 deleted, and the new one's aliases are renamed to the declared ones (a binding is kept by id through a
 rename). At every moment a sign-in runs through the old complete flow or the new complete one. A rebuild
 interrupted half way leaves two flows of one resource: `leftovers` keeps the bound one (else the one not
-staged) and deletes the other before anything else is planned.
+staged) and deletes the other before anything else is planned. A build that failed leaves its copy tagged with
+the content it was built from (`build_tag`, in its description): kept while the spec is the same
+(`failed_build`), so a failing rebuild is not retried (a create and a delete) every round.
 
 The realm's bindings (KeycloakRealm spec.flowBindings) are planned in flow_bindings.py.
 """

@@ -4,8 +4,8 @@ flow_bindings.py plan them).
 Each round, inside a realm: its flows listed (one GET; a failure is reported on the flows only, never on the
 realm), then the bindings that must go back to Keycloak's built-ins (a flow being deleted, a binding taken out
 of spec.flowBindings) are written, then the flows, then the bindings to flows now Ready. A quiet round reads
-the flows, the executions of each flow found ours (one GET each, plus one per config) and the realm once, and
-writes nothing.
+the flows, the executions of each flow found ours (one GET each, plus one per config) and the realm twice (the
+bindings before and after the flows), and writes nothing.
 
 A flow is created with the id that marks it ours and built (`_build`): every execution added DISABLED, the
 configs set, then the requirements from the last up. A flow whose executions differ is rebuilt beside the old
