@@ -627,7 +627,10 @@ def test_a_failed_build_of_the_current_spec_is_kept_once_the_spec_changes_it_is_
     r = resource()
     zero = {"id": af.flow_id(RN, key, 0), "alias": "login", "description": ""}
     copy = af.staged(r.content, 1)
-    one = {"id": af.flow_id(RN, key, 1), "alias": copy["alias"], "description": copy["description"]}
+    cut_short = {"id": af.flow_id(RN, key, 1), "alias": copy["alias"], "description": copy["description"]}
+    assert af.failed_build([zero, cut_short], RN, r, set()) is None  # a stop, not a refusal: retried
+    assert af.leftovers([zero, cut_short], RN, [r], set()) == [cut_short["id"]]
+    one = {**cut_short, "description": af.build_tag(r.content, failed=True)}
     assert af.failed_build([zero, one], RN, r, set()) == one
     assert af.leftovers([zero, one], RN, [r], set()) == []
     changed = resource(executions=EXECS[:1])

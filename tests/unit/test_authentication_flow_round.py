@@ -15,6 +15,7 @@ import pytest
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.models.authentication_flow import KeycloakAuthenticationFlowSpec
 from tests.unit.test_replication_round import KC_URL, World, _events, _phases, _resource, make_world
 
 KIND = names.AUTHENTICATION_FLOW_KIND
@@ -347,12 +348,16 @@ async def test_a_leftover_copy_from_a_cut_short_swap_never_unbinds_the_flow(worl
     await _round(world)
     world.kube.add(_flow("team-a", "login", executions=STEPS[:1]))
     key = ObjectKey(KIND, "team-a", "login")
-    world.flows._add_flow("main", {"id": af.flow_id("main", key, 1), "alias": "login ~1"})
+    spec = KeycloakAuthenticationFlowSpec.model_validate(world.obj(KIND, "team-a", "login")["spec"])
+    tag = af.build_tag(af.flow_content(spec))  # being built when the operator stopped: not a failed build
+    cut_short = {"id": af.flow_id("main", key, 1), "alias": "login ~1", "description": tag}
+    world.flows._add_flow("main", cut_short)
     seen: list[str | None] = []
     world.flows.after_write = lambda: seen.append(world.flows.bindings("main").get("browserFlow"))
     await _round(world)
     assert seen and "browser" not in seen
     assert world.flows.bindings("main")["browserFlow"] == "login"
+    assert _order(world, "login") == [(0, "auth-cookie", "ALTERNATIVE")]  # cut short: deleted, rebuilt
 
 
 def _failing(monkeypatch: pytest.MonkeyPatch, provider: str) -> None:

@@ -28,9 +28,9 @@ is it swapped in: each realm binding naming the old flow is moved to it (one rea
 deleted, and the new one's aliases are renamed to the declared ones (a binding is kept by id through a
 rename). At every moment a sign-in runs through the old complete flow or the new complete one. A rebuild
 interrupted half way leaves two flows of one resource: `leftovers` keeps the bound one (else the one not
-staged) and deletes the other before anything else is planned. A build that failed leaves its copy tagged with
-the content it was built from (`build_tag`, in its description): kept while the spec is the same
-(`failed_build`), so a failing rebuild is not retried (a create and a delete) every round.
+staged) and deletes the other before anything else is planned. A build Keycloak refused leaves its copy tagged
+as a failed build of the content it was built from (`build_tag`, in its description): kept while the spec is
+the same (`failed_build`), so a failing rebuild is not retried (a create and a delete) every round.
 
 The realm's bindings (KeycloakRealm spec.flowBindings) are planned in flow_bindings.py.
 """
@@ -214,19 +214,21 @@ def observed_view(flow: Obj, realm: str, declared: Iterable[Resource]) -> dict[s
     return view
 
 
-def build_tag(content: Obj) -> str:
-    """The description a staged flow is built with: which declared content it is a build of (the swap gives
-    the flow its declared description)."""
-    return f"being built: {content_hash(content)}"
+def build_tag(content: Obj, *, failed: bool = False) -> str:
+    """The description of a staged flow: which declared content it is a build of, and whether that build
+    failed (set by the writer when Keycloak refused a step; a build cut short by a stop keeps `being built`,
+    a leftover to delete and retry). The swap gives the flow its declared description."""
+    return f"{'build failed' if failed else 'being built'}: {content_hash(content)}"
 
 
 def failed_build(observed: Iterable[Obj], realm: str, r: Resource, bound: AbstractSet[str]) -> Obj | None:
-    """The staged copy a rebuild of `r`'s current content left when it failed (unbound, tagged with that
-    content): kept as the memory that this spec's rebuild failed, so it is not retried (a create and a delete)
-    every round; a changed spec (another tag) or the resource's deletion lets it go as a leftover."""
+    """The staged copy a rebuild of `r`'s current content left when it failed (unbound, tagged as a failed
+    build of that content): kept as the memory that this spec's rebuild failed, so it is not retried (a create
+    and a delete) every round; a changed spec (another tag) or the resource's deletion lets it go as a
+    leftover."""
     if r.deleting or not r.content:
         return None
-    tag = build_tag(r.content)
+    tag = build_tag(r.content, failed=True)
     return next(
         (
             f

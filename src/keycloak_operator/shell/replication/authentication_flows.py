@@ -18,6 +18,7 @@ written) is not deleted: it stays Deleting, DeletionBlocked naming the binding.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final, cast
@@ -384,7 +385,15 @@ async def _swap(api: AuthenticationFlowApi, realm: str, op: Update, old_alias: s
     slot = 1 - (af.slot_of(realm, op.key, op.remote_id) or 0)
     staged = af.staged(op.content, slot)
     new_id = await api.create_flow(realm, af.create_body(staged, realm, op.key, slot))
-    await _build(api, realm, staged)
+    try:
+        await _build(api, realm, staged)
+    except AdminError:
+        # Refused by Keycloak: the copy is tagged a failed build of this spec and kept (af.failed_build), so
+        # the same spec is not rebuilt every round; if even the tag cannot be written it is a leftover.
+        failed = {**af.update_body(staged, new_id), "description": af.build_tag(op.content, failed=True)}
+        with contextlib.suppress(AdminError):
+            await api.update_flow(realm, new_id, failed)
+        raise
     bound = fb.bound_by(await api.realm_bindings(realm), old_alias)
     if bound:
         await api.update_realm(realm, dict.fromkeys(bound, str(staged["alias"])))
