@@ -49,7 +49,7 @@ def localize(doc: dict[str, Any], rename: dict[str, str], default: str) -> dict[
     for ref in (spec.get("realm"), (spec.get("server") or {}).get("keycloak")):
         if isinstance(ref, dict) and ref.get("namespace"):
             ref["namespace"] = rename[ref["namespace"]]
-    for field in ("clientNamespaces", "realmNamespaces"):
+    for field in ("clientNamespaces", "realmNamespaces", "identityProviderNamespaces", "flowNamespaces"):
         if field in spec:
             spec[field] = [rename.get(n, n) for n in spec[field]]
     return doc

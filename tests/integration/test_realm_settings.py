@@ -7,7 +7,8 @@ changed password Secret is seen to reach Keycloak.
 
 Identity providers (KeycloakIdentityProvider) are tested here too, on the same running server: their client
 secret is masked as well, and is seen where Keycloak sends it, at a token endpoint of the test's own
-(support/upstream_idp.py).
+(support/upstream_idp.py). So are authentication flows (KeycloakAuthenticationFlow) and the realm's
+flowBindings: a password grant goes through a flow of the test's own (support/flows.py).
 """
 
 from __future__ import annotations
@@ -20,17 +21,30 @@ from typing import Any
 import pytest
 
 from keycloak_operator.core import names
+from keycloak_operator.models.authentication_flow import BUILT_IN_CONFIGS, BUILT_IN_FLOWS, BUILT_IN_SUBFLOWS
 from keycloak_operator.models.identity_provider import MapperType
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
+from tests.integration.support.flows import (
+    FLOW_RES,
+    add_user,
+    direct_grant,
+    executions,
+    flow,
+    flow_by_alias,
+    password_grant,
+    raw_executions,
+)
 from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.smtp_server import SmtpServer
 from tests.integration.support.upstream_idp import TokenEndpoint, secret_sent
 from tests.integration.test_replication import (
+    CLIENT_RES,
     REALM_RES,
     admin_secret,
+    client,
     phase,
     realm,
     replication_settled,
@@ -461,3 +475,153 @@ def test_a_hostile_identity_provider_is_refused_by_the_api_server_naming_the_fie
     kubectl.apply(identity_provider(namespace, "plain", {"name": "main"}, "plain", "https://up.example.com"))
     printed = kubectl.run("get", IDP_RES, "plain", "-n", namespace).stdout
     assert printed.split()[:5] == ["NAME", "ALIAS", "REALM", "PROVIDER", "PHASE"]
+
+
+# --- authentication flows (KeycloakAuthenticationFlow, KeycloakRealm spec.flowBindings) ---------------------
+
+
+def flow_event(kubectl: Kubectl, ns: str, name: str, reason: str) -> Callable[[], bool]:
+    def probe() -> bool:
+        found = events(kubectl, ns, name=name, reason=reason)
+        return any(e["involvedObject"]["kind"] == names.AUTHENTICATION_FLOW_KIND for e in found)
+
+    return probe
+
+
+def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_unbound_before_it_goes(
+    kubectl: Kubectl, keycloak: KeycloakProcess, operator: OperatorProcess, namespace: str
+) -> None:
+    api = KeycloakApi(keycloak)
+    ns, rn = namespace, f"f-{namespace}"
+    kubectl.apply(admin_secret(keycloak, ns))
+    bindings = {"directGrant": "direct"}  # a KeycloakAuthenticationFlow of the realm's namespace, by name
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, flowBindings=bindings))
+    # Bound before the flow exists: the realm waits, naming the field; its client is written all the same.
+    wait_phase(kubectl, REALM_RES, ns, "main", "Pending", timeout=90)
+    message = kubectl.get(REALM_RES, "main", ns)["status"]["conditions"][0]["message"]
+    assert "spec.flowBindings.directGrant" in message and f"{ns}/direct" in message
+    kubectl.apply(
+        client(ns, "cli", {"name": "main"}, "cli", publicClient=True, directAccessGrantsEnabled=True)
+    )
+    wait_phase(kubectl, CLIENT_RES, ns, "cli", "Ready", timeout=60)
+
+    kubectl.apply(flow(ns, "direct", {"name": "main"}, "team direct", executions=direct_grant("team otp")))
+    wait_phase(kubectl, FLOW_RES, ns, "direct", "Ready", timeout=60)
+    wanted = [
+        (0, "direct-grant-validate-username", "REQUIRED"),
+        (0, "direct-grant-validate-password", "REQUIRED"),
+        (0, "team otp", "CONDITIONAL"),
+        (1, "conditional-user-configured", "REQUIRED"),
+        (1, "direct-grant-validate-otp", "REQUIRED"),
+    ]
+    assert executions(api, rn, "team direct") == wanted
+    wait_phase(kubectl, REALM_RES, ns, "main", "Ready", timeout=60)
+    assert (api.realm(rn) or {})["directGrantFlow"] == "team direct"
+    add_user(api, rn, "alice", "Pa55-word-alice")
+    assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
+    assert password_grant(keycloak, rn, "cli", "alice", "wrong") == 400  # invalid_grant
+
+    # Hand edits: the password step disabled, then the subflow moved up; each repaired by a flow built beside
+    # and swapped in (a new id, the binding moved to it, the aliases renamed back), with an event.
+    first = flow_by_alias(api, rn, "team direct")
+    step = next(e for e in raw_executions(api, rn, "team direct") if e.get("providerId") == wanted[1][1])
+    api.call(
+        "PUT", f"/{rn}/authentication/flows/team%20direct/executions", {**step, "requirement": "DISABLED"}
+    )
+    wait_for("requirement repaired", lambda: executions(api, rn, "team direct") == wanted, 60)
+    wait_for("drift event", flow_event(kubectl, ns, "direct", "DriftRepaired"), 30)
+    swapped = flow_by_alias(api, rn, "team direct")
+    assert first is not None and swapped is not None and swapped["id"] != first["id"]
+    assert (api.realm(rn) or {})["directGrantFlow"] == "team direct"
+    assert password_grant(keycloak, rn, "cli", "alice", "wrong") == 400
+    sub = next(e for e in raw_executions(api, rn, "team direct") if e["displayName"] == "team otp")
+    api.call("POST", f"/{rn}/authentication/executions/{sub['id']}/raise-priority")
+    assert executions(api, rn, "team direct") != wanted
+    wait_for("order repaired", lambda: executions(api, rn, "team direct") == wanted, 60)
+    assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
+    assert not [f for f in api.call("GET", f"/{rn}/authentication/flows") or [] if "~" in f["alias"]]
+
+    # A quiet resync writes nothing: measured over three rounds.
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
+    before, rounds = api.admin_writes(), rounds_seen(keycloak)
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= rounds + 3, 60)
+    assert api.admin_writes() - before == 0
+    assert (
+        phase(kubectl, FLOW_RES, ns, "direct") == "Ready" and phase(kubectl, REALM_RES, ns, "main") == "Ready"
+    )
+
+    # Deleting the bound flow's resource: the binding returns to the built-in first, then the flow goes.
+    kubectl.run("delete", FLOW_RES, "direct", "-n", ns, "--wait=false")
+    wait_for("flow resource gone", lambda: kubectl.get(FLOW_RES, "direct", ns) is None, 60)
+    assert flow_by_alias(api, rn, "team direct") is None and flow_by_alias(api, rn, "team otp") is None
+    assert (api.realm(rn) or {})["directGrantFlow"] == "direct grant"
+    assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
+    wait_phase(kubectl, REALM_RES, ns, "main", "Pending", timeout=60)
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    wait_phase(kubectl, REALM_RES, ns, "main", "Ready", timeout=60)
+
+
+def _built_in_aliases(api: KeycloakApi, rn: str) -> tuple[set[str], set[str], set[str]]:
+    """A realm's flows as Keycloak made them: top-level aliases, subflow aliases, config aliases."""
+    tops = {f["alias"] for f in api.call("GET", f"/{rn}/authentication/flows") or []}
+    subflows: set[str] = set()
+    configs: set[str] = set()
+    for top in tops:
+        for e in raw_executions(api, rn, top):
+            if e.get("authenticationFlow"):
+                subflows.add(e["displayName"])
+            if e.get("authenticationConfig"):
+                config = api.call("GET", f"/{rn}/authentication/config/{e['authenticationConfig']}")
+                configs.add(config["alias"])
+    return tops, subflows, configs
+
+
+def test_seed_003_flows_the_same_alias_in_two_namespaces_and_a_built_in_alias_are_conflicts(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    operator: OperatorProcess,
+    namespace_factory: Callable[..., str],
+) -> None:
+    api = KeycloakApi(keycloak)
+    foo, bar = namespace_factory("foo"), namespace_factory("bar")
+    rn = f"f-{foo}"
+    kubectl.apply(admin_secret(keycloak, foo))
+    kubectl.apply(realm(keycloak, foo, "main", realmName=rn, flowNamespaces=[bar]))
+    ref = {"name": "main", "namespace": foo}
+    steps = [{"authenticator": "auth-cookie", "requirement": "ALTERNATIVE"}]
+    # Keycloak's own flows, subflows and configs in a new realm (26.x): every one is refused or a Conflict.
+    wait_phase(kubectl, REALM_RES, foo, "main", "Ready", timeout=90)
+    tops, subflows, configs = _built_in_aliases(api, rn)
+    assert tops <= BUILT_IN_FLOWS, tops - BUILT_IN_FLOWS
+    assert {a.lower() for a in subflows} <= BUILT_IN_SUBFLOWS, subflows
+    assert configs <= BUILT_IN_CONFIGS, configs
+    kubectl.apply(flow(foo, "shared", ref, "shared", description="foo's", executions=steps))
+    wait_phase(kubectl, FLOW_RES, foo, "shared", "Ready", timeout=90)
+    kubectl.apply(flow(bar, "shared", ref, "shared", description="bar's"))
+    kubectl.apply(flow(foo, "builtin", ref, "browser"))
+    wait_phase(kubectl, FLOW_RES, bar, "shared", "Conflict")
+    wait_phase(kubectl, FLOW_RES, foo, "builtin", "Conflict")
+    held = flow_by_alias(api, rn, "shared")
+    assert held is not None and held["description"] == "foo's"
+    builtin = flow_by_alias(api, rn, "browser")
+    assert builtin is not None and builtin["builtIn"]
+
+    # bar's goes: foo's flow is not touched; the built-in neither when its declaration goes.
+    kubectl.run("delete", FLOW_RES, "shared", "-n", bar, "--wait=false")
+    kubectl.run("delete", FLOW_RES, "builtin", "-n", foo, "--wait=false")
+    wait_for("bar's flow gone", lambda: kubectl.get(FLOW_RES, "shared", bar) is None, 60)
+    wait_for("the built-in's declaration gone", lambda: kubectl.get(FLOW_RES, "builtin", foo) is None, 60)
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, foo), timeout=90)
+    assert flow_by_alias(api, rn, "shared") == held and flow_by_alias(api, rn, "browser") == builtin
+    assert executions(api, rn, "shared") == [(0, "auth-cookie", "ALTERNATIVE")]
+
+    # foo's goes with its flow; bar, declaring again, then takes the alias (a flow with another id).
+    kubectl.apply(flow(bar, "shared", ref, "shared", description="bar's"))
+    wait_phase(kubectl, FLOW_RES, bar, "shared", "Conflict")
+    kubectl.run("delete", FLOW_RES, "shared", "-n", foo, "--wait=false")
+    wait_phase(kubectl, FLOW_RES, bar, "shared", "Ready", timeout=60)
+    taken = flow_by_alias(api, rn, "shared")
+    assert taken is not None and taken["id"] != held["id"] and taken["description"] == "bar's"
+    kubectl.run("delete", FLOW_RES, "shared", "-n", bar, "--wait=false")
+    wait_for("bar's flow gone", lambda: kubectl.get(FLOW_RES, "shared", bar) is None, 60)
+    assert flow_by_alias(api, rn, "shared") is None

@@ -21,6 +21,7 @@ import pytest
 from keycloak_operator.core import names
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
+from tests.integration.support.flows import direct_grant, flow, flow_by_alias
 from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
@@ -376,6 +377,7 @@ RESOURCE_OF = {
         (names.GROUP_KIND, names.GROUP_PLURAL),
         (names.IDENTITY_PROVIDER_KIND, names.IDENTITY_PROVIDER_PLURAL),
         (names.REALM_KIND, names.REALM_PLURAL),
+        (names.AUTHENTICATION_FLOW_KIND, names.AUTHENTICATION_FLOW_PLURAL),
     )
 }
 
@@ -385,8 +387,10 @@ def test_a_realm_of_every_kind_reaches_ready_its_tokens_carry_what_they_declare_
 ) -> None:
     """Issue 16's realm built from every kind at once: a confidential client with roles, a mapper and a
     service account; a client scope with a mapper; a group tree with role mappings; an OIDC identity
-    provider. Everything reaches Ready, a service-account token and a group member's token carry what was
-    declared, and deleting every resource at once leaves Keycloak clean with no resource stuck."""
+    provider; an authentication flow bound as the realm's direct grant. Everything reaches Ready, a
+    service-account token and a group member's token (a password grant through the bound flow) carry what was
+    declared; the flow's deletion first returns the binding to Keycloak's built-in; and deleting every
+    resource at once leaves Keycloak clean with no resource stuck."""
     ns, rn = setup, realm_name(setup)
     ref = {"name": "main"}
     claim = {"jsonType.label": "String", "access.token.claim": "true"}
@@ -399,7 +403,15 @@ def test_a_realm_of_every_kind_reaches_ready_its_tokens_carry_what_they_declare_
         }
     )
     objects = [
-        realm(keycloak, ns, "main", realmName=rn, roles=[{"name": "reader"}]),
+        realm(
+            keycloak,
+            ns,
+            "main",
+            realmName=rn,
+            roles=[{"name": "reader"}],
+            flowBindings={"directGrant": "direct"},
+        ),
+        flow(ns, "direct", ref, "team direct", executions=direct_grant("team direct otp")),
         of_kind(
             names.CLIENT_SCOPE_KIND,
             ns,
@@ -495,20 +507,38 @@ def test_a_realm_of_every_kind_reaches_ready_its_tokens_carry_what_they_declare_
     user = api.call("GET", f"/{rn}/users?username=ann&exact=true")[0]
     admins = api.call("GET", f"/{rn}/group-by-path/staff/admins")
     api.call("PUT", f"/{rn}/users/{user['id']}/groups/{admins['id']}")
-    member = claims(
-        keycloak,
-        rn,
-        {
-            "grant_type": "password",
-            "client_id": "api",
-            "client_secret": client_secret,
-            "username": "ann",
-            "password": "ann-pass-1",
-        },
+    # The password grant runs through the bound flow (its id is the one derived for the resource).
+    bound = flow_by_alias(api, rn, "team direct")
+    assert bound is not None and (api.realm(rn) or {})["directGrantFlow"] == "team direct"
+    assert (
+        kubectl.get(RESOURCE_OF[names.AUTHENTICATION_FLOW_KIND], "direct", ns)["status"]["keycloakId"]
+        == bound["id"]
     )
+    password = {
+        "grant_type": "password",
+        "client_id": "api",
+        "client_secret": client_secret,
+        "username": "ann",
+        "password": "ann-pass-1",
+    }
+    member = claims(keycloak, rn, password)
     assert "reader" in member["realm_access"]["roles"], member
     assert member["resource_access"]["api"]["roles"] == ["admin"], member
     assert api.call("GET", f"/{rn}/identity-provider/instances/corp") is not None
+
+    # The flow's resource deleted alone: the binding returns to the built-in first, then the flow goes
+    # (Keycloak refuses to delete a bound flow); sign-ins go on through the built-in. Declared again, it is
+    # bound again.
+    flows = RESOURCE_OF[names.AUTHENTICATION_FLOW_KIND]
+    kubectl.run("delete", flows, "direct", "-n", ns, "--wait=false")
+    wait_for("the flow resource gone", lambda: kubectl.get(flows, "direct", ns) is None, timeout=60)
+    assert (api.realm(rn) or {})["directGrantFlow"] == "direct grant"
+    assert flow_by_alias(api, rn, "team direct") is None and flow_by_alias(api, rn, "team direct otp") is None
+    assert "reader" in claims(keycloak, rn, password)["realm_access"]["roles"]
+    wait_phase(kubectl, REALM_RES, ns, "main", "Pending", timeout=60)  # its binding names no flow now
+    kubectl.apply(flow(ns, "direct", ref, "team direct", executions=direct_grant("team direct otp")))
+    wait_phase(kubectl, REALM_RES, ns, "main", "Ready", timeout=60)
+    assert (api.realm(rn) or {})["directGrantFlow"] == "team direct"
 
     # Every resource deleted at once, in no order: nothing stuck, nothing left in Keycloak.
     # (The realm's deletion waits for its declared clients, the parent group for its subgroup: the operator

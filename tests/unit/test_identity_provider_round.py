@@ -311,3 +311,34 @@ async def test_a_withdrawn_grant_takes_the_operator_made_mapper_away(world: Worl
     assert {m["name"] for m in world.idps.mappers["main"]["upstream"]} == {"email"}
     assert [w[3:5] for w in writes] == [("delete", "boss")]
     assert any(e[:4] == (KIND, "upstream", "Warning", "MapperRevoked") for e in _events(kube))
+
+
+async def test_a_first_login_flow_another_namespace_holds_is_forbidden_never_written(world: World) -> None:
+    """An identity provider chooses its first-login flow by alias: another namespace's flow under that alias
+    (a squat while the owner's is absent or renamed) is refused, on every write, drift repair too."""
+    flow_kind = names.AUTHENTICATION_FLOW_KIND
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["flowNamespaces"] = ["team-b"]
+    steps = [{"authenticator": "idp-create-user-if-unique", "requirement": "ALTERNATIVE"}]
+    own = {"realm": MAIN, "alias": "own", "executions": steps}
+    world.kube.add(_resource(flow_kind, "team-a", "linking", own))
+    squat = {"realm": MAIN, "alias": "linking", "executions": steps}
+    world.kube.add(_resource(flow_kind, "team-b", "squat", squat))
+    await _round(world)  # the flows are made (after the providers, in a round)
+    world.kube.add(_idp("team-a", "upstream", firstBrokerLoginFlowAlias="linking"))
+    await _round(world)
+    status = _status(world, "team-a", "upstream")
+    message = status["conditions"][0]["message"]
+    assert status["phase"] == "Forbidden" and "spec.firstBrokerLoginFlowAlias" in message
+    assert "team-b/squat" in message
+    assert _stored(world, "upstream").get("firstBrokerLoginFlowAlias") != "linking"
+    for alias in ("own", "first broker login"):  # the realm namespace's own flow, a built-in: allowed
+        world.kube.add(_idp("team-a", "upstream", firstBrokerLoginFlowAlias=alias))
+        await _round(world)
+        assert _status(world, "team-a", "upstream")["phase"] == "Ready"
+        assert _stored(world, "upstream")["firstBrokerLoginFlowAlias"] == alias
+    # The spec names team-b's flow again: the provider (drifted from it) is not repaired, it keeps its flow.
+    world.kube.add(_idp("team-a", "upstream", firstBrokerLoginFlowAlias="linking"))
+    writes, _ = await _round(world)
+    assert _status(world, "team-a", "upstream")["phase"] == "Forbidden"
+    assert _stored(world, "upstream")["firstBrokerLoginFlowAlias"] == "first broker login"
+    assert not [w for w in writes if w[0] != "mappers"]

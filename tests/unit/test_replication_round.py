@@ -25,9 +25,11 @@ from keycloak_operator.shell.admin_logins import Login
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication import Replicator
+from keycloak_operator.shell.replication.authentication_flows import AuthenticationFlowWriter
 from keycloak_operator.shell.replication.groups import GroupWriter
 from keycloak_operator.shell.replication.identity_providers import IdentityProviderWriter
 from tests.unit.builders import BASE
+from tests.unit.fake_flows import FlowServer
 from tests.unit.fake_identity_providers import IdpServer
 
 Obj = dict[str, Any]
@@ -41,6 +43,7 @@ _KINDS = {
     names.CLIENT_SCOPE_PLURAL: names.CLIENT_SCOPE_KIND,
     names.GROUP_PLURAL: names.GROUP_KIND,
     names.IDENTITY_PROVIDER_PLURAL: names.IDENTITY_PROVIDER_KIND,
+    names.AUTHENTICATION_FLOW_PLURAL: names.AUTHENTICATION_FLOW_KIND,
     names.KEYCLOAK_PLURAL: names.KEYCLOAK_KIND,
     "secrets": "Secret",
 }
@@ -454,12 +457,17 @@ class World:
             clock=lambda: self.now,
         )
         self.idps = IdpServer()  # identity providers, behind the API their writer uses
+        self.flows = FlowServer()  # authentication flows, likewise
         for writer in self.replicator.inside_realm:
             if isinstance(writer, GroupWriter):
                 writer.api = lambda admin: FakeGroups(self.server, admin)
             if isinstance(writer, IdentityProviderWriter):
                 writer.api_of = self.idps.api
                 writer.groups_of = lambda admin: FakeGroups(self.server, admin)
+                writer.flows_of = self.flows.api
+            if isinstance(writer, AuthenticationFlowWriter):
+                writer.api_of = self.flows.api
+                writer.idps_of = self.idps.api
 
     def secret(self, ns: str, name: str, username: str, password: str) -> None:
         data = {"username": _b64(username), "password": _b64(password)}

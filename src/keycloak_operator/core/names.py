@@ -27,6 +27,8 @@ GROUP_KIND = "KeycloakGroup"
 GROUP_PLURAL = "keycloakgroups"
 IDENTITY_PROVIDER_KIND = "KeycloakIdentityProvider"
 IDENTITY_PROVIDER_PLURAL = "keycloakidentityproviders"
+AUTHENTICATION_FLOW_KIND = "KeycloakAuthenticationFlow"
+AUTHENTICATION_FLOW_PLURAL = "keycloakauthenticationflows"
 
 OPERATOR_NAME = "keycloak-operator"
 FIELD_MANAGER = OPERATOR_NAME

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel
 
 from keycloak_operator.core import keycloak_config, names
+from keycloak_operator.models import authentication_flow as flow
 from keycloak_operator.models import client_scope as csc
 from keycloak_operator.models import client_settings as cs
 from keycloak_operator.models import extensions, hostname, network_policy, options
@@ -387,6 +388,44 @@ def identity_provider_crd() -> dict[str, Any]:
     )
 
 
+def authentication_flow_crd() -> dict[str, Any]:
+    schema = _replicated_schema(
+        flow.KeycloakAuthenticationFlowSpec,
+        "An authentication flow, its executions in order, replicated into a Keycloak realm.",
+    )
+    spec = schema["properties"]["spec"]["properties"]
+    executions = spec["executions"]["items"]
+    # Exactly one of authenticator and subflow at every level, and a config only on an authenticator.
+    rules = [
+        {
+            "rule": "has(self.authenticator) != has(self.subflow)",
+            "message": "each execution is exactly one of authenticator and subflow",
+        },
+        {
+            "rule": "!has(self.config) || has(self.authenticator)",
+            "message": "config belongs to an authenticator",
+        },
+    ]
+    inner = executions["properties"]["subflow"]["properties"]["executions"]["items"]
+    for level in (executions, inner):
+        level["x-kubernetes-validations"] = rules
+    for level in (executions, inner, inner["properties"]["subflow"]["properties"]["executions"]["items"]):
+        level["properties"]["config"]["properties"]["config"]["x-kubernetes-validations"] = [cs.CONFIG_RULE]
+    return _crd(
+        plural=names.AUTHENTICATION_FLOW_PLURAL,
+        kind=names.AUTHENTICATION_FLOW_KIND,
+        short_names=["kcflow"],
+        schema=schema,
+        columns=[
+            _column("Alias", ".spec.alias"),
+            _column("Realm", ".spec.realm.name"),
+            _column("Phase", ".status.phase"),
+            _column("Provider", ".spec.providerId", priority=1),
+            _column("Age", ".metadata.creationTimestamp", "date"),
+        ],
+    )
+
+
 def all_crds() -> list[dict[str, Any]]:
     return [
         keycloak_crd(),
@@ -395,6 +434,7 @@ def all_crds() -> list[dict[str, Any]]:
         client_scope_crd(),
         group_crd(),
         identity_provider_crd(),
+        authentication_flow_crd(),
         *peering_crds(),
     ]
 

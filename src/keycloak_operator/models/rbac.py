@@ -70,6 +70,18 @@ PERMISSIONS: tuple[Permission, ...] = (
         names.GROUP, f"{names.IDENTITY_PROVIDER_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"
     ),
     Permission(
+        names.GROUP,
+        names.AUTHENTICATION_FLOW_PLURAL,
+        ("list", "watch", "patch"),
+        "authentication flows to replicate; patch adds and removes its finalizer",
+    ),
+    Permission(
+        names.GROUP,
+        f"{names.AUTHENTICATION_FLOW_PLURAL}/status",
+        ("patch",),
+        "phase, conditions, Keycloak id",
+    ),
+    Permission(
         "apps",
         "deployments",
         ("get", "list", "watch", "create", "patch", "delete"),

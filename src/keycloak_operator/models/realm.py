@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -96,6 +96,29 @@ class RealmRole(CrdModel):
     description: str = Field(default="", max_length=2048, description="Role description.")
 
 
+def _binding(purpose: str) -> Any:
+    return pt.object_name(
+        f"The KeycloakAuthenticationFlow (its name, in the realm's own namespace) run for {purpose}.",
+        default=None,
+    )
+
+
+class FlowBindings(CrdModel):
+    """The realm's flow bindings: each names a KeycloakAuthenticationFlow of the realm's own namespace, by
+    resource name (never by alias, which another namespace could take first): the realm owner's flows only,
+    since a bound flow decides how every client of the realm signs in."""
+
+    browser: str | None = _binding("a browser sign-in (browserFlow)")
+    direct_grant: str | None = _binding("a direct grant, the password grant (directGrantFlow)")
+    registration: str | None = _binding("registration (registrationFlow)")
+    reset_credentials: str | None = _binding("a forgotten password (resetCredentialsFlow)")
+    client_authentication: str | None = _binding("a client's authentication (clientAuthenticationFlow)")
+    first_broker_login: str | None = _binding(
+        "a user's first sign-in through an identity provider (firstBrokerLoginFlow)"
+    )
+    docker: str | None = _binding("the docker registry protocol (dockerAuthenticationFlow)")
+
+
 class KeycloakRealmSpec(CrdModel):
     server: ServerRef = Field(description="Where the realm lives.")
     realm_name: str | None = Field(
@@ -146,6 +169,22 @@ class KeycloakRealmSpec(CrdModel):
         "(spec.roles[].composites), which hands them to every user, group or service account holding such a "
         "role. Only the realm's own grants count; a withdrawn grant's mappings and composites are removed "
         "from every client of the namespace, whatever it declares.",
+    )
+
+    flow_namespaces: list[pt.NamespaceName] = pt.namespace_list(
+        "Namespaces allowed to declare KeycloakAuthenticationFlows in this realm, besides the realm's own. "
+        "Their flows can never be bound by spec.flowBindings (which names flows of the realm's own namespace "
+        "only), nor chosen as an identity provider's first-login flow; empty, the default: only the realm's "
+        "own namespace declares flows."
+    )
+    flow_bindings: FlowBindings | None = Field(
+        default=None,
+        description="Which KeycloakAuthenticationFlow of the realm's own namespace (by name) the realm runs "
+        "for each purpose; absent, or a purpose left out: Keycloak's built-in flow wherever one of the "
+        "operator's flows was bound, otherwise not managed. A flow named that does not exist (yet), is not "
+        "Ready, or belongs to another realm leaves the realm Pending naming the field, the other bindings "
+        "written; a bound flow being deleted is first unbound (Keycloak's built-in flow runs again), then "
+        "deleted.",
     )
 
     @model_validator(mode="after")

@@ -145,6 +145,11 @@ async def identity_provider_event(event: kopf.RawEvent, body: kopf.Body, **_: An
     _in_realm_event(names.IDENTITY_PROVIDER_KIND, event, body)
 
 
+@kopf.on.event(names.GROUP, names.VERSION, names.AUTHENTICATION_FLOW_PLURAL)
+async def authentication_flow_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+    _in_realm_event(names.AUTHENTICATION_FLOW_KIND, event, body)
+
+
 def _in_realm_event(kind: str, event: kopf.RawEvent, body: kopf.Body) -> None:
     """Something declared in a realm (`spec.realm`) changed: the rounds of its realm's server run, and of
     the realm it named before, if it moved."""

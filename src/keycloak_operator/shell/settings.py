@@ -28,8 +28,9 @@ class Settings:
     writes_per_second: float = 50.0
     namespace_writes_per_second: float = 10.0
     # KCOP_REVOCATION_GRACE_SECONDS: a namespace removed from an allow-list (realmNamespaces,
-    # clientNamespaces, identityProviderNamespaces) has its objects disabled after this long, and deleted
-    # after twice this long (0: never; they stay, held).
+    # clientNamespaces, identityProviderNamespaces, flowNamespaces) has its objects disabled after this long
+    # (those that have no switch, as flows, are kept), and deleted after twice this long (0: never; they
+    # stay, held).
     revocation_grace: timedelta = field(default=timedelta(seconds=3600))
     # KCOP_REPLICATION_CONCURRENCY: per-client steps of a round (a client's roles and mappers, its service
     # account, its Secret) in flight at once in a realm; each write still within the limits above.

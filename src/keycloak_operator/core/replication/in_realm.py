@@ -1,6 +1,6 @@
-"""What every kind declared inside a realm (a client, a client scope, a group, an identity provider) shares
-when it is read: its key and flags, its spec validated, the realm resource it names, and why it may not be
-written (its realm unknown, unreadable, or not allowing its namespace)."""
+"""What every kind declared inside a realm (a client, a client scope, a group, an identity provider, an
+authentication flow) shares when it is read: its key and flags, its spec validated, the realm resource it
+names, and why it may not be written (its realm unknown, unreadable, or not allowing its namespace)."""
 
 from __future__ import annotations
 

@@ -64,8 +64,9 @@ class Server:
 
 
 # A realm's allow-lists, by spec field: clientNamespaces for clients, client scopes and groups;
-# identityProviderNamespaces for identity providers (a way into every client of the realm).
-AllowList = Literal["clientNamespaces", "identityProviderNamespaces"]
+# identityProviderNamespaces for identity providers (a way into every client of the realm); flowNamespaces for
+# authentication flows (only the realm's own namespace's flows can be bound, but a flow is the realm's).
+AllowList = Literal["clientNamespaces", "identityProviderNamespaces", "flowNamespaces"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ class RealmTarget:
     grants: tuple[Grant, ...] = ()
     # Namespaces that may declare identity providers in it besides its own (spec.identityProviderNamespaces).
     provider_namespaces: frozenset[str] = frozenset()
+    # Namespaces that may declare authentication flows in it besides its own (spec.flowNamespaces).
+    flow_namespaces: frozenset[str] = frozenset()
 
     def allow_lists(self) -> Mapping[str, frozenset[str]]:
         """Each allow-list of the realm by its spec field: who may declare something in it besides its own
@@ -85,6 +88,7 @@ class RealmTarget:
         return {
             "clientNamespaces": self.client_namespaces,
             "identityProviderNamespaces": self.provider_namespaces,
+            "flowNamespaces": self.flow_namespaces,
         }
 
 
@@ -262,6 +266,7 @@ def realm_target(
         allowed,
         grants_of(spec.service_account_grants),
         frozenset(spec.identity_provider_namespaces),
+        frozenset(spec.flow_namespaces),
     )
 
 
@@ -333,8 +338,8 @@ def in_realm_problem(
 ) -> Verdict | None:
     """Why a resource declared in the realm resource `parent` (a client, a client scope: `what`, plural)
     may not be written: its realm unknown, unreadable, or not allowing the resource's namespace in
-    `allow_list` (`clientNamespaces` for clients, client scopes and groups; identity providers have their
-    own, `identityProviderNamespaces`)."""
+    `allow_list` (`clientNamespaces` for clients, client scopes and groups; identity providers and
+    authentication flows have their own, `identityProviderNamespaces` and `flowNamespaces`)."""
     realm = realms.get(parent)
     if realm is None and parent.namespace in unreadable:
         return _unreadable(f"KeycloakRealm {parent.namespace}/{parent.name}", parent.namespace)

@@ -123,6 +123,7 @@ def deletions_waiting(
 DECLARES: Final = {
     "clientNamespaces": "clients, client scopes or groups",
     "identityProviderNamespaces": "identity providers",
+    "flowNamespaces": "authentication flows",
 }
 
 

@@ -11,7 +11,9 @@ from dataclasses import replace
 from typing import Any
 
 from keycloak_operator.core.reconcile import Event
+from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import identity_provider as idp
+from keycloak_operator.core.replication import idp_flow_rule as flow_rule
 from keycloak_operator.core.replication import idp_mapper_rule as rule
 from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication.identity import ObjectKey
@@ -27,6 +29,7 @@ from keycloak_operator.core.replication.sync import (
     settle,
 )
 from keycloak_operator.shell import metrics
+from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
 from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.keycloak_groups import GroupAdmin
@@ -45,11 +48,13 @@ class IdentityProviderWriter:
         limiter: WriteLimiter,
         api_of: Callable[[KeycloakAdmin], IdentityProviderApi] = IdentityProviderApi,
         groups_of: Callable[[KeycloakAdmin], Any] = GroupAdmin,
+        flows_of: Callable[[KeycloakAdmin], AuthenticationFlowApi] = AuthenticationFlowApi,
     ) -> None:
         self.kube = kube
         self.limiter = limiter
         self.api_of = api_of
         self.groups_of = groups_of  # the realm's groups, read for the mappers that hand one out
+        self.flows_of = flows_of  # the realm's flows, read for a provider that names its first-login flow
 
     async def sync(self, rnd: Round, at: InRealm) -> None:
         """The realm's identity providers, diffed whole against what the realm holds; then their mappers."""
@@ -61,6 +66,7 @@ class IdentityProviderWriter:
             return
         api = self.api_of(at.admin)
         declared, refused = await self._mapper_rule(at, declared)
+        declared = await self._flow_rule(at, declared)
         declared, secrets = await self._secrets(rnd, declared)
         try:
             observed = await api.providers(at.remote)
@@ -86,6 +92,25 @@ class IdentityProviderWriter:
         collect(rnd, scope, {c.key: c for c in declared})
         await self._mappers(rnd, api, at.remote, declared, scope)
         await self._revoke_mappers(rnd, api, at.remote, refused, scope)
+
+    async def _flow_rule(self, at: InRealm, declared: list[Resource]) -> list[Resource]:
+        """Each provider whose first-login flow is another namespace's, held Forbidden (idp_flow_rule.py). The
+        realm's flows are read only when a provider names one; if they cannot be read, those providers wait,
+        the others go on."""
+        asking = [
+            r for r in declared if r.problem is None and not r.deleting and flow_rule.chosen_flow(r.content)
+        ]
+        if not asking:
+            return declared
+        try:
+            flows = await self.flows_of(at.admin).flows(at.remote)
+        except AdminError as e:
+            failed = Verdict("Error", "ReadFailed", f"spec.{flow_rule.FIELD}: the realm's flows: {e}")
+            keys = {r.key for r in asking}
+            return [replace(r, problem=failed) if r.key in keys else r for r in declared]
+        flow_resources = [c for c in at.children if c.key.kind == af.KIND]
+        refused = flow_rule.flow_refusals(asking, flows, flow_resources, at.remote, at.realm.key)
+        return [replace(r, problem=refused[r.key]) if r.key in refused else r for r in declared]
 
     async def _mapper_rule(
         self, at: InRealm, declared: list[Resource]

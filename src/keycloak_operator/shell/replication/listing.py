@@ -17,6 +17,7 @@ from keycloak_operator.core.replication.resources import names_keycloaks
 from keycloak_operator.core.replication.watched import Listing, Standing, Unlisted, standing
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import (
+    AUTHENTICATION_FLOWS,
     CLIENT_SCOPES,
     CLIENTS,
     IDENTITY_PROVIDERS,
@@ -43,6 +44,7 @@ class Read:
     listing: Listing
     groups: list[Obj] = field(default_factory=list)
     identity_providers: list[Obj] = field(default_factory=list)
+    flows: list[Obj] = field(default_factory=list)
 
 
 class Reader:
@@ -58,8 +60,9 @@ class Reader:
             scopes = await self._optional(CLIENT_SCOPES, None)
             groups = await self._optional(KEYCLOAK_GROUPS, None)
             idps = await self._optional(IDENTITY_PROVIDERS, None)
+            flows = await self._optional(AUTHENTICATION_FLOWS, None)
             keycloaks = await self.kube.list(KEYCLOAKS, None) if names_keycloaks(realms) else []
-            return Read(realms, clients, keycloaks, scopes, Listing(None), groups, idps)
+            return Read(realms, clients, keycloaks, scopes, Listing(None), groups, idps, flows)
         read: dict[str, list[list[Obj]]] = {}
         errors: dict[str, ApiError] = {}
         for ns in self.namespaces:
@@ -70,6 +73,7 @@ class Reader:
                     await self._optional(CLIENT_SCOPES, ns),
                     await self._optional(KEYCLOAK_GROUPS, ns),
                     await self._optional(IDENTITY_PROVIDERS, ns),
+                    await self._optional(AUTHENTICATION_FLOWS, ns),
                 ]
             except ApiError as e:
                 errors[ns] = e
@@ -86,18 +90,20 @@ class Reader:
         return Read(
             [o for found in per_ns for o in found[0]],
             [o for found in per_ns for o in found[1]],
-            [o for found in per_ns if len(found) > 5 for o in found[5]],
+            [o for found in per_ns if len(found) > 6 for o in found[6]],
             [o for found in per_ns for o in found[2]],
             Listing(frozenset(self.namespaces), unlisted),
             [o for found in per_ns for o in found[3]],
             [o for found in per_ns for o in found[4]],
+            [o for found in per_ns for o in found[5]],
         )
 
     async def _optional(self, resource: Resource, namespace: str | None) -> list[Obj]:
-        """KeycloakClientScopes, KeycloakGroups or KeycloakIdentityProviders; none when the API server does
-        not serve the kind (404: its CRD is not installed yet, as after a `helm upgrade`, which never adds
-        CRDs). Without the CRD no such resource can exist, so this is the truth, and realms and clients go on
-        replicating; any other refusal is an unreadable listing, as for the other kinds."""
+        """KeycloakClientScopes, KeycloakGroups, KeycloakIdentityProviders or KeycloakAuthenticationFlows;
+        none when the API server does not serve the kind (404: its CRD is not installed yet, as after a
+        `helm upgrade`, which never adds CRDs). Without the CRD no such resource can exist, so this is the
+        truth, and realms and clients go on replicating; any other refusal is an unreadable listing, as for
+        the other kinds."""
         try:
             return await self.kube.list(resource, namespace)
         except ApiError as e:

@@ -15,6 +15,7 @@ from keycloak_operator.core.replication.report import finalizer_added, report
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.shell import events, metrics
 from keycloak_operator.shell.kube import (
+    AUTHENTICATION_FLOWS,
     CLIENT_SCOPES,
     CLIENTS,
     IDENTITY_PROVIDERS,
@@ -35,6 +36,7 @@ API: Final = {
     names.CLIENT_SCOPE_KIND: CLIENT_SCOPES,
     names.GROUP_KIND: KEYCLOAK_GROUPS,
     names.IDENTITY_PROVIDER_KIND: IDENTITY_PROVIDERS,
+    names.AUTHENTICATION_FLOW_KIND: AUTHENTICATION_FLOWS,
 }
 
 Obj = dict[str, Any]

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication.authentication_flow import flow_resource
 from keycloak_operator.core.replication.client_scope import scope_resource
 from keycloak_operator.core.replication.group import group_resource
 from keycloak_operator.core.replication.identity import ObjectKey
@@ -39,6 +40,7 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.admins import Admins
+from keycloak_operator.shell.replication.authentication_flows import AuthenticationFlowWriter
 from keycloak_operator.shell.replication.client_scopes import ClientScopeWriter
 from keycloak_operator.shell.replication.clients import ClientWriter
 from keycloak_operator.shell.replication.context import InRealm
@@ -85,13 +87,15 @@ class Replicator:
         self.clock = clock
         self.realms = RealmWriter(limiter)
         # In this order inside each realm: roles, client scopes, clients (which may attach those scopes),
-        # groups (which may map those clients' roles), then identity providers (whose mappers may name roles).
+        # groups (which may map those clients' roles), identity providers (whose mappers may name roles), then
+        # authentication flows.
         self.inside_realm: tuple[InsideRealm, ...] = (
             RoleWriter(limiter),
             ClientScopeWriter(limiter),
             ClientWriter(kube, limiter, concurrency),
             GroupWriter(limiter),
             IdentityProviderWriter(kube, limiter),
+            AuthenticationFlowWriter(limiter),
         )
 
     def _count(self) -> None:
@@ -124,14 +128,18 @@ class Replicator:
             {**o, "apiVersion": names.API_VERSION, "kind": names.IDENTITY_PROVIDER_KIND}
             for o in read.identity_providers
         ]
+        flow_objs = [
+            {**o, "apiVersion": names.API_VERSION, "kind": names.AUTHENTICATION_FLOW_KIND} for o in read.flows
+        ]
         # Everything declared inside a realm, of every kind; each writer takes its own (context.InRealm).
         children = [
             *(client_resource(o, targets, blind) for o in client_objs),
             *(scope_resource(o, targets, blind) for o in scope_objs),
             *(group_resource(o, targets, blind) for o in group_objs),
             *(idp_resource(o, targets, blind, loopback_http=self.policy.idp_loopback_http) for o in idp_objs),
+            *(flow_resource(o, targets, blind) for o in flow_objs),
         ]
-        inside_objs = [*client_objs, *scope_objs, *group_objs, *idp_objs]
+        inside_objs = [*client_objs, *scope_objs, *group_objs, *idp_objs, *flow_objs]
         rnd.objects.update({c.key: o for c, o in zip(children, inside_objs, strict=True)})
         in_scope = [c for c in children if c.parent in mine]
         without_realm(rnd, children, targets.keys(), blind)  # reported by every round

@@ -1,0 +1,202 @@
+"""An in-memory Keycloak's authentication flows, behind the AuthenticationFlowApi the writer uses, for the
+round tests (test_authentication_flow_round.py). It behaves as Keycloak 26.7.3 does where the operator depends
+on it: a POSTed flow keeps its id; executions are added at the end of their flow, DISABLED; the listing is
+depth-first with levels, a subflow's row naming its flow (`flowId`); deleting a subflow's execution deletes
+the subflow; a flow or subflow is renamed by a PUT of its id; a flow or config alias is unique in the realm
+(409); the realm binds flows by id (so a rename keeps the binding; the realm reads back their aliases); a
+bound flow cannot be deleted (a 500, as Keycloak answers); built-in flows exist in every realm.
+`after_write`, when set, is called after every write: a test checks an invariant at each intermediate
+state."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+
+Obj = dict[str, Any]
+BUILT_INS = ("browser", "direct grant", "registration", "reset credentials", "clients", "first broker login")
+WRITES = (
+    "create_flow",
+    "update_flow",
+    "delete_flow",
+    "add",
+    "requirement",
+    "config",
+    "update_config",
+    "delete_exec",
+    "bind",
+)
+
+
+class FlowServer:
+    def __init__(self) -> None:
+        self.flows: dict[str, dict[str, Obj]] = {}  # realm -> id -> flow (with "children": executions)
+        self.realms: dict[str, Obj] = {}  # realm -> binding field -> flow id
+        self.configs: dict[str, Obj] = {}
+        self.calls: list[tuple[Any, ...]] = []
+        self.failing: set[str] = set()  # aliases whose creation is refused
+        self.unreadable = False  # the flow listing answers 500
+        self.after_write: Callable[[], None] | None = None
+        self._ids = itertools.count(1)
+
+    def api(self, admin: KeycloakAdmin) -> FakeFlowApi:
+        return FakeFlowApi(self)
+
+    def realm(self, realm: str) -> dict[str, Obj]:
+        if realm not in self.flows:
+            self.flows[realm] = {}
+            for alias in BUILT_INS:
+                self._add_flow(realm, {"id": f"b-{realm}-{alias}", "alias": alias, "builtIn": True})
+            self.realms[realm] = {
+                "browserFlow": f"b-{realm}-browser",
+                "directGrantFlow": f"b-{realm}-direct grant",
+            }
+        return self.flows[realm]
+
+    def bindings(self, realm: str) -> dict[str, str]:
+        """The realm's bindings as Keycloak returns them: by the bound flow's alias."""
+        flows = self.realm(realm)
+        return {k: flows[v]["alias"] for k, v in self.realms[realm].items() if v in flows}
+
+    def wrote(self, *call: Any) -> None:
+        self.calls.append(call)
+        if self.after_write is not None:
+            self.after_write()
+
+    def _add_flow(self, realm: str, body: Obj) -> Obj:
+        if any(f["alias"] == body["alias"] for f in self.flows[realm].values()):
+            raise AdminError(409, f"Flow {body['alias']} already exists")
+        flow = {"providerId": "basic-flow", "topLevel": True, "builtIn": False, **body, "children": []}
+        self.flows[realm][flow["id"]] = flow
+        return flow
+
+    def by_alias(self, realm: str, alias: str) -> Obj:
+        found = [f for f in self.realm(realm).values() if f["alias"] == alias]
+        if not found:
+            raise AdminError(404, f"flow {alias} not found")
+        return found[0]
+
+    def writes(self) -> list[tuple[Any, ...]]:
+        return [c for c in self.calls if c[0] in WRITES]
+
+    def listing(self, realm: str, flow: Obj, level: int = 0) -> list[Obj]:
+        out: list[Obj] = []
+        for index, e in enumerate(flow["children"]):
+            row = {k: v for k, v in e.items() if k != "subflow"}
+            if "subflow" in e:
+                sub = self.realm(realm)[e["subflow"]]
+                row.update(displayName=sub["alias"], flowId=sub["id"], description=sub.get("description", ""))
+            out.append({**row, "level": level, "index": index})
+            if "subflow" in e:
+                out.extend(self.listing(realm, self.realm(realm)[e["subflow"]], level + 1))
+        return out
+
+    def alias_taken(self, realm: str, alias: str, but: str = "") -> None:
+        if any(f["alias"] == alias and f["id"] != but for f in self.realm(realm).values()):
+            raise AdminError(409, f"Flow alias name already exists: {alias}")
+
+    def _drop(self, realm: str, execution: Obj) -> None:
+        if "subflow" in execution:
+            sub = self.realm(realm).pop(execution["subflow"])
+            for e in sub["children"]:
+                self._drop(realm, e)
+        self.configs.pop(execution.get("authenticationConfig", ""), None)
+
+
+class FakeFlowApi:
+    def __init__(self, server: FlowServer) -> None:
+        self.s = server
+
+    async def flows(self, realm: str) -> list[Obj]:
+        self.s.calls.append(("flows", realm))
+        if self.s.unreadable:
+            raise AdminError(500, "flows: 500")
+        return [
+            {k: v for k, v in f.items() if k != "children"}
+            for f in self.s.realm(realm).values()
+            if f["topLevel"]
+        ]
+
+    async def create_flow(self, realm: str, body: Obj) -> str:
+        if body["alias"] in self.s.failing:
+            raise AdminError(500, f"create flow {body['alias']}: 500")
+        self.s._add_flow(realm, copy.deepcopy(body))
+        self.s.wrote("create_flow", realm, body["alias"])
+        return str(body["id"])
+
+    async def update_flow(self, realm: str, flow_id: str, body: Obj) -> None:
+        flow = self.s.realm(realm)[flow_id]
+        self.s.alias_taken(realm, body["alias"], but=flow_id)
+        flow.update({k: v for k, v in body.items() if k != "id"})
+        self.s.wrote("update_flow", realm, body["alias"])
+
+    async def delete_flow(self, realm: str, flow_id: str) -> None:
+        flow = self.s.realm(realm)[flow_id]
+        if flow_id in self.s.realms[realm].values() or flow["alias"] in self.s.failing:
+            raise AdminError(500, "unknown_error")
+        for e in flow["children"]:
+            self.s._drop(realm, e)
+        del self.s.realm(realm)[flow_id]
+        self.s.wrote("delete_flow", realm, flow_id)
+
+    async def executions(self, realm: str, alias: str) -> list[Obj]:
+        self.s.calls.append(("executions", realm, alias))
+        return copy.deepcopy(self.s.listing(realm, self.s.by_alias(realm, alias)))
+
+    async def config(self, realm: str, config_id: str) -> Obj:
+        return copy.deepcopy(self.s.configs[config_id])
+
+    async def add_authenticator(self, realm: str, parent: str, provider: str) -> None:
+        e = {"id": f"e{next(self.s._ids)}", "providerId": provider, "requirement": "DISABLED"}
+        self.s.by_alias(realm, parent)["children"].append(e)
+        self.s.wrote("add", realm, parent, provider)
+
+    async def add_subflow(self, realm: str, parent: str, step: Obj) -> None:
+        sub = self.s._add_flow(
+            realm, {"id": f"f{next(self.s._ids)}", "alias": step["subflow"], "topLevel": False}
+        )
+        sub["description"] = step.get("description", "")
+        e = {"id": f"e{next(self.s._ids)}", "authenticationFlow": True, "requirement": "DISABLED"}
+        self.s.by_alias(realm, parent)["children"].append({**e, "subflow": sub["id"]})
+        self.s.wrote("add", realm, parent, step["subflow"])
+
+    def _find(self, realm: str, execution_id: str) -> tuple[Obj, Obj]:
+        for flow in self.s.realm(realm).values():
+            for e in flow["children"]:
+                if e["id"] == execution_id:
+                    return flow, e
+        raise AdminError(404, f"execution {execution_id} not found")
+
+    async def set_requirement(self, realm: str, alias: str, execution: Obj) -> None:
+        self._find(realm, execution["id"])[1]["requirement"] = execution["requirement"]
+        self.s.wrote("requirement", realm, execution["id"], execution["requirement"])
+
+    async def add_config(self, realm: str, execution_id: str, body: Obj) -> None:
+        if any(c["alias"] == body["alias"] for c in self.s.configs.values()):
+            raise AdminError(409, f"config alias {body['alias']} already exists")
+        config_id = f"c{next(self.s._ids)}"
+        self.s.configs[config_id] = {"id": config_id, **copy.deepcopy(body)}
+        self._find(realm, execution_id)[1]["authenticationConfig"] = config_id
+        self.s.wrote("config", realm, execution_id)
+
+    async def update_config(self, realm: str, config_id: str, body: Obj) -> None:
+        self.s.configs[config_id].update(copy.deepcopy({k: v for k, v in body.items() if k != "id"}))
+        self.s.wrote("update_config", realm, config_id)
+
+    async def realm_bindings(self, realm: str) -> Obj:
+        self.s.calls.append(("realm", realm))
+        return self.s.bindings(realm)
+
+    async def update_realm(self, realm: str, body: Obj) -> None:
+        self.s.realms[realm].update({k: self.s.by_alias(realm, v)["id"] for k, v in body.items()})
+        self.s.wrote("bind", realm, dict(body))
+
+    async def delete_execution(self, realm: str, execution_id: str) -> None:
+        flow, e = self._find(realm, execution_id)
+        flow["children"].remove(e)
+        self.s._drop(realm, e)
+        self.s.wrote("delete_exec", realm, execution_id)
