@@ -21,6 +21,7 @@ from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
+from keycloak_operator.models import realm_defaults as rd
 from keycloak_operator.models import realm_settings as rs
 from keycloak_operator.models import service_account as sa
 from keycloak_operator.models.patterns import DNS1035_LABEL
@@ -263,6 +264,11 @@ def realm_crd() -> dict[str, Any]:
     spec["internationalization"]["x-kubernetes-validations"] = [rs.DEFAULT_LOCALE_RULE]
     # Each policy name at most once (Keycloak keeps one value per name); the model checks the same.
     spec["passwordPolicy"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    spec["requiredActions"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["alias"]})
+    spec["requiredActions"]["items"]["x-kubernetes-validations"] = [rd.DEFAULT_NEEDS_ENABLED_RULE]
+    spec["defaultRoles"]["properties"]["clients"]["x-kubernetes-validations"] = [rd.CLIENT_KEYS_RULE]
+    spec["defaultRoles"]["properties"]["realm"]["x-kubernetes-list-type"] = "set"
+    spec["defaultGroups"]["x-kubernetes-list-type"] = "set"
     return _crd(
         plural=names.REALM_PLURAL,
         kind=names.REALM_KIND,

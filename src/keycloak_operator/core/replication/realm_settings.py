@@ -120,6 +120,34 @@ def settings_content(spec: KeycloakRealmSpec) -> dict[str, Any]:
     if spec.admin_events is not None:
         out["adminEventsEnabled"] = spec.admin_events.enabled
         out["adminEventsDetailsEnabled"] = spec.admin_events.details_enabled
+    if spec.otp_policy is not None:
+        otp = spec.otp_policy
+        out.update(
+            {
+                "otpPolicyType": otp.type,
+                "otpPolicyAlgorithm": otp.algorithm,
+                "otpPolicyDigits": otp.digits,
+                "otpPolicyPeriod": otp.period,
+                "otpPolicyLookAheadWindow": otp.look_ahead_window,
+                "otpPolicyInitialCounter": otp.initial_counter,
+                "otpPolicyCodeReusable": otp.code_reusable,
+            }
+        )
+    if spec.web_authn_policy is not None:
+        wa = spec.web_authn_policy
+        out.update(
+            {
+                "webAuthnPolicyRpEntityName": wa.rp_entity_name,
+                "webAuthnPolicySignatureAlgorithms": as_set(list(wa.signature_algorithms)),
+                "webAuthnPolicyRpId": wa.rp_id,
+                "webAuthnPolicyAttestationConveyancePreference": wa.attestation_conveyance_preference,
+                "webAuthnPolicyAuthenticatorAttachment": wa.authenticator_attachment,
+                "webAuthnPolicyRequireResidentKey": wa.require_resident_key,
+                "webAuthnPolicyUserVerificationRequirement": wa.user_verification_requirement,
+                "webAuthnPolicyCreateTimeout": wa.timeout_seconds,
+                "webAuthnPolicyAvoidSameAuthenticatorRegister": wa.avoid_same_authenticator_register,
+            }
+        )
     return out
 
 

@@ -46,6 +46,7 @@ from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY
 from keycloak_operator.shell.replication.groups import GroupWriter
 from keycloak_operator.shell.replication.identity_providers import IdentityProviderWriter
 from keycloak_operator.shell.replication.listing import Reader
+from keycloak_operator.shell.replication.realm_defaults import RealmDefaultsWriter
 from keycloak_operator.shell.replication.realm_reads import RealmReads
 from keycloak_operator.shell.replication.realms import RealmWriter
 from keycloak_operator.shell.replication.reporting import Reporter
@@ -85,12 +86,14 @@ class Replicator:
         self.clock = clock
         self.realms = RealmWriter(limiter)
         # In this order inside each realm: roles, client scopes, clients (which may attach those scopes),
-        # groups (which may map those clients' roles), then identity providers (whose mappers may name roles).
+        # groups (which may map those clients' roles), what the realm gives every user (which may name those
+        # roles and groups), then identity providers (whose mappers may name roles).
         self.inside_realm: tuple[InsideRealm, ...] = (
             RoleWriter(limiter),
             ClientScopeWriter(limiter),
             ClientWriter(kube, limiter, concurrency),
             GroupWriter(limiter),
+            RealmDefaultsWriter(limiter),
             IdentityProviderWriter(kube, limiter),
         )
 

@@ -1,0 +1,227 @@
+"""What a realm gives every user (models/realm_defaults.py): its required actions, default roles and default
+groups, planned against what Keycloak holds. Pure; shell/replication/realm_defaults.py reads and writes.
+
+They are part of the realm's content (a change is a change to the realm, so its hash) but not of its PUT nor
+of its drift check: each has endpoints of its own, read every round while declared, written only when they
+differ. Seen on Keycloak 26.7.3:
+- GET authentication/required-actions lists the registered ones; a PUT of one by alias replaces it whole (a
+  body without `priority` sets it to 0, without `name` empties it), so the body is the one read, with the
+  declared fields changed.
+- The default roles are the composites of the realm's `defaultRole` (GET/POST/DELETE roles-by-id/{id}/
+  composites, a list of role representations); realm roles' containerId is the realm's id, client roles'
+  their client's id.
+- GET default-groups lists {id, name, path}; PUT and DELETE default-groups/{id} add and remove one (each
+  idempotent: 204 again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from keycloak_operator.core.replication.sync import Verdict
+from keycloak_operator.models.realm import KeycloakRealmSpec
+
+REQUIRED_ACTIONS: Final = "requiredActions"
+DEFAULT_ROLES: Final = "defaultRoles"
+DEFAULT_GROUPS: Final = "defaultGroups"
+PARTS: Final = (REQUIRED_ACTIONS, DEFAULT_ROLES, DEFAULT_GROUPS)
+# Realm roles every realm has (Keycloak makes them with it) that a realm may hand to every user.
+BUILT_IN_REALM_ROLES: Final = frozenset({"offline_access", "uma_authorization"})
+# The one built-in client whose roles may be default: Keycloak makes its view-profile and manage-account
+# default in every new realm, and they act on the user's own account only. Never realm-management.
+ACCOUNT_CLIENT: Final = "account"
+
+Obj = Mapping[str, Any]
+
+
+def defaults_content(spec: KeycloakRealmSpec) -> dict[str, Any]:
+    """The declared parts, in a canonical order (so a reordered spec is the same content)."""
+    out: dict[str, Any] = {}
+    if spec.required_actions is not None:
+        out[REQUIRED_ACTIONS] = [
+            {
+                "alias": a.alias,
+                "enabled": a.enabled,
+                "defaultAction": a.default_action,
+                **({} if a.priority is None else {"priority": a.priority}),
+            }
+            for a in sorted(spec.required_actions, key=lambda a: a.alias)
+        ]
+    if spec.default_roles is not None:
+        out[DEFAULT_ROLES] = {
+            "realm": sorted(spec.default_roles.realm),
+            "clients": {c: sorted(r) for c, r in sorted(spec.default_roles.clients.items()) if r},
+        }
+    if spec.default_groups is not None:
+        out[DEFAULT_GROUPS] = sorted(spec.default_groups)
+    return out
+
+
+# --- required actions ---
+
+
+@dataclass(frozen=True)
+class ActionPlan:
+    puts: list[dict[str, Any]] = field(default_factory=list)  # whole bodies, PUT by alias
+    problem: Verdict | None = None
+
+
+def plan_required_actions(declared: Sequence[Obj], observed: Iterable[Any]) -> ActionPlan:
+    """The PUTs that make each declared action as declared; the actions not declared are left alone. An
+    alias the server has not registered is the realm's Error, naming it; the others are still written."""
+    by_alias = {a["alias"]: a for a in observed if isinstance(a, Mapping) and isinstance(a.get("alias"), str)}
+    puts, missing = [], []
+    for want in declared:
+        have = by_alias.get(want["alias"])
+        if have is None:
+            missing.append(want["alias"])
+            continue
+        body = {**have, **want}
+        if any(have.get(k) != v for k, v in want.items()):
+            puts.append(body)
+    problem = None
+    if missing:
+        message = (
+            f"spec.requiredActions: not registered in this realm: {', '.join(missing)} (register the "
+            "provider in Keycloak first); the others were written"
+        )
+        problem = Verdict("Error", "RequiredActionNotRegistered", message)
+    return ActionPlan(puts, problem)
+
+
+def action_label(body: Obj) -> str:
+    return f"requiredActions[{body['alias']}]"
+
+
+# --- default roles ---
+
+
+@dataclass(frozen=True)
+class RoleView:
+    """What the realm holds that default roles may name. `realm_roles`: name -> id of the roles allowed
+    (the realm resource's own and the built-in ones, when Keycloak has them); `clients`: clientId -> (client
+    id, role name -> role id) for the clients allowed (those a KeycloakClient of the realm's namespace
+    owns, by marker, and `account`)."""
+
+    realm_roles: Mapping[str, str] = field(default_factory=dict)
+    clients: Mapping[str, tuple[str, Mapping[str, str]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    operation: Literal["add", "remove"]
+    roles: tuple[dict[str, Any], ...]  # {id, name} as Keycloak takes them
+    labels: tuple[str, ...]  # `realm/name` or `clientId/name`, for the event
+
+
+@dataclass(frozen=True)
+class RolePlan:
+    changes: list[RoleChange] = field(default_factory=list)
+    problem: Verdict | None = None
+
+
+def allowed_realm_roles(spec_roles: Iterable[str]) -> frozenset[str]:
+    return frozenset(spec_roles) | BUILT_IN_REALM_ROLES
+
+
+def plan_default_roles(declared: Obj, held: Iterable[Any], view: RoleView) -> RolePlan:
+    """The adds and removes that make the default role's composites exactly `declared`. A declared role out
+    of reach (not the realm's own, not of a client of its namespace) or not in Keycloak: the realm's
+    problem, naming the field, and nothing is written for its default roles (a partial set would hand every
+    new user a set nobody declared)."""
+    problem = _role_problem(declared, view)
+    if problem is not None:
+        return RolePlan([], problem)
+    want: dict[str, tuple[str, str]] = {}  # role id -> (label, name)
+    for name in declared["realm"]:
+        want[view.realm_roles[name]] = (f"realm/{name}", name)
+    for client_id, names_ in declared["clients"].items():
+        _, roles = view.clients[client_id]
+        for name in names_:
+            want[roles[name]] = (f"{client_id}/{name}", name)
+    client_of = {uuid: cid for cid, (uuid, _) in view.clients.items()}
+    have: dict[str, tuple[str, str]] = {}
+    for r in held:
+        if not isinstance(r, Mapping) or not all(isinstance(r.get(k), str) for k in ("id", "name")):
+            continue
+        if r.get("clientRole") is True:
+            container = str(r.get("containerId"))
+            label = f"{client_of.get(container, container)}/{r['name']}"
+        else:
+            label = f"realm/{r['name']}"
+        have[r["id"]] = (label, r["name"])
+    changes = []
+    removes, adds = sorted(set(have) - set(want)), sorted(set(want) - set(have))
+    if removes:  # removes first: the set is never, even for a moment, larger than either side
+        changes.append(_change("remove", removes, have))
+    if adds:
+        changes.append(_change("add", adds, want))
+    return RolePlan(changes)
+
+
+def _change(
+    operation: Literal["add", "remove"], ids: list[str], source: Mapping[str, tuple[str, str]]
+) -> RoleChange:
+    roles = tuple({"id": i, "name": source[i][1]} for i in ids)
+    return RoleChange(operation, roles, tuple(sorted(source[i][0] for i in ids)))
+
+
+def _role_problem(declared: Obj, view: RoleView) -> Verdict | None:
+    missing = [n for n in declared["realm"] if n not in view.realm_roles]
+    if missing:
+        message = (
+            f"spec.defaultRoles.realm: not a role of this realm resource (spec.roles), offline_access or "
+            f"uma_authorization, or not in Keycloak yet: {', '.join(missing)}; nothing was written for them"
+        )
+        return Verdict("Pending", "RoleNotFound", message)
+    for client_id, names_ in declared["clients"].items():
+        where = f"spec.defaultRoles.clients.{client_id}"
+        if client_id not in view.clients:
+            message = (
+                f"{where}: no KeycloakClient of the realm's namespace owns this client in Keycloak (only "
+                f"those and `{ACCOUNT_CLIENT}` may give roles to every user); nothing was written for them"
+            )
+            return Verdict("Pending", "ClientNotOwned", message)
+        lacking = [n for n in names_ if n not in view.clients[client_id][1]]
+        if lacking:
+            message = f"{where}: no such client role: {', '.join(lacking)}; nothing was written for them"
+            return Verdict("Pending", "RoleNotFound", message)
+    return None
+
+
+# --- default groups ---
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    add: list[str] = field(default_factory=list)  # group ids
+    remove: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    problem: Verdict | None = None
+
+
+def plan_default_groups(
+    declared: Sequence[str], ready: Mapping[str, str], observed: Iterable[Any]
+) -> GroupPlan:
+    """`ready`: KeycloakGroup resource name -> its id in Keycloak, for the groups of the realm's namespace
+    that are Ready in it this round (their id found by the operator's marker, never by path). Until each
+    declared one is, the realm waits and nothing is written for its default groups."""
+    waiting = [n for n in declared if n not in ready]
+    if waiting:
+        message = (
+            f"spec.defaultGroups: KeycloakGroup not Ready in this realm (or not in the realm's namespace): "
+            f"{', '.join(waiting)}; nothing was written for them"
+        )
+        return GroupPlan(problem=Verdict("Pending", "GroupNotReady", message))
+    want = {ready[n]: n for n in declared}
+    have = {
+        str(g["id"]): str(g.get("path") or g.get("name") or g["id"])
+        for g in observed
+        if isinstance(g, Mapping) and isinstance(g.get("id"), str)
+    }
+    add = sorted(set(want) - set(have))
+    remove = sorted(set(have) - set(want))
+    labels = [f"+{want[i]}" for i in add] + [f"-{have[i]}" for i in remove]
+    return GroupPlan(add, remove, labels)

@@ -1,0 +1,153 @@
+"""Writes what a realm gives every user (core/replication/realm_defaults.py plans it): its required actions,
+default roles and default groups. Runs after the groups' writer, so a default group declared in the same
+round has its id. Nothing is read for a part the realm does not declare. A failure is the realm's (its
+children go on); the three parts are independent, so one's problem does not hold the others back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keycloak_operator.core import names
+from keycloak_operator.core.reconcile import Event
+from keycloak_operator.core.replication import realm_defaults as rd
+from keycloak_operator.core.replication.marker import read_marker
+from keycloak_operator.core.replication.round import Round
+from keycloak_operator.core.replication.sync import Verdict
+from keycloak_operator.shell import metrics
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication.context import InRealm
+
+KIND = "RealmDefaults"  # the metrics' kind for these writes
+# Events of the realm's own write this round: the defaults then follow a spec change, not a hand edit.
+_SPEC_WRITES = frozenset({"Created", "Updated", "Adopted"})
+
+
+class RealmDefaultsWriter:
+    def __init__(self, limiter: WriteLimiter) -> None:
+        self.limiter = limiter
+
+    async def sync(self, rnd: Round, at: InRealm) -> None:
+        realm = at.realm
+        content = realm.content
+        if realm.deleting or not any(part in content for part in rd.PARTS):
+            return
+        base = f"admin/realms/{at.admin.segment(at.remote)}"
+        written: list[str] = []
+        problems: list[Verdict] = []
+        steps = (
+            (rd.REQUIRED_ACTIONS, self._required_actions),
+            (rd.DEFAULT_ROLES, self._default_roles),
+            (rd.DEFAULT_GROUPS, self._default_groups),
+        )
+        for part, step in steps:
+            if part not in content:
+                continue
+            try:
+                problem = await step(rnd, at, base, content[part], written)
+            except AdminError as e:
+                rnd.failed = True
+                problem = Verdict("Error", "WriteFailed", f"spec.{part}: {e}")
+            if problem is not None:
+                problems.append(problem)
+        current = rnd.verdicts.get(realm.key)
+        if problems and (current is None or current.phase == "Ready"):  # an earlier writer's Error stays
+            # An Error (a refused write) outranks a Pending (a wait) on the realm's status.
+            rnd.verdicts[realm.key] = next((p for p in problems if p.phase == "Error"), problems[0])
+        if written:
+            spec_change = any(e.reason in _SPEC_WRITES for e in rnd.events.get(realm.key, []))
+            if spec_change:
+                rnd.note(realm.key, Event("Normal", "Updated", f"written as declared: {', '.join(written)}"))
+            else:
+                message = f"restored settings edited in Keycloak: {', '.join(written)}"
+                rnd.note(realm.key, Event("Normal", "DriftRepaired", message))
+
+    async def _write(self, at: InRealm, method: str, path: str, body: Any = None) -> None:
+        await self.limiter.acquire(at.realm.key.namespace)
+        await at.admin.request(method, path, body)
+        metrics.replication_write(KIND, method.lower())
+
+    async def _required_actions(
+        self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
+    ) -> Verdict | None:
+        observed = await at.admin.get_list(f"{base}/authentication/required-actions")
+        plan = rd.plan_required_actions(declared, observed)
+        for body in plan.puts:
+            path = f"{base}/authentication/required-actions/{at.admin.segment(body['alias'])}"
+            await self._write(at, "PUT", path, body)
+            written.append(rd.action_label(body))
+        return plan.problem
+
+    async def _default_roles(
+        self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
+    ) -> Verdict | None:
+        realm = await at.admin.request("GET", base)
+        default_role = realm.get("defaultRole") if isinstance(realm, dict) else None
+        role_id = default_role.get("id") if isinstance(default_role, dict) else None
+        if not isinstance(role_id, str):
+            raise AdminError(0, f"GET {base}: the realm has no defaultRole")
+        composites = f"{base}/roles-by-id/{at.admin.segment(role_id)}/composites"
+        held = await at.admin.get_list(composites)
+        view = await _role_view(at.admin, at.remote, at.realm.key.namespace, at.realm.content, declared)
+        plan = rd.plan_default_roles(declared, held, view)
+        for change in plan.changes:
+            await self._write(at, "POST" if change.operation == "add" else "DELETE", composites, change.roles)
+            sign = "+" if change.operation == "add" else "-"
+            written.extend(f"defaultRoles[{sign}{label}]" for label in change.labels)
+        return plan.problem
+
+    async def _default_groups(
+        self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
+    ) -> Verdict | None:
+        # Only the realm's namespace's groups, Ready this round, by the id their marker was found under.
+        ready = {}
+        for c in at.children:
+            if c.key.kind != names.GROUP_KIND or c.key.namespace != at.realm.key.namespace or c.deleting:
+                continue
+            verdict = rnd.verdicts.get(c.key)
+            remote = rnd.remote_ids.get(c.key)
+            if verdict is not None and verdict.phase == "Ready" and remote is not None:
+                ready[c.key.name] = remote
+        observed = await at.admin.get_list(f"{base}/default-groups")
+        plan = rd.plan_default_groups(declared, ready, observed)
+        for gid in plan.remove:
+            await self._write(at, "DELETE", f"{base}/default-groups/{at.admin.segment(gid)}")
+        for gid in plan.add:
+            await self._write(at, "PUT", f"{base}/default-groups/{at.admin.segment(gid)}")
+        written.extend(f"defaultGroups[{label}]" for label in plan.labels)
+        return plan.problem
+
+
+async def _role_view(
+    admin: KeycloakAdmin, realm: str, namespace: str, content: Any, declared: Any
+) -> rd.RoleView:
+    """The roles the declared default roles may name, read only as far as they are declared: the realm
+    roles allowed (its own spec.roles and the built-in ones), and the clients of the realm's namespace (by
+    the operator's marker) or `account` that the declaration names."""
+    allowed = rd.allowed_realm_roles(r["name"] for r in content["roles"]["realm"])
+    realm_roles = {
+        str(r["name"]): str(r["id"])
+        for r in await admin.roles(realm)
+        if isinstance(r, dict) and r.get("name") in allowed and isinstance(r.get("id"), str)
+    }
+    clients: dict[str, tuple[str, dict[str, str]]] = {}
+    wanted = set(declared["clients"])
+    if wanted:
+        for c in await admin.clients(realm):
+            cid = c.get("clientId") if isinstance(c, dict) else None
+            if cid not in wanted or not isinstance(c.get("id"), str):
+                continue
+            marker = read_marker(c.get("attributes"))
+            if marker is None:
+                allowed_client = cid == rd.ACCOUNT_CLIENT  # Keycloak's own, never marked
+            else:
+                allowed_client = marker.key.kind == names.CLIENT_KIND and marker.key.namespace == namespace
+            if not allowed_client:
+                continue
+            roles = {
+                str(r["name"]): str(r["id"])
+                for r in await admin.client_roles(realm, c["id"])
+                if isinstance(r, dict) and isinstance(r.get("id"), str)
+            }
+            clients[str(cid)] = (c["id"], roles)
+    return rd.RoleView(realm_roles, clients)
