@@ -197,6 +197,19 @@ DEFAULTS: dict[str, Any] = {
         "clients": {"app": ["reader"], "account": ["view-profile"]},
     },
     "defaultGroups": ["staff"],
+    "userProfile": {
+        "unmanagedAttributePolicy": "ADMIN_VIEW",
+        "attributes": [
+            {
+                "name": "department",
+                "displayName": "Department",
+                "validations": {"length": {"min": 2, "max": 64}, "pattern": {"pattern": "^[a-z]+$"}},
+                "requiredFor": ["admin", "user"],
+                "permissions": {"view": ["admin", "user"], "edit": ["admin"]},
+                "group": "user-metadata",
+            }
+        ],
+    },
     "otpPolicy": {"type": "totp", "algorithm": "HmacSHA256", "digits": 8, "period": 60},
     "webAuthnPolicy": {
         "rpEntityName": "Team",
@@ -275,9 +288,25 @@ def test_required_actions_default_roles_and_groups_and_policies_reach_keycloak_a
         "required",
     )
     assert r["webAuthnPolicyCreateTimeout"] == 120
+    prof = api.call("GET", f"/{rn}/users/profile")
+    plain_profile = api.call("GET", f"/p-{ns}/users/profile")
+    assert prof["unmanagedAttributePolicy"] == "ADMIN_VIEW"
+    assert prof["attributes"][:4] == plain_profile["attributes"][:4]  # the built-in ones kept as they were
+    assert [a["name"] for a in prof["attributes"]] == [
+        "username",
+        "email",
+        "firstName",
+        "lastName",
+        "department",
+    ]
+    dept = prof["attributes"][4]
+    assert dept["validations"] == {"length": {"min": 2, "max": 64}, "pattern": {"pattern": "^[a-z]+$"}}
+    assert sorted(dept["required"]["roles"]) == ["admin", "user"] and dept["group"] == "user-metadata"
 
     # A new user (made through the admin API) gets the default roles, group and required action.
-    api.call("POST", f"/{rn}/users", {"username": "newcomer", "enabled": True})
+    # (department is required for admins too, so the admin API needs it)
+    new_user = {"username": "newcomer", "enabled": True, "attributes": {"department": ["sales"]}}
+    api.call("POST", f"/{rn}/users", new_user)
     user = api.call("GET", f"/{rn}/users?username=newcomer&exact=true")[0]
     assert "TERMS_AND_CONDITIONS" in user["requiredActions"]
     assert [g["path"] for g in api.call("GET", f"/{rn}/users/{user['id']}/groups")] == ["/Staff"]
@@ -302,6 +331,8 @@ def test_required_actions_default_roles_and_groups_and_policies_reach_keycloak_a
     uma = next(x for x in api.call("GET", f"/{rn}/roles") if x["name"] == "uma_authorization")
     api.call("POST", f"/{rn}/roles-by-id/{r['defaultRole']['id']}/composites", [uma])
     api.call("PUT", f"/{rn}", {"otpPolicyType": "totp", "otpPolicyDigits": 6})
+    edited = {**prof, "attributes": [*prof["attributes"][:4], {**dept, "displayName": "by hand"}]}
+    api.call("PUT", f"/{rn}/users/profile", edited)
     wait_for(
         "defaults repaired",
         lambda: (
@@ -322,7 +353,7 @@ def test_required_actions_default_roles_and_groups_and_policies_reach_keycloak_a
     )
     text = " ".join(e["message"] for e in events(kubectl, ns, name="main", reason="DriftRepaired"))
     assert "defaultGroups[-/rogue]" in text and "defaultRoles[-realm/uma_authorization]" in text
-    assert repaired and "otpPolicyDigits" in text
+    assert repaired and "otpPolicyDigits" in text and "userProfile.attributes[department]" in text
 
     # A realm declaring none of them: a hand edit of its required actions stays.
     plain = required_action(api, f"p-{ns}", "TERMS_AND_CONDITIONS")

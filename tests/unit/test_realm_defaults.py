@@ -16,6 +16,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication import realm_defaults as rd
+from keycloak_operator.core.replication import user_profile as up
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Update
 from keycloak_operator.core.replication.sync import Resource
@@ -339,3 +340,181 @@ def test_default_groups_converge(declared: list[str], start: set[str]) -> None:
 def test_hostile_fields_are_refused_by_the_model(fields: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         spec(**fields)
+
+
+# --- user profile ------------------------------------------------------------------------------------------
+
+# Keycloak 26.7.3's profile of a new realm (read from one), shortened to what the merge must keep.
+BUILT_IN_PROFILE: dict[str, Any] = {
+    "attributes": [
+        {"name": "username", "displayName": "${username}", "validations": {"length": {"min": 3, "max": 255}},
+         "permissions": {"view": ["admin", "user"], "edit": ["admin", "user"]}, "multivalued": False},
+        {"name": "email", "displayName": "${email}", "validations": {"email": {}, "length": {"max": 255}},
+         "required": {"roles": ["user"]}, "multivalued": False,
+         "permissions": {"view": ["admin", "user"], "edit": ["admin", "user"]}},
+    ],
+    "groups": [{"name": "user-metadata", "displayHeader": "User metadata"}],
+}  # fmt: skip
+PROFILE = {
+    "unmanagedAttributePolicy": "ADMIN_VIEW",
+    "attributes": [
+        {
+            "name": "department",
+            "displayName": "Department",
+            "validations": {
+                "length": {"min": 1, "max": 64},
+                "pattern": {"pattern": "^[a-z]+$", "errorMessage": "lower"},
+            },
+            "requiredFor": ["user"],
+            "permissions": {"view": ["user", "admin"], "edit": ["admin"]},
+            "group": "user-metadata",
+        },
+        {"name": "badge", "validations": {"email": True}, "multivalued": True},
+    ],
+}
+
+
+def profile(fields: dict[str, Any]) -> dict[str, Any]:
+    return dict(rd.defaults_content(spec(userProfile=fields))[up.USER_PROFILE])
+
+
+def test_the_profile_renders_as_keycloak_reads_it_back() -> None:
+    declared = profile(PROFILE)
+    [badge, dept] = declared["attributes"]
+    assert dept == {
+        "name": "department",
+        "displayName": "Department",
+        "validations": {
+            "length": {"min": 1, "max": 64},
+            "pattern": {"pattern": "^[a-z]+$", "error-message": "lower"},
+        },
+        "required": {"roles": ["user"]},
+        "permissions": {"view": ["admin", "user"], "edit": ["admin"]},
+        "multivalued": False,
+        "group": "user-metadata",
+    }
+    assert badge == {
+        "name": "badge",
+        "validations": {"email": {}},
+        "permissions": {"view": ["admin", "user"], "edit": ["admin"]},
+        "multivalued": True,
+    }
+
+
+def test_the_merge_keeps_built_ins_groups_and_undeclared_attributes_exactly_and_sets_the_policy() -> None:
+    declared = profile(PROFILE)
+    by_hand = {"name": "nickname", "permissions": {"view": ["user"], "edit": ["user"]}}
+    observed = {**BUILT_IN_PROFILE, "attributes": [*BUILT_IN_PROFILE["attributes"], by_hand]}
+    assert up.drift(declared, observed) == [
+        "userProfile.unmanagedAttributePolicy",
+        "userProfile.attributes[badge]",
+        "userProfile.attributes[department]",
+    ]
+    merged = up.merged(declared, observed)
+    assert merged["attributes"][:3] == observed["attributes"]
+    assert (
+        merged["groups"] == BUILT_IN_PROFILE["groups"] and merged["unmanagedAttributePolicy"] == "ADMIN_VIEW"
+    )
+    assert up.drift(declared, merged) == []
+    # Keycloak's own order of role lists is not drift; DISABLED is the policy's absence.
+    flipped = [
+        {**a, "permissions": {**a["permissions"], "view": list(reversed(a["permissions"]["view"]))}}
+        for a in merged["attributes"][3:]
+    ]
+    reordered = {**merged, "attributes": [*merged["attributes"][:3], *flipped]}
+    assert up.drift(declared, reordered) == []
+    disabled = profile({"attributes": []})
+    assert "unmanagedAttributePolicy" not in up.merged(disabled, merged)
+    assert up.drift(disabled, up.merged(disabled, merged)) == []
+
+
+attribute_specs = st.lists(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(["a", "b", "c", "nickname"])},
+        optional={
+            "displayName": st.text(
+                st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=8
+            ),
+            "multivalued": st.booleans(),
+            "requiredFor": st.lists(st.sampled_from(["admin", "user"]), unique=True, max_size=2),
+            "validations": st.fixed_dictionaries(
+                {},
+                optional={
+                    "email": st.booleans(),
+                    "length": st.fixed_dictionaries({"max": st.integers(1, 99)}),
+                },
+            ),
+        },
+    ),
+    unique_by=lambda a: a["name"],
+    max_size=4,
+)
+junk_attributes = st.lists(
+    st.one_of(
+        st.fixed_dictionaries(
+            {"name": st.sampled_from(["a", "b", "x", "y"]), "displayName": st.text(max_size=4)}
+        ),
+        st.just({"name": ["not", "a", "name"]}),
+        st.just("not an attribute"),
+    ),
+    max_size=4,
+)
+
+
+@given(
+    attribute_specs,
+    st.sampled_from(["DISABLED", "ENABLED", "ADMIN_VIEW", "ADMIN_EDIT"]),
+    junk_attributes,
+    st.sampled_from([None, "ENABLED", "ADMIN_EDIT"]),
+)
+def test_the_profile_converges_and_keeps_everything_not_declared(
+    attributes: list[dict[str, Any]], policy: str, others: list[Any], held_policy: str | None
+) -> None:
+    declared = profile({"unmanagedAttributePolicy": policy, "attributes": attributes})
+    observed: dict[str, Any] = {**BUILT_IN_PROFILE, "attributes": [*BUILT_IN_PROFILE["attributes"], *others]}
+    if held_policy is not None:
+        observed["unmanagedAttributePolicy"] = held_policy
+    merged = up.merged(declared, observed)
+    assert up.drift(declared, merged) == []
+    ours = {a["name"] for a in attributes}
+
+    def declared_here(a: Any) -> bool:
+        return isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"] in ours
+
+    assert [a for a in merged["attributes"] if not declared_here(a)] == [
+        a for a in observed["attributes"] if not declared_here(a)
+    ]
+    assert sorted(a["name"] for a in merged["attributes"] if declared_here(a)) == sorted(ours)  # once each
+    assert merged["attributes"][:2] == BUILT_IN_PROFILE["attributes"]
+    assert {k: v for k, v in merged.items() if k not in ("attributes", "unmanagedAttributePolicy")} == {
+        "groups": BUILT_IN_PROFILE["groups"]
+    }
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"attributes": [{"name": "email"}]},
+        {"attributes": [{"name": "username", "multivalued": True}]},
+        {"attributes": [{"name": "a"}, {"name": "a"}]},
+        {"attributes": [{"name": "has space"}]},
+        {"attributes": [{"name": "a", "validations": {"pattern": {"pattern": "x\n"}}}]},
+        {"attributes": [{"name": "a", "validations": {"length": {"min": -1}}}]},
+        {"attributes": [{"name": "a", "permissions": {"view": ["everyone"]}}]},
+        {"attributes": [{"name": "a", "requiredFor": ["root"]}]},
+        {"unmanagedAttributePolicy": "YES"},
+        {"attributes": [{"name": f"a{i}"} for i in range(65)]},
+    ],
+)
+def test_a_hostile_profile_is_refused_by_the_model(fields: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        spec(userProfile=fields)
+
+
+def test_only_the_typed_validators_are_ever_sent() -> None:
+    """Keycloak fails the whole profile's PUT on a validator it does not know: anything else is dropped (the
+    API server prunes it before the operator sees it)."""
+    declared = profile(
+        {"attributes": [{"name": "a", "validations": {"script": {"code": "x"}, "email": True}}]}
+    )
+    assert declared["attributes"][0]["validations"] == {"email": {}}

@@ -24,6 +24,7 @@ from keycloak_operator.models import realm as rm
 from keycloak_operator.models import realm_defaults as rd
 from keycloak_operator.models import realm_settings as rs
 from keycloak_operator.models import service_account as sa
+from keycloak_operator.models import user_profile as up
 from keycloak_operator.models.patterns import DNS1035_LABEL
 from keycloak_operator.models.peering_crd import peering_crds
 
@@ -269,6 +270,9 @@ def realm_crd() -> dict[str, Any]:
     spec["defaultRoles"]["properties"]["clients"]["x-kubernetes-validations"] = [rd.CLIENT_KEYS_RULE]
     spec["defaultRoles"]["properties"]["realm"]["x-kubernetes-list-type"] = "set"
     spec["defaultGroups"]["x-kubernetes-list-type"] = "set"
+    profile_attributes = spec["userProfile"]["properties"]["attributes"]
+    profile_attributes.update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    profile_attributes["items"]["x-kubernetes-validations"] = [up.NOT_BUILT_IN_RULE]
     return _crd(
         plural=names.REALM_PLURAL,
         kind=names.REALM_KIND,

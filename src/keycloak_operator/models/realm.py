@@ -30,6 +30,7 @@ from keycloak_operator.models.realm_settings import (
     ThemeSettings,
 )
 from keycloak_operator.models.service_account import ENABLED_RULE, GRANTS_MAX, ServiceAccountGrant
+from keycloak_operator.models.user_profile import UserProfile
 
 NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
@@ -159,6 +160,12 @@ class KeycloakRealmSpec(CrdModel):
         max_length=DEFAULT_GROUPS_MAX,
         description="KeycloakGroups of the realm's own namespace, by resource name, that every new user "
         "joins, exactly these; the realm is Pending until each is Ready. Absent: not managed.",
+    )
+    user_profile: UserProfile | None = Field(
+        default=None,
+        description="The user profile's unmanaged-attribute policy and extra attributes, merged into "
+        "Keycloak's profile (the built-in attributes and any not declared are kept as they are); absent: "
+        "not managed.",
     )
     client_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakClients in this realm, besides the realm's own."

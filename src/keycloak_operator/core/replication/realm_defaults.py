@@ -1,5 +1,6 @@
 """What a realm gives every user (models/realm_defaults.py): its required actions, default roles and default
-groups, planned against what Keycloak holds. Pure; shell/replication/realm_defaults.py reads and writes.
+groups (and its user profile, user_profile.py), planned against what Keycloak holds. Pure;
+shell/replication/realm_defaults.py reads and writes.
 
 They are part of the realm's content (a change is a change to the realm, so its hash) but not of its PUT nor
 of its drift check: each has endpoints of its own, read every round while declared, written only when they
@@ -20,13 +21,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from keycloak_operator.core.replication import user_profile
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.models.realm import KeycloakRealmSpec
 
 REQUIRED_ACTIONS: Final = "requiredActions"
 DEFAULT_ROLES: Final = "defaultRoles"
 DEFAULT_GROUPS: Final = "defaultGroups"
-PARTS: Final = (REQUIRED_ACTIONS, DEFAULT_ROLES, DEFAULT_GROUPS)
+PARTS: Final = (REQUIRED_ACTIONS, DEFAULT_ROLES, DEFAULT_GROUPS, user_profile.USER_PROFILE)
 # Realm roles every realm has (Keycloak makes them with it) that a realm may hand to every user.
 BUILT_IN_REALM_ROLES: Final = frozenset({"offline_access", "uma_authorization"})
 # The one built-in client whose roles may be default: Keycloak makes its view-profile and manage-account
@@ -56,6 +58,8 @@ def defaults_content(spec: KeycloakRealmSpec) -> dict[str, Any]:
         }
     if spec.default_groups is not None:
         out[DEFAULT_GROUPS] = sorted(spec.default_groups)
+    if spec.user_profile is not None:
+        out[user_profile.USER_PROFILE] = user_profile.profile_content(spec.user_profile)
     return out
 
 

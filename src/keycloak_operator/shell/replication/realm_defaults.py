@@ -10,6 +10,7 @@ from typing import Any
 from keycloak_operator.core import names
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import realm_defaults as rd
+from keycloak_operator.core.replication import user_profile
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Verdict
@@ -39,6 +40,7 @@ class RealmDefaultsWriter:
             (rd.REQUIRED_ACTIONS, self._required_actions),
             (rd.DEFAULT_ROLES, self._default_roles),
             (rd.DEFAULT_GROUPS, self._default_groups),
+            (user_profile.USER_PROFILE, self._user_profile),
         )
         for part, step in steps:
             if part not in content:
@@ -116,6 +118,19 @@ class RealmDefaultsWriter:
             await self._write(at, "PUT", f"{base}/default-groups/{at.admin.segment(gid)}")
         written.extend(f"defaultGroups[{label}]" for label in plan.labels)
         return plan.problem
+
+    async def _user_profile(
+        self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
+    ) -> Verdict | None:
+        """One document: read, and PUT whole (merged) only when a managed part differs."""
+        observed = await at.admin.request("GET", f"{base}/users/profile")
+        if not isinstance(observed, dict):
+            raise AdminError(0, f"GET {base}/users/profile: not a JSON object")
+        changed = user_profile.drift(declared, observed)
+        if changed:
+            await self._write(at, "PUT", f"{base}/users/profile", user_profile.merged(declared, observed))
+            written.extend(changed)
+        return None
 
 
 async def _role_view(
