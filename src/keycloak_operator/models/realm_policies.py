@@ -4,7 +4,9 @@ declared block every field defaults to Keycloak 26.7.3's value for a new realm (
 declaring a block manages all of it.
 
 Keycloak 26.7.3 applies a realm PUT's OTP fields only when `otpPolicyType` is in it (a PUT of
-`otpPolicyDigits` alone is ignored, seen on the real server): the block always sends them all.
+`otpPolicyDigits` alone is ignored), and a PUT of `otpPolicyType` with only some of the others left its
+realm list (GET /admin/realms) answering 500 from then on (both seen on the real server): the block always
+sends them all.
 """
 
 from __future__ import annotations
