@@ -369,8 +369,7 @@ def test_required_actions_default_roles_and_groups_and_policies_reach_keycloak_a
     wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
     before, rounds = api.admin_writes(), rounds_seen(keycloak)
     versions = {o["metadata"]["resourceVersion"] for o in kubectl.list(REALM_RES, ns)}
-    time.sleep(16)  # three resyncs at 5 s
-    assert rounds_seen(keycloak) - rounds >= 2
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= rounds + 3, 60)
     assert api.admin_writes() - before == 0
     assert {o["metadata"]["resourceVersion"] for o in kubectl.list(REALM_RES, ns)} == versions
     assert phase(kubectl, REALM_RES, ns, "main") == "Ready"
