@@ -112,6 +112,27 @@ def test_the_policies_are_realm_fields_a_hand_edit_of_which_is_drift() -> None:
         assert scope.drift == {KEY: [field]}
 
 
+def test_a_declared_webauthn_policy_keeps_the_unmanaged_webauthn_fields_keycloak_would_reset() -> None:
+    r = resource(DEFAULTS)
+    listed = {
+        "realm": "main",
+        "webAuthnPolicyRpEntityName": "old",
+        "webAuthnPolicyExtraOrigins": ["https://app.example"],
+        "webAuthnPolicyAcceptableAaguids": ["aaguid-1"],
+        "webAuthnPolicyPasswordlessExtraOrigins": ["https://other"],
+        "attributes": {"x": "y"},
+    }
+    body = realm_kind.update_body(Update(KEY, "main", r.content, "h", "main"), None, listed)
+    assert body["webAuthnPolicyExtraOrigins"] == ["https://app.example"]
+    assert body["webAuthnPolicyAcceptableAaguids"] == ["aaguid-1"]
+    assert body["webAuthnPolicyRpEntityName"] == "Team"  # a managed field is the declared one
+    # The passwordless policy is rebuilt only by its own fields; realm attributes are never sent by it.
+    assert "webAuthnPolicyPasswordlessExtraOrigins" not in body and "x" not in (body.get("attributes") or {})
+    undeclared = resource({"roles": [{"name": "member"}]})
+    plain = realm_kind.update_body(Update(KEY, "main", undeclared.content, "h", "main"), None, listed)
+    assert not {k for k in plain if k.startswith("webAuthnPolicy")}  # no rebuild without the policy
+
+
 # --- required actions ---------------------------------------------------------------------------------------
 
 

@@ -89,8 +89,12 @@ def create_body(op: Create, smtp_password: str | None = None) -> dict[str, Any]:
     return body
 
 
-def update_body(op: Update, smtp_password: str | None = None) -> dict[str, Any]:
-    return realm_settings.with_password(realm_write(marked(op.content, op.key)), smtp_password)
+def update_body(
+    op: Update, smtp_password: str | None = None, listed: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`listed`: the realm as Keycloak listed it this round (its unmanaged WebAuthn fields are kept)."""
+    body = realm_settings.with_password(realm_write(marked(op.content, op.key)), smtp_password)
+    return realm_settings.keep_unmanaged_webauthn(body, listed)
 
 
 def smtp_password_ref(obj: Mapping[str, Any]) -> tuple[str, str] | None:

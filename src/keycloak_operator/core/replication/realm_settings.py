@@ -151,6 +151,31 @@ def settings_content(spec: KeycloakRealmSpec) -> dict[str, Any]:
     return out
 
 
+# Keycloak 26's updateRealm rebuilds the WebAuthn (two-factor) policy from scratch whenever the PUT has a
+# non-empty webAuthnPolicyRpEntityName: every webAuthnPolicy* field missing from the body is reset to its
+# default (read from RepresentationToModel/DefaultExportImportManager source, not exercised field by field).
+# The passwordless policy is a separate set of fields (webAuthnPolicyPasswordless*), rebuilt only by its own.
+WEBAUTHN_PREFIX: Final = "webAuthnPolicy"
+WEBAUTHN_PASSWORDLESS_PREFIX: Final = "webAuthnPolicyPasswordless"
+
+
+def keep_unmanaged_webauthn(body: Mapping[str, Any], listed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A realm PUT body that declares the WebAuthn policy, with every webAuthnPolicy* field the operator
+    does not manage copied from the realm as listed, so Keycloak's rebuild keeps them (extra origins,
+    acceptable AAGUIDs, ...). A body without the policy, or no listing, is returned as it is."""
+    out = dict(body)
+    if not out.get("webAuthnPolicyRpEntityName") or listed is None:
+        return out
+    for name, value in listed.items():
+        if (
+            name.startswith(WEBAUTHN_PREFIX)
+            and not name.startswith(WEBAUTHN_PASSWORDLESS_PREFIX)
+            and name not in out
+        ):
+            out[name] = value
+    return out
+
+
 def with_password(body: Mapping[str, Any], password: str | None) -> dict[str, Any]:
     """A realm write body with the SMTP password in it (`password`: read from the Secret this round; None
     leaves the mask, which Keycloak reads as "keep the stored one")."""
