@@ -345,6 +345,7 @@ def test_default_groups_converge(declared: list[str], start: set[str]) -> None:
         {"requiredActions": [{"alias": "VERIFY_EMAIL", "priority": -1}]},
         {"defaultRoles": {"realm": ["a", "a"]}},
         {"defaultRoles": {"clients": {"has space": ["x"]}}},
+        {"defaultRoles": {"clients": {"realm-management": ["realm-admin"]}}},
         {"defaultRoles": {"realm": ["bad\nname"]}},
         {"defaultGroups": ["Not_A_Name"]},
         {"defaultGroups": ["a", "a"]},
@@ -457,7 +458,7 @@ attribute_specs = st.lists(
                 st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=8
             ),
             "multivalued": st.booleans(),
-            "requiredFor": st.lists(st.sampled_from(["admin", "user"]), unique=True, max_size=2),
+            "requiredFor": st.lists(st.sampled_from(["admin", "user"]), unique=True, min_size=1, max_size=2),
             "validations": st.fixed_dictionaries(
                 {},
                 optional={
@@ -523,6 +524,10 @@ def test_the_profile_converges_and_keeps_everything_not_declared(
         {"attributes": [{"name": "a", "validations": {"length": {"min": -1}}}]},
         {"attributes": [{"name": "a", "permissions": {"view": ["everyone"]}}]},
         {"attributes": [{"name": "a", "requiredFor": ["root"]}]},
+        # Keycloak reads a `required` with no roles and no scopes as required for everyone.
+        {"attributes": [{"name": "a", "requiredFor": []}]},
+        {"attributes": [{"name": "kcop.dev.kind"}]},
+        {"attributes": [{"name": "a", "validations": {"length": {"min": 5, "max": 4}}}]},
         {"unmanagedAttributePolicy": "YES"},
         {"attributes": [{"name": f"a{i}"} for i in range(65)]},
     ],
@@ -530,6 +535,22 @@ def test_the_profile_converges_and_keeps_everything_not_declared(
 def test_a_hostile_profile_is_refused_by_the_model(fields: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         spec(userProfile=fields)
+
+
+def test_the_profile_refusals_are_in_the_crd_too() -> None:
+    from keycloak_operator.core.replication.marker import PREFIX
+    from keycloak_operator.models import user_profile as profile_model
+    from keycloak_operator.models.crd import realm_crd
+
+    assert profile_model.MARKER_PREFIX == PREFIX
+    schema = realm_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    items = schema["properties"]["userProfile"]["properties"]["attributes"]["items"]
+    assert profile_model.NOT_MARKER_RULE in items["x-kubernetes-validations"]
+    assert items["properties"]["requiredFor"]["minItems"] == 1
+    length = items["properties"]["validations"]["properties"]["length"]
+    assert length["x-kubernetes-validations"] == [profile_model.LENGTH_ORDER_RULE]
+    clients = schema["properties"]["defaultRoles"]["properties"]["clients"]
+    assert "realm-management" in clients["x-kubernetes-validations"][0]["rule"]
 
 
 def test_only_the_typed_validators_are_ever_sent() -> None:

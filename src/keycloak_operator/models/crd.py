@@ -272,7 +272,9 @@ def realm_crd() -> dict[str, Any]:
     spec["defaultGroups"]["x-kubernetes-list-type"] = "set"
     profile_attributes = spec["userProfile"]["properties"]["attributes"]
     profile_attributes.update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
-    profile_attributes["items"]["x-kubernetes-validations"] = [up.NOT_BUILT_IN_RULE]
+    profile_attributes["items"]["x-kubernetes-validations"] = [up.NOT_BUILT_IN_RULE, up.NOT_MARKER_RULE]
+    length = profile_attributes["items"]["properties"]["validations"]["properties"]["length"]
+    length["x-kubernetes-validations"] = [up.LENGTH_ORDER_RULE]
     return _crd(
         plural=names.REALM_PLURAL,
         kind=names.REALM_KIND,

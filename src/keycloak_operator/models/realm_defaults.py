@@ -47,9 +47,13 @@ DEFAULT_ROLE_CLIENTS_MAX = 16
 DEFAULT_GROUPS_MAX = 32
 CLIENT_ID_MAX = 255
 _CLIENT_ID_RE = re.compile(pt.NO_SPACE)
+# Keycloak's administration client: its roles administer the realm, never a role for every user.
+REALM_MANAGEMENT = "realm-management"
 CLIENT_KEYS_RULE = {
-    "rule": f"self.all(k, size(k) <= {CLIENT_ID_MAX} && k.matches('{pt.NO_SPACE}'))",
-    "message": "defaultRoles.clients: keys are clientIds (printable ASCII, no space)",
+    "rule": f"self.all(k, size(k) <= {CLIENT_ID_MAX} && k.matches('{pt.NO_SPACE}') && k != "
+    f"'{REALM_MANAGEMENT}')",
+    "message": "defaultRoles.clients: keys are clientIds (printable ASCII, no space), never "
+    f"{REALM_MANAGEMENT}",
 }
 # Keycloak keeps a default action that is off, and never applies it: said here rather than found later.
 DEFAULT_NEEDS_ENABLED_RULE = {
@@ -106,6 +110,10 @@ class DefaultRoles(CrdModel):
         for client_id, roles in self.clients.items():
             if not _CLIENT_ID_RE.match(client_id) or len(client_id) > CLIENT_ID_MAX:
                 raise ValueError(f"defaultRoles.clients: {client_id[:40]!r} is not a clientId")
+            if client_id == REALM_MANAGEMENT:
+                raise ValueError(
+                    f"defaultRoles.clients.{REALM_MANAGEMENT}: administers the realm, never default"
+                )
             if len(roles) != len(set(roles)):
                 raise ValueError(f"defaultRoles.clients.{client_id}: each role at most once")
         return self

@@ -29,6 +29,17 @@ NOT_BUILT_IN_RULE = {
     "message": "userProfile.attributes: username, email, firstName and lastName are Keycloak's, kept as "
     "they are",
 }
+# The operator's marker attributes (core/replication/marker.py) are never a profile attribute: a user
+# allowed to edit one could forge who owns what.
+MARKER_PREFIX = "kcop.dev."
+NOT_MARKER_RULE = {
+    "rule": f"!self.name.startsWith('{MARKER_PREFIX}')",
+    "message": f"userProfile.attributes: names starting with {MARKER_PREFIX} are the operator's",
+}
+LENGTH_ORDER_RULE = {
+    "rule": "!has(self.min) || !has(self.max) || self.min <= self.max",
+    "message": "validations.length: min is at most max",
+}
 
 
 def _everyone() -> list[Who]:
@@ -42,6 +53,12 @@ def _admins() -> list[Who]:
 class LengthValidation(CrdModel):
     min: int | None = Field(default=None, ge=0, le=65535, description="Fewest characters.")
     max: int | None = Field(default=None, ge=1, le=65535, description="Most characters.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LengthValidation:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(LENGTH_ORDER_RULE["message"])
+        return self
 
 
 class PatternValidation(CrdModel):
@@ -87,8 +104,10 @@ class ProfileAttribute(CrdModel):
     validations: Validations | None = Field(default=None, description="Checks of its value.")
     required_for: list[Who] | None = Field(
         default=None,
+        # Not empty: Keycloak reads a `required` with neither roles nor scopes as required for everyone.
+        min_length=1,
         max_length=2,
-        description="Required when edited by these (admin, user); absent: optional.",
+        description="Required when edited by these (admin, user); absent: optional; never empty.",
         json_schema_extra={"x-kubernetes-list-type": "set"},
     )
     permissions: Permissions = Field(default_factory=Permissions, description="Who may view and edit it.")
@@ -104,6 +123,8 @@ class ProfileAttribute(CrdModel):
     def _not_built_in(self) -> ProfileAttribute:
         if self.name in BUILT_IN_ATTRIBUTES:
             raise ValueError(NOT_BUILT_IN_RULE["message"])
+        if self.name.startswith(MARKER_PREFIX):
+            raise ValueError(NOT_MARKER_RULE["message"])
         return self
 
 
