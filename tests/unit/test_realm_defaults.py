@@ -19,7 +19,7 @@ from keycloak_operator.core.replication import realm_defaults as rd
 from keycloak_operator.core.replication import user_profile as up
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Update
-from keycloak_operator.core.replication.sync import Resource
+from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.models.realm import KeycloakRealmSpec
 
 KEY = ObjectKey(names.REALM_KIND, "team", "main")
@@ -264,11 +264,23 @@ def test_default_roles_are_made_exactly_the_declared_set_removes_first() -> None
         ({"realm": [], "clients": {"app": ["nope"]}}, "spec.defaultRoles.clients.app"),
     ],
 )
-def test_a_role_out_of_reach_or_missing_writes_nothing_and_names_the_field(
+def test_a_role_out_of_reach_or_missing_adds_nothing_and_names_the_field(
     declared: dict[str, Any], field: str
 ) -> None:
     plan = rd.plan_default_roles(declared, held(KEYCLOAK_DEFAULT), VIEW)
-    assert plan.changes == [] and plan.problem is not None and field in plan.problem.message
+    assert plan.problem is not None and field in plan.problem.message
+    assert [c.operation for c in plan.changes] == ["remove"]  # what nobody declared still goes
+
+
+def test_while_a_role_waits_the_removals_are_made_and_the_declared_roles_in_reach_kept() -> None:
+    declared = {"realm": ["member", "late"], "clients": {"app": ["reader"]}}
+    start = {"r-member", "c-writer", "a-vp"}
+    plan = rd.plan_default_roles(declared, held(start), VIEW)
+    assert plan.problem is not None and plan.problem.phase == "Pending"
+    assert apply_roles(start, plan) == {"r-member"}  # nothing added (c-reader waits), the rest removed
+    stranger = [{"id": "x-1", "name": "secret", "clientRole": True, "containerId": "other-uuid"}]
+    out_of_reach = rd.plan_default_roles(declared, stranger, VIEW)
+    assert [(c.operation, c.labels) for c in out_of_reach.changes] == [("remove", ("other-uuid/secret",))]
 
 
 def test_only_the_realms_own_and_the_built_in_realm_roles_are_allowed() -> None:
@@ -313,11 +325,64 @@ def test_default_groups_are_the_declared_ready_groups_by_id_and_a_hand_added_one
     )
 
 
-def test_a_group_not_ready_holds_the_default_groups_and_the_realm_waits_naming_it() -> None:
+def test_a_group_not_ready_holds_the_adds_but_not_the_removals_and_the_realm_waits_naming_it() -> None:
     plan = rd.plan_default_groups(["staff", "late"], {"staff": "g-1"}, [{"id": "g-9"}])
-    assert plan.add == plan.remove == []
+    assert plan.add == [] and plan.remove == ["g-9"]
     assert plan.problem is not None and plan.problem.phase == "Pending"
     assert "spec.defaultGroups" in plan.problem.message and "late" in plan.problem.message
+
+
+def test_a_declared_group_not_ready_this_round_is_not_taken_away() -> None:
+    groups = rd.NamespaceGroups(ready={"staff": "g-1"}, known={"staff": "g-1", "late": "g-2"})
+    plan = rd.plan_default_groups(["staff", "late"], groups, [{"id": "g-2"}, {"id": "g-9"}])
+    assert (plan.add, plan.remove) == ([], ["g-9"])
+
+
+def group(namespace: str, name: str, deleting: bool = False) -> Resource:
+    key = ObjectKey(names.GROUP_KIND, namespace, name)
+    return Resource(key, name, {}, datetime(2026, 1, 1, tzinfo=UTC), deleting=deleting)
+
+
+def test_only_the_realm_namespaces_groups_count_by_the_id_their_marker_was_found_under() -> None:
+    ours, theirs = group("team", "staff"), group("other", "staff")
+    waiting, gone = group("team", "late"), group("team", "old", deleting=True)
+    client = Resource(
+        ObjectKey(names.CLIENT_KIND, "team", "staff"), "staff", {}, datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    ready = Verdict("Ready", "Synced", "")
+    children = [ours, theirs, waiting, gone, client]
+    verdicts = {c.key: ready for c in children} | {waiting.key: Verdict("Pending", "X", "")}
+    remote_ids = {ours.key: "g-ours", theirs.key: "g-theirs", waiting.key: "g-late", gone.key: "g-old"}
+    remote_ids[client.key] = "c-1"
+    groups = rd.namespace_groups("team", children, verdicts, remote_ids)
+    assert groups == rd.NamespaceGroups(
+        ready={"staff": "g-ours"}, known={"staff": "g-ours", "late": "g-late"}
+    )
+
+
+def attrs(kind: str, namespace: str) -> dict[str, str]:
+    return dict(marked({}, ObjectKey(kind, namespace, "x"))["attributes"])
+
+
+@pytest.mark.parametrize(
+    ("client_id", "attributes", "in_reach"),
+    [
+        ("app", attrs(names.CLIENT_KIND, "team"), True),
+        ("account", None, True),
+        ("account", {}, True),
+        ("app", attrs(names.CLIENT_KIND, "other"), False),  # another namespace's client
+        ("realm-management", None, False),
+        ("app", None, False),  # made by hand
+        ("app", attrs(names.GROUP_KIND, "team"), False),
+        # an `account` client whose marker was emptied (released, or half written): may be someone's
+        ("account", {"kcop.dev.kind": ""}, False),
+        ("account", {"kcop.dev.namespace": "", "kcop.dev.kind": ""}, False),
+    ],
+)
+def test_only_the_namespaces_clients_and_an_unmarked_account_may_give_default_roles(
+    client_id: str, attributes: Any, in_reach: bool
+) -> None:
+    assert rd.client_in_reach(client_id, attributes, "team") is in_reach
 
 
 @given(

@@ -21,8 +21,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from keycloak_operator.core import names
 from keycloak_operator.core.replication import user_profile
-from keycloak_operator.core.replication.sync import Verdict
+from keycloak_operator.core.replication.adoption import marked_in_part
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.marker import read_marker
+from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.models.realm import KeycloakRealmSpec
 
 REQUIRED_ACTIONS: Final = "requiredActions"
@@ -133,18 +137,19 @@ def allowed_realm_roles(spec_roles: Iterable[str]) -> frozenset[str]:
 def plan_default_roles(declared: Obj, held: Iterable[Any], view: RoleView) -> RolePlan:
     """The adds and removes that make the default role's composites exactly `declared`. A declared role out
     of reach (not the realm's own, not of a client of its namespace) or not in Keycloak: the realm's
-    problem, naming the field, and nothing is written for its default roles (a partial set would hand every
-    new user a set nobody declared)."""
+    problem, naming the field, and no role is added (a partial set would hand every new user a set nobody
+    declared); the removals are still made: they only shrink what every user gets, and a role out of reach
+    that is held (a hand edit, a client that changed hands) must not stay while the realm waits."""
     problem = _role_problem(declared, view)
-    if problem is not None:
-        return RolePlan([], problem)
-    want: dict[str, tuple[str, str]] = {}  # role id -> (label, name)
+    want: dict[str, tuple[str, str]] = {}  # role id -> (label, name), of the declared roles in reach
     for name in declared["realm"]:
-        want[view.realm_roles[name]] = (f"realm/{name}", name)
+        if name in view.realm_roles:
+            want[view.realm_roles[name]] = (f"realm/{name}", name)
     for client_id, names_ in declared["clients"].items():
-        _, roles = view.clients[client_id]
+        _, roles = view.clients.get(client_id, ("", {}))
         for name in names_:
-            want[roles[name]] = (f"{client_id}/{name}", name)
+            if name in roles:
+                want[roles[name]] = (f"{client_id}/{name}", name)
     client_of = {uuid: cid for cid, (uuid, _) in view.clients.items()}
     have: dict[str, tuple[str, str]] = {}
     for r in held:
@@ -160,9 +165,9 @@ def plan_default_roles(declared: Obj, held: Iterable[Any], view: RoleView) -> Ro
     removes, adds = sorted(set(have) - set(want)), sorted(set(want) - set(have))
     if removes:  # removes first: the set is never, even for a moment, larger than either side
         changes.append(_change("remove", removes, have))
-    if adds:
+    if adds and problem is None:
         changes.append(_change("add", adds, want))
-    return RolePlan(changes)
+    return RolePlan(changes, problem)
 
 
 def _change(
@@ -206,26 +211,77 @@ class GroupPlan:
     problem: Verdict | None = None
 
 
+@dataclass(frozen=True)
+class NamespaceGroups:
+    """The realm namespace's KeycloakGroups in this realm, by resource name -> id in Keycloak: `ready`
+    those Ready this round, `known` every one whose id is known (Ready or not)."""
+
+    ready: Mapping[str, str] = field(default_factory=dict)
+    known: Mapping[str, str] = field(default_factory=dict)
+
+
+def namespace_groups(
+    realm_namespace: str,
+    children: Iterable[Resource],
+    verdicts: Mapping[ObjectKey, Verdict],
+    remote_ids: Mapping[ObjectKey, str],
+) -> NamespaceGroups:
+    """Only the realm's own namespace's groups count (a group of the same name in another namespace is
+    never a default group of this realm), each by the id its marker was found under, never by path."""
+    ready: dict[str, str] = {}
+    known: dict[str, str] = {}
+    for c in children:
+        if c.key.kind != names.GROUP_KIND or c.key.namespace != realm_namespace or c.deleting:
+            continue
+        remote = remote_ids.get(c.key)
+        if remote is None:
+            continue
+        known[c.key.name] = remote
+        verdict = verdicts.get(c.key)
+        if verdict is not None and verdict.phase == "Ready":
+            ready[c.key.name] = remote
+    return NamespaceGroups(ready, known)
+
+
 def plan_default_groups(
-    declared: Sequence[str], ready: Mapping[str, str], observed: Iterable[Any]
+    declared: Sequence[str], groups: NamespaceGroups | Mapping[str, str], observed: Iterable[Any]
 ) -> GroupPlan:
-    """`ready`: KeycloakGroup resource name -> its id in Keycloak, for the groups of the realm's namespace
-    that are Ready in it this round (their id found by the operator's marker, never by path). Until each
-    declared one is, the realm waits and nothing is written for its default groups."""
-    waiting = [n for n in declared if n not in ready]
+    """`groups`: the namespace's groups (namespace_groups; a plain mapping: all of them Ready). Until each
+    declared one is Ready, the realm waits and no group is added; the removals are still made (they only
+    shrink what every user gets), except of a declared group whose id is known: one not Ready for a round
+    is not taken away from new users meanwhile."""
+    if not isinstance(groups, NamespaceGroups):
+        groups = NamespaceGroups(groups, groups)
+    waiting = [n for n in declared if n not in groups.ready]
+    problem = None
     if waiting:
         message = (
             f"spec.defaultGroups: KeycloakGroup not Ready in this realm (or not in the realm's namespace): "
-            f"{', '.join(waiting)}; nothing was written for them"
+            f"{', '.join(waiting)}; no default group was added"
         )
-        return GroupPlan(problem=Verdict("Pending", "GroupNotReady", message))
-    want = {ready[n]: n for n in declared}
+        problem = Verdict("Pending", "GroupNotReady", message)
+    keep = {groups.known[n] for n in declared if n in groups.known}
+    want = {groups.ready[n]: n for n in declared if n in groups.ready}
     have = {
         str(g["id"]): str(g.get("path") or g.get("name") or g["id"])
         for g in observed
         if isinstance(g, Mapping) and isinstance(g.get("id"), str)
     }
-    add = sorted(set(want) - set(have))
-    remove = sorted(set(have) - set(want))
+    add = [] if problem is not None else sorted(set(want) - set(have))
+    remove = sorted(set(have) - set(want) - keep)
     labels = [f"+{want[i]}" for i in add] + [f"-{have[i]}" for i in remove]
-    return GroupPlan(add, remove, labels)
+    return GroupPlan(add, remove, labels, problem)
+
+
+# --- which clients' roles may be default ---
+
+
+def client_in_reach(client_id: Any, attributes: Any, realm_namespace: str) -> bool:
+    """Whether a Keycloak client's roles may be default roles of a realm of `realm_namespace`: a client
+    a KeycloakClient of that namespace owns (by the operator's marker), or Keycloak's own `account` as it
+    comes (no marker attribute at all: one whose marker was emptied or half written may be someone's).
+    Never realm-management nor another namespace's client."""
+    marker = read_marker(attributes)
+    if marker is None:
+        return client_id == ACCOUNT_CLIENT and not marked_in_part(attributes)
+    return marker.key.kind == names.CLIENT_KIND and marker.key.namespace == realm_namespace

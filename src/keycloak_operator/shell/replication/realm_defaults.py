@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import realm_defaults as rd
 from keycloak_operator.core.replication import user_profile
-from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.shell import metrics
@@ -101,17 +99,9 @@ class RealmDefaultsWriter:
     async def _default_groups(
         self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
     ) -> Verdict | None:
-        # Only the realm's namespace's groups, Ready this round, by the id their marker was found under.
-        ready = {}
-        for c in at.children:
-            if c.key.kind != names.GROUP_KIND or c.key.namespace != at.realm.key.namespace or c.deleting:
-                continue
-            verdict = rnd.verdicts.get(c.key)
-            remote = rnd.remote_ids.get(c.key)
-            if verdict is not None and verdict.phase == "Ready" and remote is not None:
-                ready[c.key.name] = remote
+        groups = rd.namespace_groups(at.realm.key.namespace, at.children, rnd.verdicts, rnd.remote_ids)
         observed = await at.admin.get_list(f"{base}/default-groups")
-        plan = rd.plan_default_groups(declared, ready, observed)
+        plan = rd.plan_default_groups(declared, groups, observed)
         for gid in plan.remove:
             await self._write(at, "DELETE", f"{base}/default-groups/{at.admin.segment(gid)}")
         for gid in plan.add:
@@ -152,12 +142,7 @@ async def _role_view(
             cid = c.get("clientId") if isinstance(c, dict) else None
             if cid not in wanted or not isinstance(c.get("id"), str):
                 continue
-            marker = read_marker(c.get("attributes"))
-            if marker is None:
-                allowed_client = cid == rd.ACCOUNT_CLIENT  # Keycloak's own, never marked
-            else:
-                allowed_client = marker.key.kind == names.CLIENT_KIND and marker.key.namespace == namespace
-            if not allowed_client:
+            if not rd.client_in_reach(cid, c.get("attributes"), namespace):
                 continue
             roles = {
                 str(r["name"]): str(r["id"])
