@@ -283,6 +283,61 @@ def test_while_a_role_waits_the_removals_are_made_and_the_declared_roles_in_reac
     assert [(c.operation, c.labels) for c in out_of_reach.changes] == [("remove", ("other-uuid/secret",))]
 
 
+COMPOSITE_VIEW = rd.RoleView(
+    VIEW.realm_roles,
+    {**VIEW.clients, "app": (APP, {"reader": "c-reader", "writer": "c-writer", "bundle": "c-bundle"})},
+    reach_clients=frozenset({APP, ACCOUNT, "tools-uuid"}),
+    composite=frozenset({"c-bundle"}),
+)
+BUNDLE = {"realm": [], "clients": {"app": ["bundle"]}}
+
+
+def role(i: str, name: str, container: str | None = None, composite: bool = False) -> dict[str, Any]:
+    client = {"clientRole": True, "containerId": container} if container else {"clientRole": False}
+    return {"id": i, "name": name, "composite": composite, **client}
+
+
+def test_a_default_composite_holding_only_the_owners_roles_is_written() -> None:
+    includes = {
+        "c-bundle": [role("c-reader", "reader", APP), role("t-1", "use", "tools-uuid", composite=True)],
+        "t-1": [role("r-member", "member")],
+    }
+    plan = rd.plan_default_roles(BUNDLE, [], COMPOSITE_VIEW, includes)
+    assert plan.problem is None and plan.changes[0].labels == ("app/bundle",)
+
+
+@pytest.mark.parametrize(
+    ("includes", "named"),
+    [
+        # a role another namespace granted this namespace's client (serviceAccountGrants), held directly
+        ({"c-bundle": [role("x-1", "view-users", "realm-management-uuid")]}, "view-users"),
+        ({"c-bundle": [role("x-2", "secret", "other-team-uuid")]}, "secret"),
+        ({"c-bundle": [role("r-admin", "admin")]}, "admin"),  # a realm role not the realm resource's
+        # held two levels down, through a composite in reach
+        (
+            {
+                "c-bundle": [role("t-1", "use", "tools-uuid", composite=True)],
+                "t-1": [role("x-1", "view-users", "realm-management-uuid")],
+            },
+            "view-users",
+        ),
+    ],
+)
+def test_a_default_composite_holding_a_role_out_of_reach_is_refused_naming_it(
+    includes: dict[str, list[dict[str, Any]]], named: str
+) -> None:
+    plan = rd.plan_default_roles(BUNDLE, held({"a-vp"}), COMPOSITE_VIEW, includes)
+    assert plan.problem is not None and plan.problem.reason == "CompositeOutOfReach"
+    assert "spec.defaultRoles.clients.app" in plan.problem.message and named in plan.problem.message
+    assert all(c.operation == "remove" for c in plan.changes)  # nothing added
+
+
+def test_a_composite_tree_beyond_the_read_bound_is_refused() -> None:
+    plan = rd.plan_default_roles(BUNDLE, [], COMPOSITE_VIEW, {}, truncated=True)
+    assert plan.problem is not None and plan.problem.reason == "CompositeOutOfReach"
+    assert not plan.changes
+
+
 def test_only_the_realms_own_and_the_built_in_realm_roles_are_allowed() -> None:
     assert rd.allowed_realm_roles(["member"]) == {"member", "offline_access", "uma_authorization"}
 

@@ -115,6 +115,11 @@ class RoleView:
 
     realm_roles: Mapping[str, str] = field(default_factory=dict)
     clients: Mapping[str, tuple[str, Mapping[str, str]]] = field(default_factory=dict)
+    # What a declared composite role may include (role_in_reach): the realm roles allowed above by name, and
+    # the ids of every client in reach (client_in_reach), declared here or not.
+    reach_clients: frozenset[str] = frozenset()
+    # Role ids of the declared client roles Keycloak lists as composite (their composites are read).
+    composite: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -134,13 +139,19 @@ def allowed_realm_roles(spec_roles: Iterable[str]) -> frozenset[str]:
     return frozenset(spec_roles) | BUILT_IN_REALM_ROLES
 
 
-def plan_default_roles(declared: Obj, held: Iterable[Any], view: RoleView) -> RolePlan:
+def plan_default_roles(
+    declared: Obj,
+    held: Iterable[Any],
+    view: RoleView,
+    includes: Mapping[str, Sequence[Any]] | None = None,
+    truncated: bool = False,
+) -> RolePlan:
     """The adds and removes that make the default role's composites exactly `declared`. A declared role out
     of reach (not the realm's own, not of a client of its namespace) or not in Keycloak: the realm's
     problem, naming the field, and no role is added (a partial set would hand every new user a set nobody
     declared); the removals are still made: they only shrink what every user gets, and a role out of reach
     that is held (a hand edit, a client that changed hands) must not stay while the realm waits."""
-    problem = _role_problem(declared, view)
+    problem = _role_problem(declared, view) or composite_problem(declared, view, includes or {}, truncated)
     want: dict[str, tuple[str, str]] = {}  # role id -> (label, name), of the declared roles in reach
     for name in declared["realm"]:
         if name in view.realm_roles:
@@ -198,6 +209,65 @@ def _role_problem(declared: Obj, view: RoleView) -> Verdict | None:
             message = f"{where}: no such client role: {', '.join(lacking)}; nothing was written for them"
             return Verdict("Pending", "RoleNotFound", message)
     return None
+
+
+# A composite's includes are read role by role each round while declared: a bound keeps one realm's read
+# cost small; a deeper tree is refused rather than half checked.
+COMPOSITES_READ_MAX: Final = 64
+
+
+def role_in_reach(role: Any, view: RoleView) -> bool:
+    """Whether a role a default composite includes is the realm owner's: a realm role it may make default,
+    or a role of a client in reach. Another namespace's client (a composite holding a role granted through
+    serviceAccountGrants, say) or realm-management is not: every new user would get it."""
+    if not isinstance(role, Mapping) or not isinstance(role.get("name"), str):
+        return False
+    if role.get("clientRole") is True:
+        return role.get("containerId") in view.reach_clients
+    return role["name"] in view.realm_roles
+
+
+def composite_problem(
+    declared: Obj, view: RoleView, includes: Mapping[str, Sequence[Any]], truncated: bool
+) -> Verdict | None:
+    """`includes`: role id -> the roles it includes, as read this round for the declared composite client
+    roles and, below them, every composite in reach (`truncated`: COMPOSITES_READ_MAX was hit). Any role out
+    of reach held that way refuses the default roles, naming the field and the role."""
+    for client_id, names_ in declared["clients"].items():
+        _, roles = view.clients.get(client_id, ("", {}))
+        for name in names_:
+            role_id = roles.get(name)
+            if role_id is None or role_id not in view.composite:
+                continue
+            where = f"spec.defaultRoles.clients.{client_id}: {name} is composite and"
+            if truncated:
+                message = f"{where} includes more than {COMPOSITES_READ_MAX} roles; nothing was added"
+                return Verdict("Pending", "CompositeOutOfReach", message)
+            stack, seen = [role_id], set()
+            while stack:
+                current = stack.pop()
+                if current in seen:
+                    continue
+                seen.add(current)
+                for inner in includes.get(current, ()):
+                    if not role_in_reach(inner, view):
+                        label = _role_label(inner)
+                        message = (
+                            f"{where} includes {label}, not a role of this realm resource nor of a client of "
+                            "its namespace: every new user would get it; nothing was added"
+                        )
+                        return Verdict("Pending", "CompositeOutOfReach", message)
+                    if inner.get("composite") is True and isinstance(inner.get("id"), str):
+                        stack.append(inner["id"])
+    return None
+
+
+def _role_label(role: Any) -> str:
+    if not isinstance(role, Mapping):
+        return "a role"
+    if role.get("clientRole") is True:
+        return f"client role {role.get('name')} of client id {role.get('containerId')}"
+    return f"realm role {role.get('name')}"
 
 
 # --- default groups ---

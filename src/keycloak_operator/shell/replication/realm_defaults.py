@@ -89,7 +89,8 @@ class RealmDefaultsWriter:
         composites = f"{base}/roles-by-id/{at.admin.segment(role_id)}/composites"
         held = await at.admin.get_list(composites)
         view = await _role_view(at.admin, at.remote, at.realm.key.namespace, at.realm.content, declared)
-        plan = rd.plan_default_roles(declared, held, view)
+        includes, truncated = await _includes(at.admin, base, view)
+        plan = rd.plan_default_roles(declared, held, view, includes, truncated)
         for change in plan.changes:
             await self._write(at, "POST" if change.operation == "add" else "DELETE", composites, change.roles)
             sign = "+" if change.operation == "add" else "-"
@@ -136,18 +137,46 @@ async def _role_view(
         if isinstance(r, dict) and r.get("name") in allowed and isinstance(r.get("id"), str)
     }
     clients: dict[str, tuple[str, dict[str, str]]] = {}
+    reach: set[str] = set()
+    composite: set[str] = set()
     wanted = set(declared["clients"])
     if wanted:
         for c in await admin.clients(realm):
             cid = c.get("clientId") if isinstance(c, dict) else None
-            if cid not in wanted or not isinstance(c.get("id"), str):
+            if not isinstance(c.get("id"), str) or not rd.client_in_reach(
+                cid, c.get("attributes"), namespace
+            ):
                 continue
-            if not rd.client_in_reach(cid, c.get("attributes"), namespace):
+            reach.add(c["id"])
+            if cid not in wanted:
                 continue
-            roles = {
-                str(r["name"]): str(r["id"])
+            listed = [
+                r
                 for r in await admin.client_roles(realm, c["id"])
                 if isinstance(r, dict) and isinstance(r.get("id"), str)
-            }
-            clients[str(cid)] = (c["id"], roles)
-    return rd.RoleView(realm_roles, clients)
+            ]
+            clients[str(cid)] = (c["id"], {str(r["name"]): str(r["id"]) for r in listed})
+            composite.update(str(r["id"]) for r in listed if r.get("composite") is True)
+    return rd.RoleView(realm_roles, clients, frozenset(reach), frozenset(composite))
+
+
+async def _includes(admin: KeycloakAdmin, base: str, view: rd.RoleView) -> tuple[dict[str, list[Any]], bool]:
+    """What the declared composite client roles include, and below them every composite in reach, read
+    one role at a time up to COMPOSITES_READ_MAX (True when that bound stopped the reading). A role out of
+    reach is not read further: it already refuses the default roles (core: composite_problem)."""
+    includes: dict[str, list[Any]] = {}
+    stack = sorted(view.composite)
+    while stack:
+        role_id = stack.pop()
+        if role_id in includes:
+            continue
+        if len(includes) >= rd.COMPOSITES_READ_MAX:
+            return includes, True
+        inner = await admin.get_list(f"{base}/roles-by-id/{admin.segment(role_id)}/composites")
+        includes[role_id] = inner
+        stack.extend(
+            str(r["id"])
+            for r in inner
+            if rd.role_in_reach(r, view) and r.get("composite") is True and isinstance(r.get("id"), str)
+        )
+    return includes, False
