@@ -133,6 +133,23 @@ def test_a_declared_webauthn_policy_keeps_the_unmanaged_webauthn_fields_keycloak
     assert not {k for k in plain if k.startswith("webAuthnPolicy")}  # no rebuild without the policy
 
 
+def test_held_back_writes_are_updated_and_only_a_hand_edit_is_drift_repaired() -> None:
+    written = ["defaultGroups[+staff]"]
+    assert rd.written_event(written, [], was_pending=True).reason == "Updated"  # the first deferred write
+    assert rd.written_event(written, ["Updated"], was_pending=False).reason == "Updated"
+    assert rd.written_event(written, [], was_pending=False).reason == "DriftRepaired"
+    assert "defaultGroups[+staff]" in rd.written_event(written, [], was_pending=False).message
+
+
+def test_a_pending_status_is_read_as_held_back() -> None:
+    from keycloak_operator.core.replication.resources import resource_flags
+
+    meta = {"metadata": {"name": "main", "namespace": "team", "creationTimestamp": "2026-01-01T00:00:00Z"}}
+    assert resource_flags({**meta, "status": {"phase": "Pending"}})["was_pending"] is True
+    assert resource_flags({**meta, "status": {"phase": "Ready"}})["was_pending"] is False
+    assert resource_flags(meta)["was_pending"] is False
+
+
 # --- required actions ---------------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from keycloak_operator.core import names
+from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import user_profile
 from keycloak_operator.core.replication.adoption import marked_in_part
 from keycloak_operator.core.replication.identity import ObjectKey
@@ -65,6 +66,19 @@ def defaults_content(spec: KeycloakRealmSpec) -> dict[str, Any]:
     if spec.user_profile is not None:
         out[user_profile.USER_PROFILE] = user_profile.profile_content(spec.user_profile)
     return out
+
+
+# Events of the realm's own write this round: the defaults then follow a spec change, not a hand edit.
+SPEC_WRITES: Final = frozenset({"Created", "Updated", "Adopted"})
+
+
+def written_event(written: Sequence[str], reasons_this_round: Iterable[str], was_pending: bool) -> Event:
+    """What the defaults' writes are reported as: Updated when they follow the spec (the realm itself was
+    written this round, or its status was Pending, so these writes had been held back); DriftRepaired only
+    for what a hand edit in Keycloak changed."""
+    if was_pending or any(r in SPEC_WRITES for r in reasons_this_round):
+        return Event("Normal", "Updated", f"written as declared: {', '.join(written)}")
+    return Event("Normal", "DriftRepaired", f"restored settings edited in Keycloak: {', '.join(written)}")
 
 
 # --- required actions ---

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import realm_defaults as rd
 from keycloak_operator.core.replication import user_profile
 from keycloak_operator.core.replication.round import Round
@@ -18,8 +17,6 @@ from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 
 KIND = "RealmDefaults"  # the metrics' kind for these writes
-# Events of the realm's own write this round: the defaults then follow a spec change, not a hand edit.
-_SPEC_WRITES = frozenset({"Created", "Updated", "Adopted"})
 
 
 class RealmDefaultsWriter:
@@ -55,12 +52,8 @@ class RealmDefaultsWriter:
             # An Error (a refused write) outranks a Pending (a wait) on the realm's status.
             rnd.verdicts[realm.key] = next((p for p in problems if p.phase == "Error"), problems[0])
         if written:
-            spec_change = any(e.reason in _SPEC_WRITES for e in rnd.events.get(realm.key, []))
-            if spec_change:
-                rnd.note(realm.key, Event("Normal", "Updated", f"written as declared: {', '.join(written)}"))
-            else:
-                message = f"restored settings edited in Keycloak: {', '.join(written)}"
-                rnd.note(realm.key, Event("Normal", "DriftRepaired", message))
+            reasons = [e.reason for e in rnd.events.get(realm.key, [])]
+            rnd.note(realm.key, rd.written_event(written, reasons, realm.was_pending))
 
     async def _write(self, at: InRealm, method: str, path: str, body: Any = None) -> None:
         await self.limiter.acquire(at.realm.key.namespace)
