@@ -333,7 +333,16 @@ def test_required_actions_default_roles_and_groups_and_policies_reach_keycloak_a
     # As the admin console does it: every OTP field (a PUT of some alone leaves Keycloak 26.7.3 answering 500
     # to the realm list, seen here; the operator always sends them all).
     otp_fields = {k: v for k, v in r.items() if k.startswith("otpPolicy")}
-    api.call("PUT", f"/{rn}", {**otp_fields, "otpPolicyDigits": 6})
+    # WebAuthn fields the operator does not manage, set by hand (every two-factor field sent: Keycloak
+    # rebuilds the policy from the body); the operator's repair PUT carries the policy and must keep them.
+    webauthn = {k: v for k, v in r.items() if k.startswith("webAuthnPolicy") and "Passwordless" not in k}
+    origins = ["https://app.example.com"]
+    api.call(
+        "PUT",
+        f"/{rn}",
+        {**otp_fields, "otpPolicyDigits": 6, **webauthn, "webAuthnPolicyExtraOrigins": origins},
+    )
+    assert (api.realm(rn) or {}).get("webAuthnPolicyExtraOrigins") == origins
     edited = {**prof, "attributes": [*prof["attributes"][:4], {**dept, "displayName": "by hand"}]}
     api.call("PUT", f"/{rn}/users/profile", edited)
     wait_for(
@@ -358,6 +367,7 @@ def test_required_actions_default_roles_and_groups_and_policies_reach_keycloak_a
     text = " ".join(e["message"] for e in events(kubectl, ns, name="main", reason="DriftRepaired"))
     assert "defaultGroups[-/rogue]" in text and "defaultRoles[-realm/uma_authorization]" in text
     assert repaired and "otpPolicyDigits" in text and "userProfile.attributes[department]" in text
+    assert (api.realm(rn) or {}).get("webAuthnPolicyExtraOrigins") == origins  # kept by the repair
 
     # A realm declaring none of them: a hand edit of its required actions stays.
     plain = required_action(api, f"p-{ns}", "TERMS_AND_CONDITIONS")
