@@ -81,7 +81,7 @@ class RealmDefaultsWriter:
             raise AdminError(0, f"GET {base}: the realm has no defaultRole")
         composites = f"{base}/roles-by-id/{at.admin.segment(role_id)}/composites"
         held = await at.admin.get_list(composites)
-        view = await _role_view(at.admin, at.remote, at.realm.key.namespace, at.realm.content, declared)
+        view = await _role_view(at, declared)
         includes, truncated = await _includes(at.admin, base, view)
         plan = rd.plan_default_roles(declared, held, view, includes, truncated)
         for change in plan.changes:
@@ -117,12 +117,11 @@ class RealmDefaultsWriter:
         return None
 
 
-async def _role_view(
-    admin: KeycloakAdmin, realm: str, namespace: str, content: Any, declared: Any
-) -> rd.RoleView:
+async def _role_view(at: InRealm, declared: Any) -> rd.RoleView:
     """The roles the declared default roles may name, read only as far as they are declared: the realm
-    roles allowed (its own spec.roles and the built-in ones), and the clients of the realm's namespace (by
-    the operator's marker) or `account` that the declaration names."""
+    roles allowed (its own spec.roles and the built-in ones), and the clients in reach (rd.client_in_reach)
+    that the declaration names; client roles through the round's shared listing (realm_reads.py)."""
+    admin, realm, namespace, content = at.admin, at.remote, at.realm.key.namespace, at.realm.content
     allowed = rd.allowed_realm_roles(r["name"] for r in content["roles"]["realm"])
     realm_roles = {
         str(r["name"]): str(r["id"])
@@ -145,7 +144,7 @@ async def _role_view(
                 continue
             listed = [
                 r
-                for r in await admin.client_roles(realm, c["id"])
+                for r in await at.reads.client_roles(c["id"])
                 if isinstance(r, dict) and isinstance(r.get("id"), str)
             ]
             clients[str(cid)] = (c["id"], {str(r["name"]): str(r["id"]) for r in listed})
