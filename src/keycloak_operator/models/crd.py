@@ -22,8 +22,10 @@ from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
+from keycloak_operator.models import realm_defaults as rd
 from keycloak_operator.models import realm_settings as rs
 from keycloak_operator.models import service_account as sa
+from keycloak_operator.models import user_profile as up
 from keycloak_operator.models.patterns import DNS1035_LABEL
 from keycloak_operator.models.peering_crd import peering_crds
 
@@ -264,6 +266,16 @@ def realm_crd() -> dict[str, Any]:
     spec["internationalization"]["x-kubernetes-validations"] = [rs.DEFAULT_LOCALE_RULE]
     # Each policy name at most once (Keycloak keeps one value per name); the model checks the same.
     spec["passwordPolicy"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    spec["requiredActions"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["alias"]})
+    spec["requiredActions"]["items"]["x-kubernetes-validations"] = [rd.DEFAULT_NEEDS_ENABLED_RULE]
+    spec["defaultRoles"]["properties"]["clients"]["x-kubernetes-validations"] = [rd.CLIENT_KEYS_RULE]
+    spec["defaultRoles"]["properties"]["realm"]["x-kubernetes-list-type"] = "set"
+    spec["defaultGroups"]["x-kubernetes-list-type"] = "set"
+    profile_attributes = spec["userProfile"]["properties"]["attributes"]
+    profile_attributes.update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    profile_attributes["items"]["x-kubernetes-validations"] = [up.NOT_BUILT_IN_RULE, up.NOT_MARKER_RULE]
+    length = profile_attributes["items"]["properties"]["validations"]["properties"]["length"]
+    length["x-kubernetes-validations"] = [up.LENGTH_ORDER_RULE]
     return _crd(
         plural=names.REALM_PLURAL,
         kind=names.REALM_KIND,

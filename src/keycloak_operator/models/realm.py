@@ -11,6 +11,14 @@ from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.client_settings import ClientSettings
 from keycloak_operator.models.keycloak import Condition, SecretKeyRef
+from keycloak_operator.models.realm_defaults import (
+    DEFAULT_GROUPS_MAX,
+    REQUIRED_ACTIONS_MAX,
+    DefaultRoles,
+    GroupResourceName,
+    RequiredAction,
+)
+from keycloak_operator.models.realm_policies import OtpPolicy, WebAuthnPolicy
 from keycloak_operator.models.realm_settings import (
     PASSWORD_POLICY_MAX,
     AdminEventSettings,
@@ -22,6 +30,7 @@ from keycloak_operator.models.realm_settings import (
     ThemeSettings,
 )
 from keycloak_operator.models.service_account import ENABLED_RULE, GRANTS_MAX, ServiceAccountGrant
+from keycloak_operator.models.user_profile import UserProfile
 
 NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
@@ -151,6 +160,36 @@ class KeycloakRealmSpec(CrdModel):
     admin_events: AdminEventSettings | None = Field(
         default=None, description="Admin events; absent: not managed."
     )
+    otp_policy: OtpPolicy | None = Field(
+        default=None, description="One-time password policy (realm_policies.py); absent: not managed."
+    )
+    web_authn_policy: WebAuthnPolicy | None = Field(
+        default=None, description="WebAuthn two-factor policy; absent: not managed."
+    )
+    # What every user gets (realm_defaults.py): absent, not managed.
+    required_actions: list[RequiredAction] | None = Field(
+        default=None,
+        max_length=REQUIRED_ACTIONS_MAX,
+        description="Required actions by alias, each at most once: the listed ones are managed (enabled, "
+        "defaultAction, priority), the others left as they are; absent: not managed.",
+    )
+    default_roles: DefaultRoles | None = Field(
+        default=None,
+        description="Roles every new user holds (the composites of default-roles-<realm>), exactly these; "
+        "absent: not managed.",
+    )
+    default_groups: list[GroupResourceName] | None = Field(
+        default=None,
+        max_length=DEFAULT_GROUPS_MAX,
+        description="KeycloakGroups of the realm's own namespace, by resource name, that every new user "
+        "joins, exactly these; the realm is Pending until each is Ready. Absent: not managed.",
+    )
+    user_profile: UserProfile | None = Field(
+        default=None,
+        description="The user profile's unmanaged-attribute policy and extra attributes, merged into "
+        "Keycloak's profile (the built-in attributes and any not declared are kept as they are); absent: "
+        "not managed.",
+    )
     client_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakClients in this realm, besides the realm's own."
     )
@@ -192,6 +231,11 @@ class KeycloakRealmSpec(CrdModel):
         names_ = [p.name for p in self.password_policy or []]
         if len(names_) != len(set(names_)):
             raise ValueError("passwordPolicy: each policy name at most once")
+        aliases = [a.alias for a in self.required_actions or []]
+        if len(aliases) != len(set(aliases)):
+            raise ValueError("requiredActions: each alias at most once")
+        if len(set(self.default_groups or [])) != len(self.default_groups or []):
+            raise ValueError("defaultGroups: each group at most once")
         return self
 
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from keycloak_operator.core import names
-from keycloak_operator.core.replication import realm_settings
+from keycloak_operator.core.replication import realm_defaults, realm_settings
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
 from keycloak_operator.core.replication.plan import Create, Update
@@ -33,9 +33,10 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.models.realm import KeycloakRealmSpec, RealmRole
 
 KIND: Final = names.REALM_KIND
-# Fields of a realm's content that are not in its PUT nor compared with what Keycloak returns: the roles
-# (written by calls of their own) and which SMTP password Secret was read (realm_settings.py).
-SUBRESOURCES: Final = ("roles", realm_settings.SMTP_PASSWORD_SOURCE)
+# Fields of a realm's content that are not in its PUT nor compared with what Keycloak returns: the roles and
+# what every user gets (realm_defaults.py; written by calls of their own), and which SMTP password Secret
+# was read (realm_settings.py).
+SUBRESOURCES: Final = ("roles", *realm_defaults.PARTS, realm_settings.SMTP_PASSWORD_SOURCE)
 
 
 def realm_name(spec: KeycloakRealmSpec, resource_name: str) -> str:
@@ -58,6 +59,7 @@ def realm_content(spec: KeycloakRealmSpec, resource_name: str) -> dict[str, Any]
         "ssoSessionMaxLifespan": spec.tokens.sso_session_max_lifespan_seconds,
         "roles": {"realm": [{"name": r.name, "description": r.description} for r in _sorted(spec.roles)]},
         **realm_settings.settings_content(spec),
+        **realm_defaults.defaults_content(spec),
     }
 
 
@@ -79,13 +81,20 @@ def create_body(op: Create, smtp_password: str | None = None) -> dict[str, Any]:
     """A new realm, marked, with its declared roles (each marked as this resource's) in the same request.
     `smtp_password`: read from its Secret this round (realm_settings.py), put in only here."""
     body = realm_settings.with_password(marked(op.content, op.key), smtp_password)
+    # Keycloak's realm representation has fields of these names (defaultGroups as paths): never sent here.
+    for part in realm_defaults.PARTS:
+        body.pop(part, None)
     owner = owner_text(op.key)
     body["roles"] = {"realm": [{**r, "attributes": role_owner(owner)} for r in op.content["roles"]["realm"]]}
     return body
 
 
-def update_body(op: Update, smtp_password: str | None = None) -> dict[str, Any]:
-    return realm_settings.with_password(realm_write(marked(op.content, op.key)), smtp_password)
+def update_body(
+    op: Update, smtp_password: str | None = None, listed: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`listed`: the realm as Keycloak listed it this round (its unmanaged WebAuthn fields are kept)."""
+    body = realm_settings.with_password(realm_write(marked(op.content, op.key)), smtp_password)
+    return realm_settings.keep_unmanaged_webauthn(body, listed)
 
 
 def smtp_password_ref(obj: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -120,6 +120,59 @@ def settings_content(spec: KeycloakRealmSpec) -> dict[str, Any]:
     if spec.admin_events is not None:
         out["adminEventsEnabled"] = spec.admin_events.enabled
         out["adminEventsDetailsEnabled"] = spec.admin_events.details_enabled
+    if spec.otp_policy is not None:
+        otp = spec.otp_policy
+        out.update(
+            {
+                "otpPolicyType": otp.type,
+                "otpPolicyAlgorithm": otp.algorithm,
+                "otpPolicyDigits": otp.digits,
+                "otpPolicyPeriod": otp.period,
+                "otpPolicyLookAheadWindow": otp.look_ahead_window,
+                "otpPolicyInitialCounter": otp.initial_counter,
+                "otpPolicyCodeReusable": otp.code_reusable,
+            }
+        )
+    if spec.web_authn_policy is not None:
+        wa = spec.web_authn_policy
+        out.update(
+            {
+                "webAuthnPolicyRpEntityName": wa.rp_entity_name,
+                "webAuthnPolicySignatureAlgorithms": as_set(list(wa.signature_algorithms)),
+                "webAuthnPolicyRpId": wa.rp_id,
+                "webAuthnPolicyAttestationConveyancePreference": wa.attestation_conveyance_preference,
+                "webAuthnPolicyAuthenticatorAttachment": wa.authenticator_attachment,
+                "webAuthnPolicyRequireResidentKey": wa.require_resident_key,
+                "webAuthnPolicyUserVerificationRequirement": wa.user_verification_requirement,
+                "webAuthnPolicyCreateTimeout": wa.timeout_seconds,
+                "webAuthnPolicyAvoidSameAuthenticatorRegister": wa.avoid_same_authenticator_register,
+            }
+        )
+    return out
+
+
+# Keycloak 26's updateRealm rebuilds the WebAuthn (two-factor) policy from scratch whenever the PUT has a
+# non-empty webAuthnPolicyRpEntityName: every webAuthnPolicy* field missing from the body is reset to its
+# default (read from RepresentationToModel/DefaultExportImportManager source, not exercised field by field).
+# The passwordless policy is a separate set of fields (webAuthnPolicyPasswordless*), rebuilt only by its own.
+WEBAUTHN_PREFIX: Final = "webAuthnPolicy"
+WEBAUTHN_PASSWORDLESS_PREFIX: Final = "webAuthnPolicyPasswordless"
+
+
+def keep_unmanaged_webauthn(body: Mapping[str, Any], listed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A realm PUT body that declares the WebAuthn policy, with every webAuthnPolicy* field the operator
+    does not manage copied from the realm as listed, so Keycloak's rebuild keeps them (extra origins,
+    acceptable AAGUIDs, ...). A body without the policy, or no listing, is returned as it is."""
+    out = dict(body)
+    if not out.get("webAuthnPolicyRpEntityName") or listed is None:
+        return out
+    for name, value in listed.items():
+        if (
+            name.startswith(WEBAUTHN_PREFIX)
+            and not name.startswith(WEBAUTHN_PASSWORDLESS_PREFIX)
+            and name not in out
+        ):
+            out[name] = value
     return out
 
 

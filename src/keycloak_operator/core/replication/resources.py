@@ -136,6 +136,7 @@ def resource_flags(obj: Obj) -> dict[str, Any]:
         "preserve": str(annotations.get(names.ANNOTATION_PRESERVE, "")).lower() == "true",
         "forbidden_since": forbidden_since(obj),
         "keycloak_id": _keycloak_id(obj),
+        "was_pending": (obj.get("status") or {}).get("phase") == "Pending",
     }
 
 

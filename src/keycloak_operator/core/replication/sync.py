@@ -73,6 +73,9 @@ class Resource:
     # The remote id its status names (status.keycloakId), if any: of several objects carrying its marker (a
     # marker copied by hand), the one kept.
     keycloak_id: str | None = None
+    # Its status said Pending when read: what is written now was held back, not edited by hand (the realm
+    # defaults' event says Updated rather than DriftRepaired).
+    was_pending: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
+from typing import Any
 
 from keycloak_operator.core.replication import realm
 from keycloak_operator.core.replication.identity import ObjectKey
@@ -83,8 +84,13 @@ class RealmWriter:
                 continue
             keep_orphans_of(scope, cred, targets, admins.logged_in)
 
-            async def write(op: ScopeOperation, scope: ScopePlan = scope) -> None:
-                await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key))
+            by_name = {str(o.get("realm")): o for o in observed if isinstance(o, Mapping)}
+
+            async def write(
+                op: ScopeOperation, scope: ScopePlan = scope, by_name: Mapping[str, Any] = by_name
+            ) -> None:
+                listed = by_name.get(op.remote_id) if isinstance(op, Update) else None
+                await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key), listed)
 
             failed = await execute(scope, write, self.limiter, rnd)
             settle(scope, failed)
@@ -102,7 +108,11 @@ class RealmWriter:
 
     @staticmethod
     async def _write(
-        admin: KeycloakAdmin, op: ScopeOperation, scope: ScopePlan, smtp_password: str | None
+        admin: KeycloakAdmin,
+        op: ScopeOperation,
+        scope: ScopePlan,
+        smtp_password: str | None,
+        listed: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(op, Delete):
             await admin.delete_realm(op.remote_id)
@@ -115,5 +125,5 @@ class RealmWriter:
             scope.remote_ids[op.key] = realm.remote_id(op)
         else:
             assert isinstance(op, Update)
-            await admin.update_realm(op.remote_id, realm.update_body(op, smtp_password))
+            await admin.update_realm(op.remote_id, realm.update_body(op, smtp_password, listed))
             scope.remote_ids[op.key] = realm.remote_id(op)  # a rename moves the realm

@@ -48,6 +48,7 @@ from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY
 from keycloak_operator.shell.replication.groups import GroupWriter
 from keycloak_operator.shell.replication.identity_providers import IdentityProviderWriter
 from keycloak_operator.shell.replication.listing import Reader
+from keycloak_operator.shell.replication.realm_defaults import RealmDefaultsWriter
 from keycloak_operator.shell.replication.realm_reads import RealmReads
 from keycloak_operator.shell.replication.realms import RealmWriter
 from keycloak_operator.shell.replication.reporting import Reporter
@@ -87,13 +88,14 @@ class Replicator:
         self.clock = clock
         self.realms = RealmWriter(limiter)
         # In this order inside each realm: roles, client scopes, clients (which may attach those scopes),
-        # groups (which may map those clients' roles), identity providers (whose mappers may name roles), then
-        # authentication flows.
+        # groups (which may map those clients' roles), what the realm gives every user (which may name those
+        # roles and groups), identity providers (whose mappers may name roles), then authentication flows.
         self.inside_realm: tuple[InsideRealm, ...] = (
             RoleWriter(limiter),
             ClientScopeWriter(limiter),
             ClientWriter(kube, limiter, concurrency),
             GroupWriter(limiter),
+            RealmDefaultsWriter(limiter),
             IdentityProviderWriter(kube, limiter),
             AuthenticationFlowWriter(limiter),
         )

@@ -1,0 +1,174 @@
+"""Writes what a realm gives every user (core/replication/realm_defaults.py plans it): its required actions,
+default roles and default groups. Runs after the groups' writer, so a default group declared in the same
+round has its id. Nothing is read for a part the realm does not declare. A failure is the realm's (its
+children go on); the three parts are independent, so one's problem does not hold the others back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keycloak_operator.core.replication import realm_defaults as rd
+from keycloak_operator.core.replication import user_profile
+from keycloak_operator.core.replication.round import Round
+from keycloak_operator.core.replication.sync import Verdict
+from keycloak_operator.shell import metrics
+from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication.context import InRealm
+
+KIND = "RealmDefaults"  # the metrics' kind for these writes
+
+
+class RealmDefaultsWriter:
+    def __init__(self, limiter: WriteLimiter) -> None:
+        self.limiter = limiter
+
+    async def sync(self, rnd: Round, at: InRealm) -> None:
+        realm = at.realm
+        content = realm.content
+        if realm.deleting or not any(part in content for part in rd.PARTS):
+            return
+        base = f"admin/realms/{at.admin.segment(at.remote)}"
+        written: list[str] = []
+        problems: list[Verdict] = []
+        steps = (
+            (rd.REQUIRED_ACTIONS, self._required_actions),
+            (rd.DEFAULT_ROLES, self._default_roles),
+            (rd.DEFAULT_GROUPS, self._default_groups),
+            (user_profile.USER_PROFILE, self._user_profile),
+        )
+        for part, step in steps:
+            if part not in content:
+                continue
+            try:
+                problem = await step(rnd, at, base, content[part], written)
+            except AdminError as e:
+                rnd.failed = True
+                problem = Verdict("Error", "WriteFailed", f"spec.{part}: {e}")
+            if problem is not None:
+                problems.append(problem)
+        current = rnd.verdicts.get(realm.key)
+        if problems and (current is None or current.phase == "Ready"):  # an earlier writer's Error stays
+            # An Error (a refused write) outranks a Pending (a wait) on the realm's status.
+            rnd.verdicts[realm.key] = next((p for p in problems if p.phase == "Error"), problems[0])
+        if written:
+            reasons = [e.reason for e in rnd.events.get(realm.key, [])]
+            rnd.note(realm.key, rd.written_event(written, reasons, realm.was_pending))
+
+    async def _write(self, at: InRealm, method: str, path: str, body: Any = None) -> None:
+        await self.limiter.acquire(at.realm.key.namespace)
+        await at.admin.request(method, path, body)
+        metrics.replication_write(KIND, method.lower())
+
+    async def _required_actions(
+        self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
+    ) -> Verdict | None:
+        observed = await at.admin.get_list(f"{base}/authentication/required-actions")
+        plan = rd.plan_required_actions(declared, observed)
+        for body in plan.puts:
+            path = f"{base}/authentication/required-actions/{at.admin.segment(body['alias'])}"
+            await self._write(at, "PUT", path, body)
+            written.append(rd.action_label(body))
+        return plan.problem
+
+    async def _default_roles(
+        self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
+    ) -> Verdict | None:
+        realm = await at.admin.request("GET", base)
+        default_role = realm.get("defaultRole") if isinstance(realm, dict) else None
+        role_id = default_role.get("id") if isinstance(default_role, dict) else None
+        if not isinstance(role_id, str):
+            raise AdminError(0, f"GET {base}: the realm has no defaultRole")
+        composites = f"{base}/roles-by-id/{at.admin.segment(role_id)}/composites"
+        held = await at.admin.get_list(composites)
+        view = await _role_view(at, declared)
+        includes, truncated = await _includes(at.admin, base, view)
+        plan = rd.plan_default_roles(declared, held, view, includes, truncated)
+        for change in plan.changes:
+            await self._write(at, "POST" if change.operation == "add" else "DELETE", composites, change.roles)
+            sign = "+" if change.operation == "add" else "-"
+            written.extend(f"defaultRoles[{sign}{label}]" for label in change.labels)
+        return plan.problem
+
+    async def _default_groups(
+        self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
+    ) -> Verdict | None:
+        groups = rd.namespace_groups(at.realm.key.namespace, at.children, rnd.verdicts, rnd.remote_ids)
+        observed = await at.admin.get_list(f"{base}/default-groups")
+        plan = rd.plan_default_groups(declared, groups, observed)
+        for gid in plan.remove:
+            await self._write(at, "DELETE", f"{base}/default-groups/{at.admin.segment(gid)}")
+        for gid in plan.add:
+            await self._write(at, "PUT", f"{base}/default-groups/{at.admin.segment(gid)}")
+        written.extend(f"defaultGroups[{label}]" for label in plan.labels)
+        return plan.problem
+
+    async def _user_profile(
+        self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
+    ) -> Verdict | None:
+        """One document: read, and PUT whole (merged) only when a managed part differs."""
+        observed = await at.admin.request("GET", f"{base}/users/profile")
+        if not isinstance(observed, dict):
+            raise AdminError(0, f"GET {base}/users/profile: not a JSON object")
+        changed = user_profile.drift(declared, observed)
+        if changed:
+            await self._write(at, "PUT", f"{base}/users/profile", user_profile.merged(declared, observed))
+            written.extend(changed)
+        return None
+
+
+async def _role_view(at: InRealm, declared: Any) -> rd.RoleView:
+    """The roles the declared default roles may name, read only as far as they are declared: the realm
+    roles allowed (its own spec.roles and the built-in ones), and the clients in reach (rd.client_in_reach)
+    that the declaration names; client roles through the round's shared listing (realm_reads.py)."""
+    admin, realm, namespace, content = at.admin, at.remote, at.realm.key.namespace, at.realm.content
+    allowed = rd.allowed_realm_roles(r["name"] for r in content["roles"]["realm"])
+    realm_roles = {
+        str(r["name"]): str(r["id"])
+        for r in await admin.roles(realm)
+        if isinstance(r, dict) and r.get("name") in allowed and isinstance(r.get("id"), str)
+    }
+    clients: dict[str, tuple[str, dict[str, str]]] = {}
+    reach: set[str] = set()
+    composite: set[str] = set()
+    wanted = set(declared["clients"])
+    if wanted:
+        for c in await admin.clients(realm):
+            cid = c.get("clientId") if isinstance(c, dict) else None
+            if not isinstance(c.get("id"), str) or not rd.client_in_reach(
+                cid, c.get("attributes"), namespace
+            ):
+                continue
+            reach.add(c["id"])
+            if cid not in wanted:
+                continue
+            listed = [
+                r
+                for r in await at.reads.client_roles(c["id"])
+                if isinstance(r, dict) and isinstance(r.get("id"), str)
+            ]
+            clients[str(cid)] = (c["id"], {str(r["name"]): str(r["id"]) for r in listed})
+            composite.update(str(r["id"]) for r in listed if r.get("composite") is True)
+    return rd.RoleView(realm_roles, clients, frozenset(reach), frozenset(composite))
+
+
+async def _includes(admin: KeycloakAdmin, base: str, view: rd.RoleView) -> tuple[dict[str, list[Any]], bool]:
+    """What the declared composite client roles include, and below them every composite in reach, read
+    one role at a time up to COMPOSITES_READ_MAX (True when that bound stopped the reading). A role out of
+    reach is not read further: it already refuses the default roles (core: composite_problem)."""
+    includes: dict[str, list[Any]] = {}
+    stack = sorted(view.composite)
+    while stack:
+        role_id = stack.pop()
+        if role_id in includes:
+            continue
+        if len(includes) >= rd.COMPOSITES_READ_MAX:
+            return includes, True
+        inner = await admin.get_list(f"{base}/roles-by-id/{admin.segment(role_id)}/composites")
+        includes[role_id] = inner
+        stack.extend(
+            str(r["id"])
+            for r in inner
+            if rd.role_in_reach(r, view) and r.get("composite") is True and isinstance(r.get("id"), str)
+        )
+    return includes, False
