@@ -25,6 +25,7 @@ from keycloak_operator.models import realm as rm
 from keycloak_operator.models import realm_defaults as rd
 from keycloak_operator.models import realm_settings as rs
 from keycloak_operator.models import saml_client as saml
+from keycloak_operator.models import saml_identity_provider as saml_idp
 from keycloak_operator.models import service_account as sa
 from keycloak_operator.models import user_profile as up
 from keycloak_operator.models.patterns import DNS1035_LABEL
@@ -391,10 +392,22 @@ def group_crd() -> dict[str, Any]:
 def identity_provider_crd() -> dict[str, Any]:
     schema = _replicated_schema(
         idp.KeycloakIdentityProviderSpec,
-        "An identity provider (an upstream OIDC server), with its mappers, replicated into a Keycloak realm.",
+        "An identity provider (an upstream OIDC or SAML server), with its mappers, replicated into a "
+        "Keycloak realm.",
     )
     spec = schema["properties"]["spec"]["properties"]
     spec["oidc"].setdefault("x-kubernetes-validations", []).append(idp.SECRET_RULE)
+    spec["saml"].setdefault("x-kubernetes-validations", []).extend(
+        [saml_idp.SIGNATURE_RULE, saml_idp.PRINCIPAL_RULE]
+    )
+    schema["properties"]["spec"].setdefault("x-kubernetes-validations", []).extend(
+        [
+            idp.PROVIDER_BLOCK_RULE,
+            idp.PROVIDER_IMMUTABLE_RULE,
+            idp.SAML_MAPPERS_RULE,
+            idp.OIDC_MAPPERS_RULE,
+        ]
+    )
     spec["mappers"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
     spec["mappers"]["items"]["properties"]["config"]["x-kubernetes-validations"] = [cs.CONFIG_RULE]
     return _crd(
