@@ -9,17 +9,13 @@ import json
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
+from tests.integration.support.certificates import self_signed_pem
 from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
@@ -270,24 +266,6 @@ def test_service_account_roles_need_the_realms_grant_reach_the_token_and_are_rep
 
 
 # --- a SAML client ------------------------------------------------------------------------------------------
-
-
-def self_signed_pem(cn: str) -> str:
-    """A throwaway service provider certificate (public), as a team would paste it into its resource."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-    now = datetime.now(UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(minutes=5))
-        .not_valid_after(now + timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
 
 
 SAML_ENTITY = "https://sp.example.com/saml"
