@@ -918,6 +918,11 @@ def test_a_saml_identity_provider_reaches_keycloak_is_repaired_and_a_quiet_resyn
     changed["spec"]["providerId"] = "oidc"
     refused = kubectl.apply(changed, check=False)
     assert refused.returncode != 0 and "spec.providerId cannot change" in refused.stderr
+    # ... and a provider that would check no signatures (a forged response would sign anyone in).
+    unsigned = saml_provider(ns, "corp", {"name": "main"}, certificate)
+    unsigned["spec"]["saml"]["validateSignature"] = False
+    refused = kubectl.apply(unsigned, check=False)
+    assert refused.returncode != 0 and "validateSignature" in refused.stderr
 
     # A hand edit is repaired, with an event naming the key.
     api.call(

@@ -25,7 +25,11 @@ from tests.unit.test_saml_client import CERT, CERT_BODY
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM = ObjectKey(names.REALM_KIND, "team-a", "main")
-SAML = {"idpEntityId": "https://idp.example.com", "singleSignOnServiceUrl": "https://idp.example.com/sso"}
+SAML = {
+    "idpEntityId": "https://idp.example.com",
+    "singleSignOnServiceUrl": "https://idp.example.com/sso",
+    "signingCertificates": [CERT],
+}
 USERNAME = {
     "name": "username",
     "identityProviderMapper": "saml-username-idp-mapper",
@@ -101,8 +105,29 @@ def test_the_saml_config_sends_every_key_of_keycloaks_saml_provider() -> None:
 def test_absent_optional_settings_are_sent_empty_so_removing_one_clears_it() -> None:
     config = resource().content[idp.CONFIG]
     assert config["entityId"] == config["singleLogoutServiceUrl"] == config["principalAttribute"] == ""
-    assert config["signingCertificate"] == "" and config["principalType"] == "SUBJECT"
+    assert config["principalType"] == "SUBJECT"
     assert config["nameIDPolicyFormat"] == "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent"
+
+
+def test_signatures_are_always_validated_with_at_least_one_certificate() -> None:
+    # Without validateSignature Keycloak's SAMLEndpoint checks no signature: anyone could post a forged
+    # response to the broker endpoint and sign in as any linked user. So it is always sent "true", false is
+    # refused, and a provider without a signing certificate is refused.
+    assert resource().content[idp.CONFIG]["validateSignature"] == "true"
+    assert resource(saml={"wantAssertionsSigned": False}).content[idp.CONFIG]["validateSignature"] == "true"
+    with pytest.raises(ValidationError, match="validateSignature"):
+        spec(saml={"validateSignature": False})
+    without = k8s()["spec"]
+    del without["saml"]["signingCertificates"]
+    with pytest.raises(ValidationError, match="signingCertificates"):
+        KeycloakIdentityProviderSpec.model_validate(without)
+    with pytest.raises(ValidationError, match="signingCertificates"):
+        spec(saml={"signingCertificates": []})
+    top = crd.identity_provider_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    saml = top["spec"]["properties"]["saml"]
+    assert "signingCertificates" in saml["required"]
+    assert saml["properties"]["signingCertificates"]["minItems"] == 1
+    assert saml["properties"]["validateSignature"]["enum"] == [True]
 
 
 def test_http_is_refused_by_the_planner_unless_loopback_is_allowed_naming_the_field() -> None:
@@ -116,7 +141,7 @@ def test_http_is_refused_by_the_planner_unless_loopback_is_allowed_naming_the_fi
 def test_a_quiet_plan_is_empty_and_a_hand_edit_is_repaired_naming_the_key() -> None:
     r = resource(mappers=[USERNAME])
     assert idp.plan_identity_providers([r], [stored(r)]).plan.is_empty()
-    scope = idp.plan_identity_providers([r], [stored(r, validateSignature="true", idpEntityId="evil")])
+    scope = idp.plan_identity_providers([r], [stored(r, validateSignature="false", idpEntityId="evil")])
     assert scope.drift[r.key] == ["attributes.idpEntityId", "attributes.validateSignature"]
     assert [u.remote_id for u in scope.plan.updates] == ["corp"]
 
@@ -143,7 +168,7 @@ saml_st = st.fixed_dictionaries(
         "postBindingResponse": bools,
         "forceAuthn": bools,
         "syncMode": st.sampled_from(["IMPORT", "LEGACY", "FORCE"]),
-        "signingCertificates": st.lists(st.sampled_from([CERT]), max_size=2),
+        "signingCertificates": st.lists(st.sampled_from([CERT]), min_size=1, max_size=2),
     },
 )
 edits_st = st.dictionaries(
@@ -181,7 +206,8 @@ def test_applying_a_plan_converges_and_a_second_plan_is_empty(
         ({"saml": {"singleSignOnServiceUrl": "http://idp.example.com/sso"}}, "singleSignOnServiceUrl"),
         ({"saml": {"singleSignOnServiceUrl": "https://u:p@idp.example.com/sso"}}, "singleSignOnServiceUrl"),
         ({"saml": {"idpEntityId": "two words"}}, "idpEntityId"),
-        ({"saml": {"validateSignature": True}}, "signingCertificates"),
+        ({"saml": {"validateSignature": False}}, "validateSignature"),
+        ({"saml": {"signingCertificates": []}}, "signingCertificates"),
         ({"saml": {"signingCertificates": ["not a pem"]}}, "signingCertificates"),
         ({"saml": {"signingCertificates": [CERT] * 5}}, "signingCertificates"),
         ({"saml": {"principalType": "ATTRIBUTE"}}, "principalAttribute"),
@@ -226,4 +252,4 @@ def test_the_crd_carries_the_same_rules() -> None:
     saml = props["saml"]
     assert saml["properties"]["signingCertificates"]["maxItems"] == 4
     assert saml["properties"]["singleSignOnServiceUrl"]["pattern"].startswith("^(https://")
-    assert len(saml["x-kubernetes-validations"]) == 2
+    assert len(saml["x-kubernetes-validations"]) == 1

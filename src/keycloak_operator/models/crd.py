@@ -397,9 +397,7 @@ def identity_provider_crd() -> dict[str, Any]:
     )
     spec = schema["properties"]["spec"]["properties"]
     spec["oidc"].setdefault("x-kubernetes-validations", []).append(idp.SECRET_RULE)
-    spec["saml"].setdefault("x-kubernetes-validations", []).extend(
-        [saml_idp.SIGNATURE_RULE, saml_idp.PRINCIPAL_RULE]
-    )
+    spec["saml"].setdefault("x-kubernetes-validations", []).append(saml_idp.PRINCIPAL_RULE)
     schema["properties"]["spec"].setdefault("x-kubernetes-validations", []).extend(
         [
             idp.PROVIDER_BLOCK_RULE,

@@ -33,7 +33,7 @@ def saml_config(saml: SamlIdpSettings) -> dict[str, str]:
         "wantAuthnRequestsSigned": _flag(saml.want_authn_requests_signed),
         "wantAssertionsSigned": _flag(saml.want_assertions_signed),
         "wantAssertionsEncrypted": _flag(saml.want_assertions_encrypted),
-        "validateSignature": _flag(saml.validate_signature),
+        "validateSignature": "true",  # always: see SamlIdpSettings.validate_signature
         "signingCertificate": CERTIFICATE_SEPARATOR.join(
             certificate_body(c) for c in saml.signing_certificates
         ),
