@@ -34,9 +34,23 @@ KEYCLOAK_ADDS = {
     "saml.signing.certificate": "MIIB",
     "saml.signing.private.key": "MIIJ",
 }
-# A self-signed certificate's PEM shape (the body need only be base64 to the model).
-CERT_BODY = "MIIBszCCAVmgAwIBAgIUQ2VydGlmaWNhdGVUZXN0MAoGCCqGSM49BAMCMBQxEjAQBgNVBAMMCXNw"
+# Two real self-signed certificates (P-256, made with openssl for these tests): the model checks the DER.
+CERT_BODY = (
+    "MIIBcDCCARWgAwIBAgIUED496n4KuZoNGTBH8fOifUd8kXYwCgYIKoZIzj0EAwIwDTELMAkGA1UEAwwCc3AwHhcNMjYxMTI0MTg1"
+    "OTMwWhcNMzYxMTIxMTg1OTMwWjANMQswCQYDVQQDDAJzcDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABD345vgfwpEWvN8COelD"
+    "yU3kCJcvftvOeWdk7ZaTjzW1xOYWY1AQsbffCvIldOwChwN2T8GS37gfhcfSuZlQsiWjUzBRMB0GA1UdDgQWBBQ0KN7IBeYIRnc8"
+    "kYrtHpBxtT80FjAfBgNVHSMEGDAWgBQ0KN7IBeYIRnc8kYrtHpBxtT80FjAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0kA"
+    "MEYCIQD9BEl7VnVjCixZuH34ahfpOVJUbE5fnvZL1hvnhIkSdQIhAOgGpWexND2q6MWUo2dcOA2xmHocDBhD1CPAcP2u8VhZ"
+)
 CERT = f"-----BEGIN CERTIFICATE-----\n{CERT_BODY[:40]}\n{CERT_BODY[40:]}\n-----END CERTIFICATE-----\n"
+OTHER_CERT_BODY = (
+    "MIIBcjCCARegAwIBAgIUVgW7QL6lNVKdYiyiHQFIQKpDROgwCgYIKoZIzj0EAwIwDjEMMAoGA1UEAwwDc3AyMB4XDTI2MTEyNDE4"
+    "NTkzMFoXDTM2MTEyMTE4NTkzMFowDjEMMAoGA1UEAwwDc3AyMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEuXzonz9prIUegCxI"
+    "Pal1xFc4cL1oHDPuWqsFfoQJj5ZX8X53r6uGaJtcamvPAnpo31n5E7FojhEv6dWjw6fSY6NTMFEwHQYDVR0OBBYEFMKEKNIGBjKP"
+    "Xa6Vl+DKiSB74NQqMB8GA1UdIwQYMBaAFMKEKNIGBjKPXa6Vl+DKiSB74NQqMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwID"
+    "SQAwRgIhAKqtvWcMUCJYhPRDwwQn6NrHFOCl/WNAsaTpWbMyInnqAiEAvUbmoJUm9npoT+QR5lUoMxi84UBHw45XCp3kX3PcpTw="
+)
+OTHER_CERT = f"-----BEGIN CERTIFICATE-----\n{OTHER_CERT_BODY}\n-----END CERTIFICATE-----\n"
 ROLE_LIST = {
     "name": "roles",
     "protocolMapper": "saml-role-list-mapper",
@@ -282,6 +296,19 @@ def test_every_oidc_only_field_is_refused_on_a_saml_client_by_name(field: str) -
         ({"saml": {"signingCertificate": CERT.replace("\n", "\n" + "A" * 9000, 1)}}, "signingCertificate"),
         ({"saml": {"signingCertificate": "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----"}},
          "signingCertificate"),
+        # Whitespace in the body is ASCII only, as the API server's regexp reads \s (model/CRD parity).
+        ({"saml": {"signingCertificate": CERT.replace("\n", "\u00a0", 1)}}, "signingCertificate"),
+        ({"saml": {"signingCertificate": CERT.replace("\n", "\u2003", 1)}}, "signingCertificate"),
+        # Base64 that is no certificate: empty, too short, not DER, DER cut short or with bytes after it.
+        ({"saml": {"signingCertificate": "-----BEGIN CERTIFICATE-----\n\n-----END CERTIFICATE-----"}},
+         "signingCertificate"),
+        ({"saml": {"signingCertificate": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----"}},
+         "signingCertificate"),
+        ({"saml": {"signingCertificate": CERT.replace(CERT_BODY[:4], "AAAA")}}, "signingCertificate"),
+        ({"saml": {"signingCertificate": CERT.replace(CERT_BODY[:4], "MIIC")}}, "signingCertificate"),
+        ({"saml": {"signingCertificate": CERT.replace(CERT_BODY[-8:], "")}}, "signingCertificate"),
+        ({"saml": {"signingCertificate": CERT.replace(CERT_BODY[-4:], CERT_BODY[-4:] + "AAAA")}},
+         "signingCertificate"),
         ({"saml": {"assertionConsumerUrlPost": "javascript:alert(1)"}}, "assertionConsumerUrlPost"),
         ({"saml": {"idpInitiatedSsoUrlName": "a/../b"}}, "idpInitiatedSsoUrlName"),
         ({"saml": {"nameIdFormat": "unspecified"}}, "nameIdFormat"),
@@ -301,6 +328,8 @@ def test_the_crd_carries_the_same_rules() -> None:
     props = schema["properties"]
     assert props["protocol"]["enum"] == ["openid-connect", "saml"]
     assert props["saml"]["properties"]["signingCertificate"]["maxLength"] == 8192
+    # No \s: Go's regexp and Python's disagree on it (models/patterns.py).
+    assert "\\s" not in props["saml"]["properties"]["signingCertificate"]["pattern"]
     assert "encryptionCertificate" in props["saml"]["x-kubernetes-validations"][0]["rule"]
     assert (
         "saml-role-list-mapper" in props["protocolMappers"]["items"]["properties"]["protocolMapper"]["enum"]

@@ -21,7 +21,7 @@ from keycloak_operator.core.replication.sync import Resource
 from keycloak_operator.models import crd
 from keycloak_operator.models.identity_provider import MAPPERS_BY_PROVIDER, KeycloakIdentityProviderSpec
 from tests.unit.test_identity_provider import apply
-from tests.unit.test_saml_client import CERT, CERT_BODY
+from tests.unit.test_saml_client import CERT, CERT_BODY, OTHER_CERT, OTHER_CERT_BODY
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM = ObjectKey(names.REALM_KIND, "team-a", "main")
@@ -80,7 +80,7 @@ def test_the_saml_config_sends_every_key_of_keycloaks_saml_provider() -> None:
             "principalAttribute": "uid",
             "wantAssertionsSigned": True,
             "validateSignature": True,
-            "signingCertificates": [CERT, CERT.replace(CERT_BODY[:4], "MIIC")],
+            "signingCertificates": [CERT, OTHER_CERT],
             "postBindingResponse": True,
             "forceAuthn": True,
             "syncMode": "FORCE",
@@ -97,7 +97,7 @@ def test_the_saml_config_sends_every_key_of_keycloaks_saml_provider() -> None:
     assert config["wantAssertionsSigned"] == config["validateSignature"] == "true"
     assert config["wantAssertionsEncrypted"] == config["postBindingAuthnRequest"] == "false"
     # Keycloak splits signingCertificate on ','; each is the base64 body, as it keeps certificates.
-    assert config["signingCertificate"] == f"{CERT_BODY},MIIC{CERT_BODY[4:]}"
+    assert config["signingCertificate"] == f"{CERT_BODY},{OTHER_CERT_BODY}"
     assert (config["forceAuthn"], config["syncMode"]) == ("true", "FORCE")
     assert "clientSecret" not in config and idp.client_secret_ref(k8s()) is None
 

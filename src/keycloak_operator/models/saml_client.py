@@ -88,7 +88,11 @@ CANONICALIZATION_URIS: Final = {
 
 # A certificate of a 4096-bit RSA key is ~2 KB of base64; a chain or a bloated one is refused.
 PEM_MAX = 8192
-PEM = r"^-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----\s*$"
+# Whitespace spelled as ASCII \xHH, not \s: Go's regexp and Python's disagree on it (models/patterns.py).
+_WS = r"[\x09\x0a\x0d\x20]"
+PEM = rf"^-----BEGIN CERTIFICATE-----[A-Za-z0-9+/={_WS[1:-1]}]+-----END CERTIFICATE-----{_WS}*$"
+# The smallest real certificate (an EC key, a one-letter name) is well over 100 bytes of DER.
+DER_MIN = 100
 _PEM_RE = re.compile(PEM)
 # The name in /realms/<realm>/protocol/saml/clients/<name>: one path segment.
 SSO_URL_NAME = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
@@ -101,13 +105,31 @@ def certificate_body(pem: str) -> str:
     return "".join(inner.split())
 
 
+def _is_der_certificate(der: bytes) -> bool:
+    """The shape of an X.509 certificate's DER: one SEQUENCE spanning exactly these bytes, whose first
+    element is a SEQUENCE (the tbsCertificate). Not a full parse: `cryptography` reaches the operator only
+    through python-keycloak, and no dependency is added for this; Keycloak parses it fully when it is used."""
+    if len(der) < DER_MIN or der[0] != 0x30:
+        return False
+    if der[1] < 0x80:
+        header, length = 2, der[1]
+    else:
+        octets = der[1] & 0x7F
+        if not 1 <= octets <= 4:
+            return False
+        header, length = 2 + octets, int.from_bytes(der[2 : 2 + octets], "big")
+    return header + length == len(der) and der[header] == 0x30
+
+
 def _certificate(value: str) -> str:
     if not _PEM_RE.match(value) or value.count("-----BEGIN") != 1:
         raise ValueError("one PEM certificate (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE-----)")
     try:
-        base64.b64decode(certificate_body(value), validate=True)
+        der = base64.b64decode(certificate_body(value), validate=True)
     except (binascii.Error, ValueError):
         raise ValueError("the certificate's body is not base64") from None
+    if not _is_der_certificate(der):
+        raise ValueError("the certificate's body is not a DER-encoded X.509 certificate")
     return value
 
 
