@@ -42,7 +42,7 @@ NO_DOUBLE_HASH = r"^([\x21\x22\x24-\x7e]|#[\x21\x22\x24-\x7e])+#?$"
 # The OIDC mapper providers teams use, by their ids in Keycloak 26.7.3 (GET /admin/serverinfo,
 # `protocolMapperTypes.openid-connect`). The server has more (script, pairwise, session notes, ...);
 # those need a newer operator.
-MapperType = Literal[
+OidcMapperType = Literal[
     "oidc-usermodel-attribute-mapper",
     "oidc-usermodel-property-mapper",
     "oidc-hardcoded-claim-mapper",
@@ -56,7 +56,11 @@ MapperType = Literal[
     "oidc-role-name-mapper",
     "oidc-sub-mapper",
     "oidc-allowed-origins-mapper",
-    # SAML clients' (models/saml_client.py SAML_MAPPER_TYPES); the client's protocol decides which apply.
+]
+# A client's: the OIDC ones and SAML clients' (models/saml_client.py SAML_MAPPER_TYPES); the client's
+# protocol decides which apply. A client scope takes OidcMapperType only (models/client_scope.py).
+MapperType = Literal[
+    OidcMapperType,
     "saml-user-attribute-mapper",
     "saml-user-property-mapper",
     "saml-role-list-mapper",
