@@ -281,7 +281,6 @@ def saml_settings(certificate: str) -> dict[str, Any]:
             "nameIdFormat": "email",
             "signAssertions": True,
             "signingCertificate": certificate,
-            "idpInitiatedSsoUrlName": "sp",
         },
         "protocolMappers": [
             {
@@ -334,7 +333,6 @@ def test_a_saml_client_reaches_keycloak_serves_its_metadata_and_is_repaired(
     assert attributes["saml_name_id_format"] == "email"
     assert attributes["saml.assertion.signature"] == "true"
     assert attributes["saml.server.signature"] == "true"
-    assert attributes["saml_idp_initiated_sso_url_name"] == "sp"
     body = "".join(certificate.strip().splitlines()[1:-1])
     assert attributes["saml.signing.certificate"] == body
     assert "saml.signing.private.key" not in attributes  # given a certificate, Keycloak made no key pair

@@ -133,7 +133,6 @@ def test_typed_saml_fields_become_keycloak_attributes() -> None:
             "signingCertificate": CERT,
             "encryptAssertions": True,
             "encryptionCertificate": CERT,
-            "idpInitiatedSsoUrlName": "sp",
             "frontChannelLogout": False,
         },
     )
@@ -146,7 +145,7 @@ def test_typed_saml_fields_become_keycloak_attributes() -> None:
     assert a["saml_signature_canonicalization_method"] == "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
     # Kept as Keycloak keeps its own: the base64 body, no PEM armour or line breaks.
     assert a["saml.signing.certificate"] == a["saml.encryption.certificate"] == CERT_BODY
-    assert a["saml.encrypt"] == "true" and a["saml_idp_initiated_sso_url_name"] == "sp"
+    assert a["saml.encrypt"] == "true"
     assert c["frontchannelLogout"] is False and c["redirectUris"] == ["https://sp.example.com/*"]
 
 
@@ -182,12 +181,10 @@ def test_a_hand_edited_saml_attribute_is_drift_repaired_by_an_update() -> None:
     observed = as_keycloak_holds(client_kind.upsert_body(Create(KEY, r.content, content_hash(r.content))))
     edited = copy.deepcopy(observed)
     edited["attributes"]["saml.server.signature"] = "false"
-    edited["attributes"]["saml_idp_initiated_sso_url_name"] = "hijack"
     edited["frontchannelLogout"] = False
     scope = client_kind.plan_clients([r], [edited])
     assert scope.drift[KEY] == [
         "attributes.saml.server.signature",
-        "attributes.saml_idp_initiated_sso_url_name",
         "frontchannelLogout",
     ]
     (update,) = scope.plan.updates
@@ -211,7 +208,6 @@ saml_st = st.fixed_dictionaries(
         "signatureAlgorithm": st.sampled_from(["RSA_SHA256", "RSA_SHA512", "RSA_SHA1"]),
         "canonicalization": st.sampled_from(["EXCLUSIVE", "INCLUSIVE_WITH_COMMENTS"]),
         "signingCertificate": st.sampled_from([CERT]),
-        "idpInitiatedSsoUrlName": st.sampled_from(["sp", "app.1"]),
         "frontChannelLogout": bools,
     },
 ).map(lambda d: {k: v for k, v in d.items() if v is not None})
@@ -310,7 +306,6 @@ def test_every_oidc_only_field_is_refused_on_a_saml_client_by_name(field: str) -
         ({"saml": {"signingCertificate": CERT.replace(CERT_BODY[-4:], CERT_BODY[-4:] + "AAAA")}},
          "signingCertificate"),
         ({"saml": {"assertionConsumerUrlPost": "javascript:alert(1)"}}, "assertionConsumerUrlPost"),
-        ({"saml": {"idpInitiatedSsoUrlName": "a/../b"}}, "idpInitiatedSsoUrlName"),
         ({"saml": {"nameIdFormat": "unspecified"}}, "nameIdFormat"),
         ({"saml": {"signatureAlgorithm": "HMAC_SHA1"}}, "signatureAlgorithm"),
     ],

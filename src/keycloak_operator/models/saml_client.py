@@ -95,7 +95,6 @@ PEM = rf"^-----BEGIN CERTIFICATE-----[A-Za-z0-9+/={_WS[1:-1]}]+-----END CERTIFIC
 DER_MIN = 100
 _PEM_RE = re.compile(PEM)
 # The name in /realms/<realm>/protocol/saml/clients/<name>: one path segment.
-SSO_URL_NAME = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
 
 
 def certificate_body(pem: str) -> str:
@@ -188,14 +187,6 @@ class SamlClientSettings(CrdModel):
     )
     force_post_binding: bool = Field(default=True, description="Answer with the POST binding.")
     include_authn_statement: bool = Field(default=True, description="Include an AuthnStatement.")
-    idp_initiated_sso_url_name: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=255,
-        pattern=SSO_URL_NAME,
-        description="Enables IdP-initiated SSO at /realms/<realm>/protocol/saml/clients/<name>; absent: "
-        "none.",
-    )
     front_channel_logout: bool = Field(default=True, description="Front-channel logout.")
 
     @model_validator(mode="after")

@@ -39,7 +39,6 @@ def saml_attributes(saml: SamlClientSettings) -> dict[str, str]:
         "saml.encrypt": _flag(saml.encrypt_assertions),
         "saml.force.post.binding": _flag(saml.force_post_binding),
         "saml.authnstatement": _flag(saml.include_authn_statement),
-        "saml_idp_initiated_sso_url_name": saml.idp_initiated_sso_url_name or "",
     }
     if saml.signing_certificate is not None:
         attributes["saml.signing.certificate"] = certificate_body(saml.signing_certificate)
