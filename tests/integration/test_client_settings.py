@@ -1,6 +1,6 @@
 """A client's roles, protocol mappers, client scopes, PKCE and logout settings replicated into the real
 Keycloak server by the operator running as a real process; a token the client gets carries what its mappers
-declare."""
+declare. A SAML client's settings and mappers, and the metadata Keycloak then serves for it."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
+from tests.integration.support.certificates import self_signed_pem
 from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
@@ -262,3 +263,129 @@ def test_service_account_roles_need_the_realms_grant_reach_the_token_and_are_rep
     claims = token_claims(keycloak, rn, "svc", api.client_secret(rn, uuid))
     assert "auditor" in claims["resource_access"]["svc"]["roles"]
     assert claims["resource_access"]["realm-management"]["roles"] == ["query-users"]
+
+
+# --- a SAML client ------------------------------------------------------------------------------------------
+
+
+SAML_ENTITY = "https://sp.example.com/saml"
+
+
+def saml_settings(certificate: str) -> dict[str, Any]:
+    return {
+        "protocol": "saml",
+        "redirectUris": ["https://sp.example.com/*"],
+        "saml": {
+            "assertionConsumerUrlPost": "https://sp.example.com/saml/acs",
+            "singleLogoutServiceUrlPost": "https://sp.example.com/saml/slo",
+            "nameIdFormat": "email",
+            "signAssertions": True,
+            "signingCertificate": certificate,
+        },
+        "protocolMappers": [
+            {
+                "name": "roles",
+                "protocolMapper": "saml-role-list-mapper",
+                "config": {"attribute.name": "Role", "single": "true"},
+            },
+            {
+                "name": "mail",
+                "protocolMapper": "saml-user-property-mapper",
+                "config": {"user.attribute": "email", "attribute.name": "mail"},
+            },
+        ],
+        "roles": [{"name": "viewer"}],
+        "defaultClientScopes": ["role_list"],
+    }
+
+
+def fetch_text(url: str, token: str | None = None) -> str:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+        return str(r.read().decode())
+
+
+def test_a_saml_client_reaches_keycloak_serves_its_metadata_and_is_repaired(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    operator: OperatorProcess,
+    namespace: str,
+) -> None:
+    api = KeycloakApi(keycloak)
+    ns, rn = namespace, f"s-{namespace}"
+    kubectl.apply(admin_secret(keycloak, ns))
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    ref = {"name": "main"}
+    certificate = self_signed_pem("sp.example.com")
+    kubectl.apply(client(ns, "sp", ref, SAML_ENTITY, **saml_settings(certificate)))
+    # An OIDC scope on a saml client waits, naming the field: Keycloak would answer 204 and attach nothing.
+    kubectl.apply(client(ns, "sp-oidc-scope", ref, "sp2", protocol="saml", defaultClientScopes=["email"]))
+    wait_phase(kubectl, CLIENT_RES, ns, "sp", "Ready", timeout=90)
+    wait_phase(kubectl, CLIENT_RES, ns, "sp-oidc-scope", "Pending")
+    pending = kubectl.get(CLIENT_RES, "sp-oidc-scope", ns)["status"]["conditions"][0]
+    assert "spec.defaultClientScopes" in pending["message"] and "email" in pending["message"]
+
+    c = api.client(rn, SAML_ENTITY)
+    assert c is not None and c["protocol"] == "saml"
+    uuid, attributes = c["id"], c["attributes"]
+    assert attributes["saml_assertion_consumer_url_post"] == "https://sp.example.com/saml/acs"
+    assert attributes["saml_single_logout_service_url_post"] == "https://sp.example.com/saml/slo"
+    assert attributes["saml_name_id_format"] == "email"
+    assert attributes["saml.assertion.signature"] == "true"
+    assert attributes["saml.server.signature"] == "true"
+    body = "".join(certificate.strip().splitlines()[1:-1])
+    assert attributes["saml.signing.certificate"] == body
+    assert "saml.signing.private.key" not in attributes  # given a certificate, Keycloak made no key pair
+    assert c["defaultClientScopes"] == ["role_list"]
+    found = mappers(api, rn, uuid)
+    assert {n: (m["protocol"], m["protocolMapper"]) for n, m in found.items()} == {
+        "roles": ("saml", "saml-role-list-mapper"),
+        "mail": ("saml", "saml-user-property-mapper"),
+    }
+    # A saml client has no secret to publish.
+    assert kubectl.get("secret", "sp-client-secret", ns) is None
+
+    # The realm's IdP descriptor is served, and Keycloak's SP descriptor of the client names its entity id,
+    # its ACS and its certificate.
+    idp = fetch_text(f"{keycloak.url}/realms/{rn}/protocol/saml/descriptor")
+    assert "IDPSSODescriptor" in idp and f"/realms/{rn}/protocol/saml" in idp
+    sp = fetch_text(
+        f"{keycloak.url}/admin/realms/{rn}/clients/{uuid}/installation/providers/saml-sp-descriptor",
+        api._token(),
+    )
+    assert f'entityID="{SAML_ENTITY}"' in sp and "https://sp.example.com/saml/acs" in sp and body in sp
+
+    # The API server refuses a protocol change and OIDC fields on a saml client, naming them.
+    changed = kubectl.apply(client(ns, "sp", ref, SAML_ENTITY, protocol="openid-connect"), check=False)
+    assert changed.returncode != 0 and "spec.protocol cannot change" in changed.stderr
+    oidc = kubectl.apply(
+        client(ns, "sp", ref, SAML_ENTITY, **saml_settings(certificate), publicClient=True), check=False
+    )
+    assert oidc.returncode != 0 and "publicClient" in oidc.stderr
+
+    # A hand edit of a SAML setting is repaired, with an event naming it.
+    edited = api.call("GET", f"/{rn}/clients/{uuid}")
+    edited["attributes"]["saml.server.signature"] = "false"
+    edited["attributes"]["saml_assertion_consumer_url_post"] = "https://evil.example.com/acs"
+    api.call("PUT", f"/{rn}/clients/{uuid}", edited)
+
+    def repaired_client() -> bool:
+        now = api.call("GET", f"/{rn}/clients/{uuid}")["attributes"]
+        return bool(
+            now["saml.server.signature"] == "true"
+            and now["saml_assertion_consumer_url_post"] == "https://sp.example.com/saml/acs"
+        )
+
+    wait_for("saml client repaired", repaired_client, 60)
+    drift = wait_for("drift event", lambda: events(kubectl, ns, reason="DriftRepaired"))
+    assert any("attributes.saml.server.signature" in e["message"] for e in drift)
+
+    # Then a quiet resync writes nothing, to Keycloak or to Kubernetes (counted rounds, not a sleep).
+    kubectl.run("delete", CLIENT_RES, "sp-oidc-scope", "-n", ns)
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
+    before, start = api.admin_writes(), rounds_seen(keycloak)
+    versions = {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)}
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= start + 3, timeout=60)
+    assert api.admin_writes() - before == 0
+    assert {o["metadata"]["resourceVersion"] for o in kubectl.list(CLIENT_RES, ns)} == versions
+    assert phase(kubectl, CLIENT_RES, ns, "sp") == "Ready"

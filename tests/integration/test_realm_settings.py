@@ -14,7 +14,7 @@ flowBindings: a password grant goes through a flow of the test's own (support/fl
 from __future__ import annotations
 
 import json
-import typing
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,9 +22,10 @@ import pytest
 
 from keycloak_operator.core import names
 from keycloak_operator.models.authentication_flow import BUILT_IN_CONFIGS, BUILT_IN_FLOWS, BUILT_IN_SUBFLOWS
-from keycloak_operator.models.identity_provider import MapperType
+from keycloak_operator.models.identity_provider import MAPPERS_BY_PROVIDER
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
+from tests.integration.support.certificates import self_signed_pem
 from tests.integration.support.flows import (
     FLOW_RES,
     add_user,
@@ -531,7 +532,7 @@ def test_an_identity_provider_reaches_keycloak_with_its_secret_is_repaired_and_l
     assert (config["pkceEnabled"], config["pkceMethod"], config["useJwksUrl"]) == ("true", "S256", "true")
     assert kubectl.get(IDP_RES, "upstream", ns)["status"]["keycloakId"] == "upstream"
     offered = api.call("GET", f"/{rn}/identity-provider/instances/upstream/mapper-types")
-    assert set(typing.get_args(MapperType)) <= set(offered)  # the CRD's enum, against this Keycloak
+    assert MAPPERS_BY_PROVIDER["oidc"] <= set(offered)  # the CRD's enum, against this Keycloak
     mapper = idp_mapper(api, rn, "upstream", "email")
     assert mapper is not None and mapper["identityProviderMapper"] == "oidc-user-attribute-idp-mapper"
     assert mapper["config"]["claim"] == "email" and mapper["config"]["user.attribute"] == "email"
@@ -829,3 +830,123 @@ def test_seed_003_flows_the_same_alias_in_two_namespaces_and_a_built_in_alias_ar
     kubectl.run("delete", FLOW_RES, "shared", "-n", bar, "--wait=false")
     wait_for("bar's flow gone", lambda: kubectl.get(FLOW_RES, "shared", bar) is None, 60)
     assert flow_by_alias(api, rn, "shared") is None
+
+
+def saml_provider(namespace: str, name: str, realm_ref: dict[str, str], certificate: str) -> dict[str, Any]:
+    return {
+        "apiVersion": names.API_VERSION,
+        "kind": names.IDENTITY_PROVIDER_KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "realm": realm_ref,
+            "alias": "corp",
+            "providerId": "saml",
+            "displayName": "Corporate SSO",
+            "saml": {
+                "idpEntityId": "https://idp.example.com/saml",
+                "entityId": "https://kc.example.com/sp",
+                "singleSignOnServiceUrl": "https://idp.example.com/saml/sso",
+                "singleLogoutServiceUrl": "https://idp.example.com/saml/slo",
+                "nameIdPolicyFormat": "email",
+                "principalType": "FRIENDLY_ATTRIBUTE",
+                "principalAttribute": "uid",
+                "wantAssertionsSigned": True,
+                "validateSignature": True,
+                "signingCertificates": [certificate],
+                "postBindingResponse": True,
+                "postBindingAuthnRequest": True,
+                "forceAuthn": True,
+                "syncMode": "IMPORT",
+            },
+            "mappers": [
+                {
+                    "name": "username",
+                    "identityProviderMapper": "saml-username-idp-mapper",
+                    "config": {"template": "${ALIAS}.${ATTRIBUTE.uid}", "target": "LOCAL"},
+                },
+                {
+                    "name": "mail",
+                    "identityProviderMapper": "saml-user-attribute-idp-mapper",
+                    "config": {"attribute.name": "mail", "user.attribute": "email", "syncMode": "INHERIT"},
+                },
+            ],
+        },
+    }
+
+
+def test_a_saml_identity_provider_reaches_keycloak_is_repaired_and_a_quiet_resync_writes_nothing(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    operator: OperatorProcess,
+    namespace: str,
+) -> None:
+    api = KeycloakApi(keycloak)
+    ns, rn = namespace, f"sp-{namespace}"
+    kubectl.apply(admin_secret(keycloak, ns))
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    certificate = self_signed_pem("idp.example.com")
+    kubectl.apply(saml_provider(ns, "corp", {"name": "main"}, certificate))
+    wait_phase(kubectl, IDP_RES, ns, "corp", "Ready", timeout=90)
+
+    p = idp_in(api, rn, "corp")
+    assert p is not None and (p["providerId"], p["displayName"]) == ("saml", "Corporate SSO")
+    config = p["config"]
+    assert config["kcop.dev.kind"] == names.IDENTITY_PROVIDER_KIND and "clientSecret" not in config
+    assert config["idpEntityId"] == "https://idp.example.com/saml"
+    assert config["entityId"] == "https://kc.example.com/sp"
+    assert config["singleSignOnServiceUrl"] == "https://idp.example.com/saml/sso"
+    assert config["singleLogoutServiceUrl"] == "https://idp.example.com/saml/slo"
+    assert config["nameIDPolicyFormat"] == "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
+    assert (config["principalType"], config["principalAttribute"]) == ("FRIENDLY_ATTRIBUTE", "uid")
+    assert config["signingCertificate"] == "".join(certificate.strip().splitlines()[1:-1])
+    for flag in ("wantAssertionsSigned", "validateSignature", "postBindingResponse", "forceAuthn"):
+        assert config[flag] == "true", flag
+    assert (config["wantAssertionsEncrypted"], config["syncMode"]) == ("false", "IMPORT")
+    offered = api.call("GET", f"/{rn}/identity-provider/instances/corp/mapper-types")
+    assert MAPPERS_BY_PROVIDER["saml"] <= set(offered)  # the CRD's enum, against this Keycloak
+    mapper = idp_mapper(api, rn, "corp", "username")
+    assert mapper is not None and mapper["identityProviderMapper"] == "saml-username-idp-mapper"
+    assert (idp_mapper(api, rn, "corp", "mail") or {})["config"]["attribute.name"] == "mail"
+    # Keycloak serves this realm's SP metadata for the provider, with the declared entity id.
+    with urllib.request.urlopen(
+        f"{keycloak.url}/realms/{rn}/broker/corp/endpoint/descriptor", timeout=30
+    ) as r:
+        assert 'entityID="https://kc.example.com/sp"' in r.read().decode()
+
+    # The API server refuses a change of providerId.
+    changed = saml_provider(ns, "corp", {"name": "main"}, certificate)
+    changed["spec"]["providerId"] = "oidc"
+    refused = kubectl.apply(changed, check=False)
+    assert refused.returncode != 0 and "spec.providerId cannot change" in refused.stderr
+    # ... and a provider that would check no signatures (a forged response would sign anyone in).
+    unsigned = saml_provider(ns, "corp", {"name": "main"}, certificate)
+    unsigned["spec"]["saml"]["validateSignature"] = False
+    refused = kubectl.apply(unsigned, check=False)
+    assert refused.returncode != 0 and "validateSignature" in refused.stderr
+
+    # A hand edit is repaired, with an event naming the key.
+    api.call(
+        "PUT",
+        f"/{rn}/identity-provider/instances/corp",
+        {**p, "config": {**config, "idpEntityId": "https://evil.example.com", "validateSignature": "false"}},
+    )
+    wait_for(
+        "saml provider repaired",
+        lambda: (idp_in(api, rn, "corp") or {})["config"]["idpEntityId"] == "https://idp.example.com/saml",
+        60,
+    )
+    assert idp_in(api, rn, "corp")["config"]["validateSignature"] == "true"
+    wait_for("provider drift event", idp_repaired(kubectl, ns, "corp", "attributes.idpEntityId"), 30)
+
+    # Then a quiet resync writes nothing, to Keycloak or to Kubernetes: measured over three rounds.
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
+    before, rounds = api.admin_writes(), rounds_seen(keycloak)
+    versions = {o["metadata"]["resourceVersion"] for o in kubectl.list(IDP_RES, ns)}
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= rounds + 3, 60)
+    assert api.admin_writes() - before == 0
+    assert {o["metadata"]["resourceVersion"] for o in kubectl.list(IDP_RES, ns)} == versions
+    assert phase(kubectl, IDP_RES, ns, "corp") == "Ready"
+
+    kubectl.run("delete", IDP_RES, "corp", "-n", ns, "--wait=false")
+    wait_for("provider gone", lambda: not kubectl.list(IDP_RES, ns), 60)
+    assert idp_in(api, rn, "corp") is None

@@ -21,6 +21,7 @@ from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Disable, Release, Resource, Revocation, ScopePlan
+from keycloak_operator.models import crd
 from keycloak_operator.models.client_scope import KeycloakClientScopeSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -89,6 +90,22 @@ def plan(rs: list[Resource], observed: list[Obj], **kw: Any) -> ScopePlan:
 def test_hostile_or_inconsistent_specs_are_refused(spec: Obj) -> None:
     with pytest.raises(ValidationError):
         KeycloakClientScopeSpec.model_validate({"realm": {"name": "main"}, **spec})
+
+
+@pytest.mark.parametrize("saml_mapper", ["saml-role-list-mapper", "saml-user-attribute-mapper"])
+def test_a_scope_refuses_saml_mappers_in_the_model_and_the_crd(saml_mapper: str) -> None:
+    # The operator's client scopes are OIDC only; the saml-* mapper types are a SAML client's.
+    with pytest.raises(ValidationError, match="protocolMapper"):
+        KeycloakClientScopeSpec.model_validate(
+            {
+                "realm": {"name": "main"},
+                "name": "ok",
+                "protocolMappers": [{**MAPPER, "protocolMapper": saml_mapper}],
+            }
+        )
+    top = crd.client_scope_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    mapper = top["spec"]["properties"]["protocolMappers"]["items"]["properties"]["protocolMapper"]
+    assert saml_mapper not in mapper["enum"] and "oidc-sub-mapper" in mapper["enum"]
 
 
 def test_the_content_sends_every_attribute_so_a_removed_one_is_cleared() -> None:

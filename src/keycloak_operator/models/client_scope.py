@@ -14,7 +14,12 @@ from pydantic import Field, model_validator
 
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
-from keycloak_operator.models.client_settings import MAPPERS_MAX, SCOPE_NAME_MAX, ProtocolMapper
+from keycloak_operator.models.client_settings import (
+    MAPPERS_MAX,
+    SCOPE_NAME_MAX,
+    OidcMapperType,
+    ProtocolMapper,
+)
 from keycloak_operator.models.realm import RealmRef
 
 # The name travels in the OAuth `scope` parameter, space-separated: one token, and none of the characters
@@ -38,6 +43,13 @@ class ScopeRealmRef(RealmRef):
         "spec.clientNamespaces).",
         default=None,
     )
+
+
+class ScopeProtocolMapper(ProtocolMapper):
+    """One OIDC protocol mapper of the scope, identified by its name within it. The operator's client scopes
+    are openid-connect only: the saml-* types a SAML client takes are refused (in the CRD's enum too)."""
+
+    protocol_mapper: OidcMapperType = Field(description="Mapper type (Keycloak's provider id), an OIDC one.")
 
 
 class KeycloakClientScopeSpec(CrdModel):
@@ -77,7 +89,7 @@ class KeycloakClientScopeSpec(CrdModel):
         le=GUI_ORDER_MAX,
         description="Position on the consent screen (gui.order); absent: none.",
     )
-    protocol_mappers: list[ProtocolMapper] | None = Field(
+    protocol_mappers: list[ScopeProtocolMapper] | None = Field(
         default=None,
         max_length=MAPPERS_MAX,
         description="OIDC protocol mappers, each name at most once; absent: not managed. Only mappers the "

@@ -42,7 +42,7 @@ NO_DOUBLE_HASH = r"^([\x21\x22\x24-\x7e]|#[\x21\x22\x24-\x7e])+#?$"
 # The OIDC mapper providers teams use, by their ids in Keycloak 26.7.3 (GET /admin/serverinfo,
 # `protocolMapperTypes.openid-connect`). The server has more (script, pairwise, session notes, ...);
 # those need a newer operator.
-MapperType = Literal[
+OidcMapperType = Literal[
     "oidc-usermodel-attribute-mapper",
     "oidc-usermodel-property-mapper",
     "oidc-hardcoded-claim-mapper",
@@ -56,6 +56,15 @@ MapperType = Literal[
     "oidc-role-name-mapper",
     "oidc-sub-mapper",
     "oidc-allowed-origins-mapper",
+]
+# A client's: the OIDC ones and SAML clients' (models/saml_client.py SAML_MAPPER_TYPES); the client's
+# protocol decides which apply. A client scope takes OidcMapperType only (models/client_scope.py).
+MapperType = Literal[
+    OidcMapperType,
+    "saml-user-attribute-mapper",
+    "saml-user-property-mapper",
+    "saml-role-list-mapper",
+    "saml-hardcode-attribute-mapper",
 ]
 
 _CONFIG_KEY_RE = re.compile(CONFIG_KEY)
@@ -110,7 +119,7 @@ class ClientRole(CrdModel):
 
 
 class ProtocolMapper(CrdModel):
-    """One OIDC protocol mapper, identified by its name within the client."""
+    """One protocol mapper, identified by its name within the client; its type is of the client's protocol."""
 
     name: str = Field(min_length=1, max_length=255, pattern=pt.NO_CONTROL, description="Mapper name.")
     protocol_mapper: MapperType = Field(description="Mapper type (Keycloak's provider id).")
@@ -120,7 +129,8 @@ class ProtocolMapper(CrdModel):
         json_schema_extra={"maxProperties": CONFIG_MAX},
         description="The mapper's settings as Keycloak names them, every value a string: e.g. "
         '`claim.name`, `claim.value`, `jsonType.label`, `access.token.claim: "true"`, '
-        "`included.client.audience`.",
+        "`included.client.audience`; for SAML `attribute.name`, `attribute.nameformat`, `user.attribute`, "
+        "`friendly.name`, `attribute.value`, `single`.",
     )
 
 
@@ -154,7 +164,8 @@ class ClientSettings(CrdModel):
     protocol_mappers: list[ProtocolMapper] | None = Field(
         default=None,
         max_length=MAPPERS_MAX,
-        description="OIDC protocol mappers, each name at most once; absent: not managed. Only mappers the "
+        description="Protocol mappers of the client's protocol (oidc-* or saml-*), each name at most once; "
+        "absent: not managed. Only mappers the "
         "operator created are updated or deleted; one of another name made by hand stays.",
     )
     default_client_scopes: list[ScopeName] | None = Field(

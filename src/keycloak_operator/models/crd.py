@@ -24,6 +24,8 @@ from keycloak_operator.models import keycloak as kc
 from keycloak_operator.models import realm as rm
 from keycloak_operator.models import realm_defaults as rd
 from keycloak_operator.models import realm_settings as rs
+from keycloak_operator.models import saml_client as saml
+from keycloak_operator.models import saml_identity_provider as saml_idp
 from keycloak_operator.models import service_account as sa
 from keycloak_operator.models import user_profile as up
 from keycloak_operator.models.patterns import DNS1035_LABEL
@@ -294,10 +296,22 @@ def realm_crd() -> dict[str, Any]:
 
 
 def client_crd() -> dict[str, Any]:
-    schema = _replicated_schema(rm.KeycloakClientSpec, "An OIDC client replicated into a Keycloak realm.")
+    schema = _replicated_schema(
+        rm.KeycloakClientSpec, "An OIDC or SAML client replicated into a Keycloak realm."
+    )
     spec_schema = schema["properties"]["spec"]
-    spec_schema.setdefault("x-kubernetes-validations", []).extend([cs.SCOPES_DISJOINT_RULE, sa.ENABLED_RULE])
+    spec_schema.setdefault("x-kubernetes-validations", []).extend(
+        [
+            cs.SCOPES_DISJOINT_RULE,
+            sa.ENABLED_RULE,
+            saml.PROTOCOL_IMMUTABLE_RULE,
+            saml.OIDC_ONLY_RULE,
+            saml.SAML_BLOCK_RULE,
+            saml.MAPPER_PROTOCOL_RULE,
+        ]
+    )
     spec = spec_schema["properties"]
+    spec["saml"].setdefault("x-kubernetes-validations", []).append(saml.ENCRYPTION_RULE)
     # Each name at most once (roles and mappers are identified by name); the model checks the same.
     for field in ("roles", "protocolMappers"):
         spec[field].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
@@ -314,6 +328,7 @@ def client_crd() -> dict[str, Any]:
             _column("Client ID", ".spec.clientId"),
             _column("Realm", ".spec.realm.name"),
             _column("Phase", ".status.phase"),
+            _column("Protocol", ".spec.protocol", priority=1),
             _column("PKCE", ".spec.pkceMethod", priority=1),
             _column("Age", ".metadata.creationTimestamp", "date"),
         ],
@@ -377,10 +392,20 @@ def group_crd() -> dict[str, Any]:
 def identity_provider_crd() -> dict[str, Any]:
     schema = _replicated_schema(
         idp.KeycloakIdentityProviderSpec,
-        "An identity provider (an upstream OIDC server), with its mappers, replicated into a Keycloak realm.",
+        "An identity provider (an upstream OIDC or SAML server), with its mappers, replicated into a "
+        "Keycloak realm.",
     )
     spec = schema["properties"]["spec"]["properties"]
     spec["oidc"].setdefault("x-kubernetes-validations", []).append(idp.SECRET_RULE)
+    spec["saml"].setdefault("x-kubernetes-validations", []).append(saml_idp.PRINCIPAL_RULE)
+    schema["properties"]["spec"].setdefault("x-kubernetes-validations", []).extend(
+        [
+            idp.PROVIDER_BLOCK_RULE,
+            idp.PROVIDER_IMMUTABLE_RULE,
+            idp.SAML_MAPPERS_RULE,
+            idp.OIDC_MAPPERS_RULE,
+        ]
+    )
     spec["mappers"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
     spec["mappers"]["items"]["properties"]["config"]["x-kubernetes-validations"] = [cs.CONFIG_RULE]
     return _crd(

@@ -1,5 +1,5 @@
-"""KeycloakIdentityProvider: an identity provider (an upstream OIDC server users sign in with) declared in an
-app namespace, replicated into a realm, with its mappers.
+"""KeycloakIdentityProvider: an identity provider (an upstream OIDC or SAML server users sign in with)
+declared in an app namespace, replicated into a realm, with its mappers.
 
 Its settings are typed fields, never a free-form config map: Keycloak stores any config key it is sent, so a
 mistyped one would look applied and do nothing. The client secret is never in the resource: `clientSecret`
@@ -10,41 +10,36 @@ URL would send in clear. An IdP inside the cluster must serve TLS. The pattern l
 host (localhost, 127.x.x.x, [::1]) through, but the planner refuses it unless the operator runs with
 KCOP_IDP_ALLOW_LOOPBACK_HTTP (tests): Keycloak would call its own pod (core/replication/identity_provider.py).
 
-SAML identity providers are not covered yet (`providerId` has one value).
+A SAML provider (`providerId: saml`) has its typed fields in `saml` (models/saml_identity_provider.py).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal, get_args
 
 from pydantic import Field, model_validator
 
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.client_settings import CONFIG_MAX, MAPPERS_MAX, MapperConfig
+from keycloak_operator.models.idp_urls import IdpUrl
 from keycloak_operator.models.realm import RealmRef
 from keycloak_operator.models.realm_settings import SECRET_KEY
+from keycloak_operator.models.saml_identity_provider import SamlIdpSettings
 
 # The alias is in the broker's URLs (/realms/<realm>/broker/<alias>/endpoint): one path segment.
 ALIAS = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
 ALIAS_MAX = 128
 TEXT_MAX = 255
 GUI_ORDER_MAX = 100_000
-# https anywhere; http only to a loopback host (which the planner refuses by default). No credentials ('@'),
-# query ('?') or fragment ('#').
-IDP_URL = (
-    r"^(https://[A-Za-z0-9.\-\[\]:]+|http://(localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|\[::1\])"
-    r"(:[0-9]{1,5})?)(/[\x21\x22\x24-\x3e\x41-\x7e]*)?$"
-)
 # An OAuth scope token (RFC 6749: printable ASCII but space, '"' and '\').
 SCOPE_TOKEN = r"^[\x21\x23-\x5b\x5d-\x7e]+$"
 SCOPES_MAX = 32
-IdpUrl = Annotated[str, Field(max_length=pt.URL_MAX, pattern=IDP_URL)]
 ScopeToken = Annotated[str, Field(min_length=1, max_length=TEXT_MAX, pattern=SCOPE_TOKEN)]
-# The mapper types Keycloak 26.7.3 offers an `oidc` provider (its mapper-types endpoint; the integration test
-# checks this list against it): a type it does not offer would be refused only when written. Not the
-# advanced role and group mappers: the role or group a mapper gives is checked against the grant rule
-# (core/replication/idp_mapper_rule.py), and their JSON claim-to-role lists are not read.
+# The mapper types Keycloak 26.7.3 offers an `oidc` or a `saml` provider (its mapper-types endpoint; the
+# integration tests check these lists against it): a type it does not offer would be refused only when
+# written. Not the advanced role and group mappers: the role or group a mapper gives is checked against the
+# grant rule (core/replication/idp_mapper_rule.py), and their JSON claim-to-role lists are not read.
 MapperType = Literal[
     "hardcoded-attribute-idp-mapper",
     "hardcoded-user-session-attribute-idp-mapper",
@@ -54,13 +49,52 @@ MapperType = Literal[
     "oidc-user-attribute-idp-mapper",
     "oidc-user-session-note-idp-mapper",
     "oidc-username-idp-mapper",
+    "saml-user-attribute-idp-mapper",
+    "saml-username-idp-mapper",
 ]
+# Which of them each provider takes: Keycloak 26.7.3's mapper-types endpoint offers a `saml` provider the
+# hardcoded ones (the role and group ones keep their `oidc-` ids) and its own saml-* ones.
+MAPPERS_BY_PROVIDER: Final = {
+    "oidc": frozenset(t for t in get_args(MapperType) if not t.startswith("saml-")),
+    "saml": frozenset(
+        {
+            "hardcoded-attribute-idp-mapper",
+            "hardcoded-user-session-attribute-idp-mapper",
+            "oidc-hardcoded-group-idp-mapper",
+            "oidc-hardcoded-role-idp-mapper",
+            "saml-user-attribute-idp-mapper",
+            "saml-username-idp-mapper",
+        }
+    ),
+}
 
 SECRET_RULE = {
     # The CRD carries no defaults (models/crd.py): an omitted clientAuthMethod is client_secret_post.
     "rule": "(has(self.clientAuthMethod) && self.clientAuthMethod == 'private_key_jwt') "
     "!= has(self.clientSecret)",
     "message": "clientSecret is required, except with clientAuthMethod private_key_jwt, which takes none",
+}
+
+
+_IS_OIDC = "self.providerId == 'oidc'"
+PROVIDER_BLOCK_RULE = {
+    "rule": f"has(self.oidc) == ({_IS_OIDC}) && has(self.saml) == !({_IS_OIDC})",
+    "message": "spec.oidc is required with providerId oidc, spec.saml with providerId saml; each only then",
+}
+PROVIDER_IMMUTABLE_RULE = {
+    "rule": "self.providerId == oldSelf.providerId",
+    "message": "spec.providerId cannot change: delete the resource and declare a new one",
+}
+SAML_MAPPERS_RULE = {
+    "rule": "self.providerId != 'saml' || !has(self.mappers) || self.mappers.all(m, "
+    "!m.identityProviderMapper.startsWith('oidc-') || "
+    "m.identityProviderMapper.startsWith('oidc-hardcoded-'))",
+    "message": "spec.mappers: a saml provider takes no oidc mappers but the hardcoded role and group ones",
+}
+OIDC_MAPPERS_RULE = {
+    "rule": "self.providerId != 'oidc' || !has(self.mappers) || "
+    "self.mappers.all(m, !m.identityProviderMapper.startsWith('saml-'))",
+    "message": "spec.mappers: an oidc provider takes no saml mappers",
 }
 
 
@@ -147,7 +181,9 @@ class KeycloakIdentityProviderSpec(CrdModel):
         "letters, digits, '-', '_', '.'. An alias another resource or a hand-made provider holds is a "
         "Conflict.",
     )
-    provider_id: Literal["oidc"] = Field(description="The protocol: `oidc` (SAML is not covered yet).")
+    provider_id: Literal["oidc", "saml"] = Field(
+        description="The protocol: `oidc` (settings in `oidc`) or `saml` (settings in `saml`); cannot change."
+    )
     display_name: str = Field(
         default="",
         max_length=TEXT_MAX,
@@ -168,7 +204,12 @@ class KeycloakIdentityProviderSpec(CrdModel):
         pattern=pt.NO_CONTROL,
         description="The flow run on a user's first login through it; absent: the realm's own.",
     )
-    oidc: OidcSettings = Field(description="The upstream OpenID Connect server (providerId oidc).")
+    oidc: OidcSettings | None = Field(
+        default=None, description="The upstream OpenID Connect server (providerId oidc only)."
+    )
+    saml: SamlIdpSettings | None = Field(
+        default=None, description="The upstream SAML identity provider (providerId saml only)."
+    )
     mappers: list[IdpMapper] | None = Field(
         default=None,
         max_length=MAPPERS_MAX,
@@ -182,4 +223,19 @@ class KeycloakIdentityProviderSpec(CrdModel):
         seen = [m.name for m in self.mappers or []]
         if len(seen) != len(set(seen)):
             raise ValueError("mappers: each name at most once")
+        return self
+
+    @model_validator(mode="after")
+    def _settings_of_the_provider(self) -> KeycloakIdentityProviderSpec:
+        if (self.oidc is not None) != (self.provider_id == "oidc") or (self.saml is not None) != (
+            self.provider_id == "saml"
+        ):
+            raise ValueError(PROVIDER_BLOCK_RULE["message"])
+        offered = MAPPERS_BY_PROVIDER[self.provider_id]
+        for m in self.mappers or []:
+            if m.identity_provider_mapper not in offered:
+                raise ValueError(
+                    f"spec.mappers {m.name!r}: {m.identity_provider_mapper} is not a mapper of a "
+                    f"{self.provider_id} provider"
+                )
         return self

@@ -29,6 +29,12 @@ from keycloak_operator.models.realm_settings import (
     SmtpSettings,
     ThemeSettings,
 )
+from keycloak_operator.models.saml_client import (
+    OIDC_ONLY_FIELDS,
+    SAML_MAPPER_TYPES,
+    Protocol,
+    SamlClientSettings,
+)
 from keycloak_operator.models.service_account import ENABLED_RULE, GRANTS_MAX, ServiceAccountGrant
 from keycloak_operator.models.user_profile import UserProfile
 
@@ -246,7 +252,23 @@ class RealmRef(CrdModel):
 
 class KeycloakClientSpec(ClientSettings):
     realm: RealmRef = Field(description="The KeycloakRealm this client belongs to.")
-    client_id: str = Field(min_length=1, max_length=255, pattern=pt.NO_SPACE, description="OIDC client_id.")
+    client_id: str = Field(
+        min_length=1,
+        max_length=255,
+        pattern=pt.NO_SPACE,
+        description="OIDC client_id; for a saml client, the service provider's entity id.",
+    )
+    protocol: Protocol = Field(
+        default="openid-connect",
+        description="openid-connect or saml; cannot change once created (Keycloak does not convert a "
+        "client). A saml client takes none of the OIDC-only fields (publicClient, webOrigins, the flows, "
+        "secretName, pkceMethod, logout, accessTokenLifespanSeconds, postLogoutRedirectUris, "
+        "serviceAccountRoles).",
+    )
+    saml: SamlClientSettings | None = Field(
+        default=None,
+        description="SAML settings (protocol saml only); absent on a saml client: every field its default.",
+    )
     name: str = Field(default="", max_length=255, description="Display name.")
     public_client: bool = Field(default=False, description="Public (no secret) or confidential.")
     redirect_uris: list[pt.UriText] = Field(
@@ -265,12 +287,36 @@ class KeycloakClientSpec(ClientSettings):
     )
 
     @model_validator(mode="after")
+    def _protocol_fields(self) -> KeycloakClientSpec:
+        """Fields of the other protocol are refused by name, never silently ignored."""
+        saml = self.protocol == "saml"
+        if saml:
+            declared = sorted(
+                f"spec.{f}" for f in OIDC_ONLY_FIELDS if _field_name(f) in self.model_fields_set
+            )
+            if declared:
+                raise ValueError(f"{', '.join(declared)}: OIDC settings, which a saml client takes none of")
+        elif self.saml is not None:
+            raise ValueError("spec.saml needs spec.protocol: saml")
+        for m in self.protocol_mappers or []:
+            if (m.protocol_mapper in SAML_MAPPER_TYPES) != saml:
+                raise ValueError(
+                    f"spec.protocolMappers {m.name!r}: {m.protocol_mapper} is not a mapper of protocol "
+                    f"{self.protocol}"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _service_account_roles_need_one(self) -> KeycloakClientSpec:
         if self.service_account_roles is not None and (
             self.public_client or not self.service_accounts_enabled
         ):
             raise ValueError(ENABLED_RULE["message"])
         return self
+
+
+def _field_name(camel: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
 
 
 class ReplicatedStatus(CrdModel):

@@ -12,7 +12,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
 from keycloak_operator.core import names
-from keycloak_operator.core.replication import client_parts
+from keycloak_operator.core.replication import client_parts, saml_client
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
@@ -32,7 +32,16 @@ Obj = Mapping[str, Any]
 
 def client_content(spec: KeycloakClientSpec) -> dict[str, Any]:
     """The client as declared; the optional settings only when declared (client_parts.py), so a client
-    declaring none has the content, and the hash, it had before they existed."""
+    declaring none has the content, and the hash, it had before they existed. A saml client has its own
+    (saml_client.py), and none of the OIDC flags, which Keycloak keeps but SAML never reads."""
+    if spec.protocol == saml_client.PROTOCOL:
+        return {
+            "clientId": spec.client_id,
+            "name": spec.name,
+            "enabled": True,
+            **saml_client.saml_content(spec),
+            **client_parts.settings_content(spec),  # roles, mappers, scopes: no attributes on a saml client
+        }
     return {
         "clientId": spec.client_id,
         "name": spec.name,

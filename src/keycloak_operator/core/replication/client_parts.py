@@ -41,7 +41,7 @@ SUBRESOURCES: Final = (ROLES, MAPPERS, DEFAULT_SCOPES, OPTIONAL_SCOPES, SA_ROLES
 # A mapper's config key holding the hash of what the operator wrote: marks the mapper as the operator's and
 # says when a declared key was removed (Keycloak adds keys of its own, so the keys alone cannot tell).
 MAPPER_HASH: Final = "kcop.dev.content-hash"
-PROTOCOL: Final = "openid-connect"
+PROTOCOL: Final = "openid-connect"  # a client's content without `protocol` predates saml clients
 SCOPE_FIELDS: Final = {
     DEFAULT_SCOPES: "spec.defaultClientScopes",
     OPTIONAL_SCOPES: "spec.optionalClientScopes",
@@ -127,12 +127,20 @@ class PartsPlan:
         return sorted({f"{label.get(w.part, OPTIONAL_SCOPES)}/{w.name}" for w in self.writes})
 
 
-def usable_scopes(realm_scopes: Mapping[str, tuple[str, str | None]], namespace: str) -> dict[str, str]:
-    """Name -> id of the realm's client scopes a client of `namespace` may attach: those no resource
-    declares (Keycloak's own, or made by the realm's admin) and those `namespace` declares. Another
-    namespace's KeycloakClientScope never shapes this namespace's tokens (seed 003).
-    `realm_scopes`: name -> (id, the namespace in its marker, None when unmarked)."""
-    return {name: sid for name, (sid, owner) in realm_scopes.items() if owner is None or owner == namespace}
+def usable_scopes(
+    realm_scopes: Mapping[str, tuple[str, str | None, str]], namespace: str, protocol: str = PROTOCOL
+) -> dict[str, str]:
+    """Name -> id of the realm's client scopes a client of `namespace` and `protocol` may attach: those no
+    resource declares (Keycloak's own, or made by the realm's admin) and those `namespace` declares, of the
+    client's protocol. Another namespace's KeycloakClientScope never shapes this namespace's tokens (seed
+    003). Keycloak 26.7.3 answers 204 to attaching a scope of the other protocol and attaches nothing
+    (checked against the real server), so such a scope is "missing" rather than written every round.
+    `realm_scopes`: name -> (id, the namespace in its marker or None when unmarked, its protocol)."""
+    return {
+        name: sid
+        for name, (sid, owner, of) in realm_scopes.items()
+        if (owner is None or owner == namespace) and of == protocol
+    }
 
 
 def missing_scopes(content: Mapping[str, Any], realm_scopes: Iterable[str]) -> Verdict | None:
@@ -147,7 +155,7 @@ def missing_scopes(content: Mapping[str, Any], realm_scopes: Iterable[str]) -> V
                 "Pending",
                 "ClientScopeNotFound",
                 f"{where}: no client scope {', '.join(map(repr, absent))} in the realm that this namespace "
-                "may use (its own or an undeclared one); nothing was written",
+                "may use (its own or an undeclared one, of the client's protocol); nothing was written",
             )
     return None
 
@@ -156,10 +164,13 @@ def declares_scopes(content: Mapping[str, Any]) -> bool:
     return DEFAULT_SCOPES in content or OPTIONAL_SCOPES in content
 
 
-def mapper_body(declared: Mapping[str, Any], remote_id: str | None = None) -> dict[str, Any]:
+def mapper_body(
+    declared: Mapping[str, Any], remote_id: str | None = None, protocol: str = PROTOCOL
+) -> dict[str, Any]:
+    """A mapper's body, of its client's protocol (the model checked the mapper type against it)."""
     body = {
         "name": declared["name"],
-        "protocol": PROTOCOL,
+        "protocol": protocol,
         "protocolMapper": declared["protocolMapper"],
         "config": {**declared["config"], MAPPER_HASH: content_hash(declared)},
     }
@@ -182,17 +193,19 @@ def plan_mappers(content: Mapping[str, Any], observed: Iterable[Mapping[str, Any
     existing = {str(m.get("name")): m for m in observed or [] if isinstance(m, Mapping)}
     ours = {n for n, m in existing.items() if MAPPER_HASH in (m.get("config") or {})}
     declared = {m["name"]: m for m in content[MAPPERS]}
+    protocol = str(content.get("protocol") or PROTOCOL)
     for name in sorted(ours - declared.keys()):
         plan.writes.append(PartWrite("mapper", "delete", name, str(existing[name].get("id"))))
     for name, want in sorted(declared.items()):
         seen = existing.get(name)
         if seen is None:
-            plan.writes.append(PartWrite("mapper", "create", name, None, mapper_body(want)))
+            plan.writes.append(PartWrite("mapper", "create", name, None, mapper_body(want, None, protocol)))
         elif name not in ours:
             plan.conflicts.append(f"mapper {name}")
         elif not _mapper_in_step(want, seen):
             remote = str(seen.get("id"))
-            plan.writes.append(PartWrite("mapper", "update", name, remote, mapper_body(want, remote)))
+            body = mapper_body(want, remote, protocol)
+            plan.writes.append(PartWrite("mapper", "update", name, remote, body))
     return plan
 
 

@@ -22,12 +22,13 @@ Obj = Mapping[str, Any]
 
 
 def client_secret_name(obj: Obj) -> str | None:
-    """The Secret a confidential client's secret goes to; None for a public client (or an invalid spec)."""
+    """The Secret a confidential client's secret goes to; None for a public client, a saml one (Keycloak
+    gives it a secret too, which SAML never uses) or an invalid spec."""
     try:
         spec = KeycloakClientSpec.model_validate(obj.get("spec") or {})
     except ValidationError:
         return None
-    if spec.public_client:
+    if spec.public_client or spec.protocol == "saml":
         return None
     return spec.secret_name or names.client_secret(str(obj["metadata"]["name"]))
 

@@ -51,6 +51,8 @@ from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.resources import (
     RealmTarget,
 )
+from keycloak_operator.core.replication.saml_identity_provider import URL_FIELDS as SAML_URL_FIELDS
+from keycloak_operator.core.replication.saml_identity_provider import saml_config
 from keycloak_operator.core.replication.sync import (
     NO_REVOCATION,
     Resource,
@@ -60,6 +62,7 @@ from keycloak_operator.core.replication.sync import (
     plan_scope,
 )
 from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec, OidcSettings
+from keycloak_operator.models.saml_identity_provider import SamlIdpSettings
 
 KIND: Final = names.IDENTITY_PROVIDER_KIND
 CONFIG: Final = "attributes"  # the provider's `config`, as the planner holds it (see the module's text)
@@ -83,10 +86,7 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-def idp_content(spec: KeycloakIdentityProviderSpec) -> dict[str, Any]:
-    """The provider as declared. Every config key is always sent (an absent optional one as ""), so a field
-    removed from the spec is cleared in Keycloak; its mappers only when declared (absent: not managed)."""
-    oidc = spec.oidc
+def _oidc_config(oidc: OidcSettings) -> dict[str, str]:
     config = {
         "issuer": oidc.issuer or "",
         "authorizationUrl": oidc.authorization_url,
@@ -102,10 +102,19 @@ def idp_content(spec: KeycloakIdentityProviderSpec) -> dict[str, Any]:
         "validateSignature": _flag(oidc.validate_signature),
         "pkceEnabled": _flag(oidc.pkce_enabled),
         "pkceMethod": "S256" if oidc.pkce_enabled else "",
-        "guiOrder": "" if spec.gui_order is None else str(spec.gui_order),
     }
     if oidc.client_secret is not None:
         config[CLIENT_SECRET] = MASKED
+    return config
+
+
+def idp_content(spec: KeycloakIdentityProviderSpec) -> dict[str, Any]:
+    """The provider as declared. Every config key is always sent (an absent optional one as ""), so a field
+    removed from the spec is cleared in Keycloak; its mappers only when declared (absent: not managed)."""
+    config = _oidc_config(spec.oidc) if spec.oidc is not None else {}
+    if spec.saml is not None:  # the model holds exactly the block its providerId names
+        config = saml_config(spec.saml)
+    config["guiOrder"] = "" if spec.gui_order is None else str(spec.gui_order)
     content: dict[str, Any] = {
         "alias": spec.alias,
         "displayName": spec.display_name,
@@ -138,10 +147,15 @@ def _spec_problem(
     """What the CRD cannot refuse: a plain-http (loopback) URL without the operator's setting, and a
     first-login flow from a namespace other than the realm's (a flow decides how users are created and
     linked)."""
-    for name in URL_FIELDS:
-        url = getattr(spec.oidc, name)
+    urls: list[tuple[str, str | None]] = []
+    if spec.oidc is not None:
+        urls = [(f"oidc.{OidcSettings.model_fields[n].alias}", getattr(spec.oidc, n)) for n in URL_FIELDS]
+    if spec.saml is not None:
+        aliases = SamlIdpSettings.model_fields
+        urls = [(f"saml.{aliases[n].alias}", getattr(spec.saml, n)) for n in SAML_URL_FIELDS]
+    for path, url in urls:
         if isinstance(url, str) and url.startswith("http://") and not loopback_http:
-            where = f"spec.oidc.{OidcSettings.model_fields[name].alias}"
+            where = f"spec.{path}"
             message = (
                 f"{where}: plain http is not allowed (Keycloak would call its own pod's loopback); use "
                 "https; nothing was written"
@@ -193,7 +207,7 @@ def client_secret_ref(obj: Obj) -> tuple[str, str] | None:
         spec = KeycloakIdentityProviderSpec.model_validate(obj.get("spec") or {})
     except ValidationError:
         return None
-    ref = spec.oidc.client_secret
+    ref = spec.oidc.client_secret if spec.oidc is not None else None  # a saml provider has no secret
     return None if ref is None else (ref.name, ref.key)
 
 

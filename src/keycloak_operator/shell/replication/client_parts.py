@@ -24,22 +24,28 @@ from keycloak_operator.shell.replication.realm_reads import RealmReads
 KIND = "ClientPart"  # the metrics' kind for a client's sub-objects
 
 
-RealmScopes = Mapping[str, tuple[str, str | None]]  # name -> (id, the namespace its marker names)
+# name -> (id, the namespace its marker names, its protocol)
+RealmScopes = Mapping[str, tuple[str, str | None, str]]
 
 
 async def realm_scopes(
     admin: KeycloakAdmin, realm: str, clients: list[Resource]
-) -> dict[str, tuple[str, str | None]]:
+) -> dict[str, tuple[str, str | None, str]]:
     """The realm's client scopes, with the namespace that declares each (None: no resource does); read
     only when a client declares scopes."""
     if not any(parts.declares_scopes(c.content) for c in clients):
         return {}
-    out: dict[str, tuple[str, str | None]] = {}
+    out: dict[str, tuple[str, str | None, str]] = {}
     for s in await admin.client_scopes(realm):
         if isinstance(s, Mapping) and isinstance(s.get("name"), str) and isinstance(s.get("id"), str):
             found = read_marker(s.get("attributes"))
-            out[str(s["name"])] = (str(s["id"]), found.key.namespace if found is not None else None)
+            owner = found.key.namespace if found is not None else None
+            out[str(s["name"])] = (str(s["id"]), owner, str(s.get("protocol") or parts.PROTOCOL))
     return out
+
+
+def _protocol(client: Resource) -> str:
+    return str(client.content.get("protocol") or parts.PROTOCOL)
 
 
 def with_missing_scopes(clients: list[Resource], scopes: RealmScopes) -> list[Resource]:
@@ -47,7 +53,7 @@ def with_missing_scopes(clients: list[Resource], scopes: RealmScopes) -> list[Re
     problem: nothing is written for it."""
     out = []
     for c in clients:
-        usable = parts.usable_scopes(scopes, c.key.namespace)
+        usable = parts.usable_scopes(scopes, c.key.namespace, _protocol(c))
         missing = None if c.problem is not None else parts.missing_scopes(c.content, usable)
         out.append(c if missing is None or c.deleting else replace(c, problem=missing))
     return out
@@ -95,7 +101,7 @@ async def sync_parts(
         try:
             current = await admin.client(realm, remote) if c.key in written else observed.get(remote, {})
             roles = await reads.client_roles(remote) if parts.ROLES in c.content else None
-            usable = parts.usable_scopes(scopes, c.key.namespace)
+            usable = parts.usable_scopes(scopes, c.key.namespace, _protocol(c))
             plan = parts.plan_parts(c.content, current, roles, usable, c.key.namespace + "/" + c.key.name)
             for write in plan.ordered():
                 await limiter.acquire(c.key.namespace)
