@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -543,6 +543,37 @@ found = st.lists(
 
 @settings(max_examples=200, deadline=None)
 @given(declared, found)
+# A blocked delete (ops, qa still under it) whose own parent is in Conflict says Deleting, yet is not at its
+# declared path: qa waits on it, never created under it (nor, once team-b holds /eng/ops, left created).
+@example(
+    [
+        ("team-a", "ops", "eng", [], {}, True),
+        ("team-b", "eng", None, [], {}, False),
+        ("team-a", "eng", None, [], {}, False),
+        ("team-a", "qa", "ops", [], {}, False),
+    ],
+    [("ours", "team-a", "ops", None)],
+)
+@example(
+    [
+        ("team-a", "ops", "eng", [], {}, True),
+        ("team-b", "eng", None, [], {}, False),
+        ("team-a", "eng", None, [], {}, False),
+        ("team-a", "qa", "ops", [], {}, False),
+        ("team-b", "ops", "eng", [], {}, False),
+    ],
+    [("ours", "team-a", "ops", None)],
+)
+# A blocked delete (team-b/eng, ops declared under it) whose path team-a holds: Deleting (the Conflict told
+# after), its object kept, ops waiting on it.
+@example(
+    [
+        ("team-a", "eng", None, [], {}, False),
+        ("team-b", "eng", None, [], {}, True),
+        ("team-b", "ops", "eng", [], {}, False),
+    ],
+    [("ours", "team-a", "ops", None), ("ours", "team-b", "eng", 0)],
+)
 def test_applying_a_plan_converges_and_a_second_plan_is_empty(
     wanted: list[tuple[str, str, str | None, list[str], Obj, bool]], existing: list[tuple[str, str, str]]
 ) -> None:

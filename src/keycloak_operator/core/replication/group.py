@@ -206,6 +206,14 @@ def plan_groups(
         if not waiting:
             break
         planned = [replace(g, problem=waiting[g.key]) if g.key in waiting else g for g in planned]
+    for key, why in blocked.items():
+        # A blocked delete is still desired, so its path may be in Conflict; it still waits to be deleted
+        # (its finalizer held), which its status says, the Conflict after (read only after the passes above,
+        # which hold its subgroups on the Conflict).
+        verdict = plan.verdicts.get(key)
+        if verdict is not None and verdict.phase != "Deleting":
+            message = f"{why}; meanwhile {verdict.phase}: {verdict.message}"
+            plan.verdicts[key] = Verdict("Deleting", "DeletionBlocked", message)
     plan.disables = []  # no switch to turn off: revocation keeps the group until it deletes it
     # An orphan (or a revoked group, or a duplicate) holding subgroups it may not take along stays: Keycloak
     # would delete them with it. Nothing declares an orphan, so there is no status to say so; the guide does.
@@ -218,13 +226,19 @@ def plan_groups(
 def _children_of_unready(
     groups: Sequence[Resource], plan: ScopePlan, blocked: AbstractSet[ObjectKey]
 ) -> dict[ObjectKey, Verdict]:
-    """Groups still desired (a blocked delete is) whose parent did not end Ready: held, Pending."""
+    """Groups still desired (a blocked delete is) whose parent did not end Ready: held, Pending. A blocked
+    delete is where its subgroups go only while nothing holds it: one whose own parent is not Ready (in
+    Conflict, say) still says Deleting, but is not at its declared path, so a subgroup created under it
+    would land at another path than declared and be moved back every round."""
+    problems = {g.key: g.problem for g in groups if g.problem is not None}
     out = {}
     for g in groups:
         up = parent_key(g)
         if (g.deleting and g.key not in blocked) or g.problem is not None or up is None:
             continue
         verdict = plan.verdicts.get(up)
+        if verdict is not None and verdict.phase == "Deleting" and up in problems:
+            verdict = problems[up]
         if verdict is None or verdict.phase not in ("Ready", "Deleting"):
             why = f"{verdict.phase}: {verdict.message}" if verdict else "not planned"
             message = f"spec.parent: KeycloakGroup {up.namespace}/{up.name} is not Ready ({why})"
