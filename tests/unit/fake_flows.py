@@ -184,6 +184,8 @@ class FakeFlowApi:
         self.s.wrote("config", realm, execution_id)
 
     async def update_config(self, realm: str, config_id: str, body: Obj) -> None:
+        if any(c["alias"] == body["alias"] and i != config_id for i, c in self.s.configs.items()):
+            raise AdminError(409, f"config alias {body['alias']} already exists")
         self.s.configs[config_id].update(copy.deepcopy({k: v for k, v in body.items() if k != "id"}))
         self.s.wrote("update_config", realm, config_id)
 

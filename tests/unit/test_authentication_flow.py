@@ -664,3 +664,21 @@ def test_flows_past_the_cap_of_a_namespace_in_a_realm_are_an_error_nothing_writt
     assert refused == {f"f{af.FLOWS_PER_NAMESPACE:02}", f"f{af.FLOWS_PER_NAMESPACE + 1:02}"}
     assert scope.verdicts[rs[-1].key].reason == "TooManyFlows"
     assert {op.key.name for op in scope.plan.creates} == {r.key.name for r in rs[:-2]} | {"b"}
+
+
+def test_a_flow_tagged_a_failed_build_of_its_spec_in_place_is_an_error_naming_the_missing_alias() -> None:
+    """A swapped-in flow whose subflow rename got 409 (staged aliases left), tagged failed: left as it is."""
+    r = resource(executions=EXECS)
+    tag = af.build_tag(r.content, failed=True)
+    tagged = {"id": af.flow_id("main", r.key), "alias": "login", "description": tag}
+    steps = af.staged(r.content, 1)[af.EXECUTIONS]
+    verdict = af.refused_in_place(tagged, r, steps)
+    assert verdict is not None and verdict.phase == "Error"
+    assert "'team forms', 'otp'" in verdict.message and "held by a flow the operator does not manage" in (
+        verdict.message
+    )
+    assert af.refused_in_place({**tagged, "description": af.build_tag(r.content)}, r, steps) is None
+    assert af.refused_in_place({**tagged, "alias": f"login{af.STAGED}1"}, r, steps) is None
+    assert af.refused_in_place(tagged, resource(executions=EXECS, deleting=True), steps) is None
+    other = resource(executions=EXECS[:1])
+    assert af.refused_in_place(tagged, other, steps) is None  # the spec changed: rebuilt

@@ -541,3 +541,86 @@ async def test_every_keycloak_write_of_a_rebuild_takes_a_write_limiter_token(
     world.kube.add(_flow("team-a", "login", executions=[*STEPS, otp]))  # a rebuild: some 15 writes
     writes, _ = await _round(world)
     assert len(writes) > 10 and taken.count("team-a") >= len(writes)
+
+
+def _hidden_subflow(world: World, alias: str) -> None:
+    """A subflow alias held by a flow the operator does not see (a hand-made flow's subflow)."""
+    world.flows.realm("main")
+    world.flows._add_flow("main", {"id": f"hand-{alias}", "alias": alias, "topLevel": False})
+
+
+HELD = [
+    {"authenticator": "auth-cookie", "requirement": "ALTERNATIVE"},
+    {
+        "requirement": "ALTERNATIVE",
+        "subflow": {
+            "alias": "held",
+            "executions": [{"authenticator": "auth-otp-form", "requirement": "REQUIRED"}],
+        },
+    },
+]
+
+
+async def test_a_rename_refused_for_an_alias_held_out_of_sight_stops_the_rebuild_loop(world: World) -> None:
+    """The swap builds with staged aliases, moves the binding, deletes the old flow, then the subflow's rename
+    gets 409: the bound flow is complete, the flow is Error naming the alias, and no round writes again."""
+    _bind(world, browser="login")
+    await _round(world)
+    await _round(world)
+    _hidden_subflow(world, "held")
+    world.kube.add(_flow("team-a", "login", executions=HELD))
+    _, kube = await _round(world)
+    assert _phases(kube)["team-a/login"] == "Error"
+    assert world.flows.bindings("main")["browserFlow"] == "login"
+    assert [r[1] for r in _order(world, "login")] == ["auth-cookie", "held ~1", "auth-otp-form"]
+    for _ in range(2):
+        writes, kube = await _round(world)
+        assert writes == []
+        status = world.obj(KIND, "team-a", "login")["status"]
+        assert status["phase"] == "Error"
+        assert "'held' is held by a flow the operator does not manage" in status["conditions"][0]["message"]
+    assert world.flows.bindings("main")["browserFlow"] == "login"
+
+
+async def test_a_first_build_refused_for_an_alias_held_out_of_sight_is_not_retried_each_round(
+    world: World,
+) -> None:
+    _hidden_subflow(world, "held")
+    world.kube.add(_flow("team-a", "other", executions=HELD))
+    _, kube = await _round(world)
+    assert _phases(kube)["team-a/other"] == "Error"
+    for _ in range(2):
+        writes, _ = await _round(world)
+        assert writes == []
+        status = world.obj(KIND, "team-a", "other")["status"]
+        assert status["phase"] == "Error" and "'held'" in status["conditions"][0]["message"]
+
+
+async def test_a_rebuild_cut_by_a_server_error_is_not_a_failed_build_and_is_retried(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from keycloak_operator.shell.keycloak_admin import AdminError
+    from tests.unit import fake_flows
+
+    _bind(world, browser="login")
+    await _round(world)
+    original = fake_flows.FakeFlowApi.add_authenticator
+    down = [True]
+
+    async def add_authenticator(self: Any, realm: str, parent: str, name: str) -> None:
+        if down[0] and parent.endswith(" ~1"):
+            raise AdminError(503, "Service Unavailable")
+        await original(self, realm, parent, name)
+
+    monkeypatch.setattr(fake_flows.FakeFlowApi, "add_authenticator", add_authenticator)
+    bad = [{"authenticator": "auth-cookie", "requirement": "ALTERNATIVE"}]
+    world.kube.add(_flow("team-a", "login", executions=bad))
+    _, kube = await _round(world)
+    assert _phases(kube)["team-a/login"] == "Error"
+    copy = world.flows.by_alias("main", "login ~1")
+    assert not str(copy.get("description")).startswith("build failed")  # a leftover, not a failed build
+    down[0] = False
+    _, kube = await _round(world)
+    assert _phases(kube)["team-a/login"] == "Ready"
+    assert _order(world, "login") == [(0, "auth-cookie", "ALTERNATIVE")]
+    assert world.flows.bindings("main")["browserFlow"] == "login"

@@ -203,3 +203,29 @@ def test_of_two_equal_copies_the_one_the_status_names_is_kept(first: str) -> Non
     obj = {**k8s("team-b", "b"), "status": {"keycloakId": "b"}}
     assert idp.idp_resource(obj, targets(frozenset({"team-b"}))).keycloak_id == "b"
     assert idp.idp_resource({**obj, "status": {"keycloakId": 5}}, targets()).keycloak_id is None
+
+
+def test_an_orphaned_flow_of_the_operators_is_never_taken_for_a_hand_made_one() -> None:
+    """Team B creates the owner's alias (idp-auto-link) while the owner's flow is absent, then drops its
+    resource's finalizer and deletes it: the flow stays with a uuid5 id and no owner. A provider naming that
+    alias is refused; a hand-made flow (Keycloak's random v4 id) and the owner's own flow are allowed."""
+    from keycloak_operator.core.replication import authentication_flow as af
+    from keycloak_operator.core.replication import idp_flow_rule as flow_rule
+    from tests.unit.test_authentication_flow import resource as flow
+
+    p = resource("team-a", "corp", firstBrokerLoginFlowAlias="login")
+    realm_key = p.parent
+    assert realm_key is not None
+    gone = af.flow_id("main", flow("team-b", "takeover").key)
+    mine = flow("team-a", "mine")
+
+    def refused(listed: Obj, declared: list[Any]) -> bool:
+        return p.key in flow_rule.flow_refusals([p], [listed], declared, "main", realm_key)
+
+    orphan = {"id": gone, "alias": "login", "builtIn": False}
+    assert refused(orphan, [mine])
+    verdict = flow_rule.flow_refusals([p], [orphan], [mine], "main", realm_key)[p.key]
+    assert verdict.phase == "Forbidden" and verdict.message.startswith("spec.firstBrokerLoginFlowAlias")
+    assert refused({"id": "hand-login", "alias": "login", "description": af.build_tag({})}, [])
+    assert not refused({"id": "0b6ad2a4-5a4b-4f45-8d5d-2f5e4a4c1b9e", "alias": "login"}, [mine])
+    assert not refused({"id": af.flow_id("main", mine.key, 1), "alias": "login"}, [mine])

@@ -242,6 +242,40 @@ def failed_build(observed: Iterable[Obj], realm: str, r: Resource, bound: Abstra
     )
 
 
+def refused_in_place(flow: Obj, r: Resource, steps: Sequence[Obj]) -> Verdict | None:
+    """The Error of `r` when its own flow (`flow`, not a staged copy; `steps`: its observed executions) is
+    tagged a failed build of its current spec: a first build Keycloak refused half way (never bound), or a
+    swapped-in flow whose subflow or config aliases could not be given their declared names (409: held by a
+    flow the operator does not see, such as a hand-made flow's subflow). Such a flow is left as it is, so it
+    is not rebuilt every round; the declared aliases it lacks are named. A swapped-in flow is complete and
+    bound, running with its staged aliases; changing the spec (once the alias is free) rebuilds it."""
+    if (
+        r.deleting
+        or r.problem is not None
+        or STAGED in str(flow.get("alias"))
+        or flow.get("description") != build_tag(r.content, failed=True)
+    ):
+        return None
+    have: set[str] = set()
+    for step in steps:
+        if step.get("subflow"):
+            have.add(str(step["subflow"]))
+        config = step.get("config")
+        if isinstance(config, Mapping) and config.get("alias"):
+            have.add(str(config["alias"]))
+    missing = [a for a in [*subflow_aliases(r.content), *config_aliases(r.content)] if a not in have]
+    held = (
+        f"alias {', '.join(repr(a) for a in missing)} is held by a flow the operator does not manage"
+        if missing
+        else "Keycloak refused a step"
+    )
+    message = (
+        f"the build of this spec failed: {held} (see the earlier event); the flow is left as it is and not "
+        "rebuilt each round: free the alias (or change it in the spec), then change the spec to try again"
+    )
+    return Verdict("Error", "RebuildFailed", message)
+
+
 def leftovers(
     observed: Sequence[Obj], realm: str, flows: Iterable[Resource], bound: AbstractSet[str]
 ) -> list[str]:

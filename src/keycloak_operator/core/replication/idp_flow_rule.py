@@ -7,16 +7,22 @@ realm owner may allow other namespaces to declare flows (spec.flowNamespaces), s
 about who wrote the flow behind it: another team can hold the alias while the owner's flow is absent or
 renamed. So the flow holding the alias in Keycloak is checked on every write of a provider (drift repair
 too): Keycloak's built-ins and flows the operator did not make (a realm admin's, by hand) are allowed, and of
-the operator's flows only those of the realm's own namespace. A flow of any other namespace refuses the
-provider (Forbidden, nothing written). An alias no flow holds is left to Keycloak (it refuses it).
+the operator's flows only those owned by a KeycloakAuthenticationFlow of the realm's own namespace. A flow of
+any other namespace refuses the provider (Forbidden, nothing written), and so does a flow that looks like the
+operator's but has no declared owner: another team can create a flow, then remove its resource's finalizer
+and delete the resource, leaving the flow (and its alias) orphaned. Keycloak gives the flows it creates
+random (version 4) ids, the operator's are uuid5 (authentication_flow.flow_id), so a version-5 id, or a
+description or alias carrying the operator's build tag, is never taken for a hand-made flow.
+An alias no flow holds is left to Keycloak (it refuses it).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from keycloak_operator.core.replication.authentication_flow import owner_of
+from keycloak_operator.core.replication.authentication_flow import STAGED, build_tag, owner_of
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.sync import Resource, Verdict
 
@@ -49,15 +55,36 @@ def flow_refusals(
         if flow is None or flow.get("builtIn"):
             continue
         owner = owner_of(realm, flow_resources, flow.get("id"))
-        if owner is None or owner.namespace == realm_key.namespace:
+        if owner is None and not looks_like_ours(flow):
+            continue  # hand-made
+        if owner is not None and owner.namespace == realm_key.namespace:
             continue
+        whose = (
+            f"is KeycloakAuthenticationFlow {owner.namespace}/{owner.name}'s"
+            if owner is not None
+            else "was made by the operator for a KeycloakAuthenticationFlow that no longer exists"
+        )
         message = (
-            f"spec.{FIELD}: flow {alias!r} is KeycloakAuthenticationFlow {owner.namespace}/{owner.name}'s; a "
-            f"provider may use a built-in flow, a hand-made one or one declared in the realm's namespace "
-            f"({realm_key.namespace}); nothing was written"
+            f"spec.{FIELD}: flow {alias!r} {whose}; a provider may use a built-in flow, a hand-made one or "
+            f"one declared in the realm's namespace ({realm_key.namespace}); nothing was written"
         )
         out[r.key] = Verdict("Forbidden", "FlowNotAllowed", message, revocable=False)
     return out
+
+
+_TAGS: Final = tuple(build_tag({}, failed=f).split(":")[0] for f in (False, True))
+
+
+def looks_like_ours(flow: Obj) -> bool:
+    """Whether a flow carries any sign of having been made by the operator: a version-5 id (Keycloak's own
+    ids are random, version 4), the build tag in its description or the staged mark in its alias."""
+    try:
+        if uuid.UUID(str(flow.get("id"))).version == 5:
+            return True
+    except ValueError:
+        pass
+    description = str(flow.get("description") or "")
+    return any(t in description for t in _TAGS) or STAGED in str(flow.get("alias"))
 
 
 # A provider's fields naming a flow by alias: Keycloak refuses to delete a flow one of them names.

@@ -173,6 +173,10 @@ class AuthenticationFlowWriter:
                     continue
                 if flow is not None:
                     steps[str(flow["id"])] = await _steps(api, at.remote, flow)
+                    stuck = af.refused_in_place(flow, r, steps[str(flow["id"])])
+                    if stuck is not None:
+                        planned.append(replace(r, problem=stuck))
+                        continue
                 planned.append(r)
             except AdminError as e:
                 problem = Verdict("Error", "ReadFailed", f"its executions could not be read: {e}")
@@ -368,7 +372,14 @@ async def _write(
     elif isinstance(op, Create):
         flow_id = await api.create_flow(realm, af.create_body(op.content, realm, op.key))
         scope.remote_ids[op.key] = flow_id
-        await _build(api, realm, op.content)
+        try:
+            await _build(api, realm, op.content)
+        except AdminError as e:
+            # Refused (an alias held by a flow the operator cannot see, say): the half-made flow, never
+            # bound, is tagged a failed build of this spec, so it is not rebuilt every round
+            # (af.refused_in_place); anything else (a 5xx, a timeout) leaves it to be rebuilt next round.
+            await _tag_failed(api, realm, op.content, flow_id, e)
+            raise _explained(e) from e
     elif isinstance(op, Update):
         if op.remote_id in steps and not af.executions_differ(op.content, steps[op.remote_id]):
             await api.update_flow(realm, op.remote_id, af.update_body(op.content, op.remote_id))
@@ -387,24 +398,62 @@ async def _swap(api: AuthenticationFlowApi, realm: str, op: Update, old_alias: s
     new_id = await api.create_flow(realm, af.create_body(staged, realm, op.key, slot))
     try:
         await _build(api, realm, staged)
-    except AdminError:
+    except AdminError as e:
         # Refused by Keycloak: the copy is tagged a failed build of this spec and kept (af.failed_build), so
-        # the same spec is not rebuilt every round; if even the tag cannot be written it is a leftover.
-        failed = {**af.update_body(staged, new_id), "description": af.build_tag(op.content, failed=True)}
-        with contextlib.suppress(AdminError):
-            await api.update_flow(realm, new_id, failed)
-        raise
+        # the same spec is not rebuilt every round; if even the tag cannot be written, or the error was not a
+        # refusal (a 5xx, a timeout, a dropped connection), it is a leftover, deleted and retried next round.
+        await _tag_failed(api, realm, staged, new_id, e, of=op.content)
+        raise _explained(e) from e
     bound = fb.bound_by(await api.realm_bindings(realm), old_alias)
     if bound:
         await api.update_realm(realm, dict.fromkeys(bound, str(staged["alias"])))
     await api.delete_flow(realm, op.remote_id)
     await api.update_flow(realm, new_id, af.update_body(op.content, new_id))
-    for rename in af.renames(await api.executions(realm, str(op.content["alias"])), op.content):
-        if rename.what == "flow":
-            await api.update_flow(realm, rename.remote_id, dict(rename.body))
-        else:
-            await api.update_config(realm, rename.remote_id, dict(rename.body))
+    try:
+        for rename in af.renames(await api.executions(realm, str(op.content["alias"])), op.content):
+            if rename.what == "flow":
+                await api.update_flow(realm, rename.remote_id, dict(rename.body))
+            else:
+                await api.update_config(realm, rename.remote_id, dict(rename.body))
+    except AdminError as e:
+        # A declared subflow or config alias held by a flow the operator does not manage (409): the new flow
+        # is complete and bound, with some staged aliases left. Tagged a failed build of this spec, it stays
+        # as it is (af.refused_in_place) instead of being rebuilt, and renamed again, every round.
+        await _tag_failed(api, realm, op.content, new_id, e)
+        raise _explained(e) from e
     return new_id
+
+
+class BuildRefused(AdminError):
+    """Keycloak took every step of a build but the flow does not hold what was declared."""
+
+
+def _refused(e: AdminError) -> bool:
+    """Whether Keycloak refused a write (4xx, or a build it took but got wrong): worth remembering as a failed
+    build. A 5xx, a timeout or a dropped connection (status 0) is not: the write is retried next round."""
+    return isinstance(e, BuildRefused) or 400 <= e.status < 500
+
+
+def _explained(e: AdminError) -> AdminError:
+    if e.status != 409:
+        return e
+    return AdminError(
+        e.status,
+        f"{e}: an alias of this flow is held by a flow the operator does not manage; the flow is not rebuilt "
+        "until the spec changes",
+    )
+
+
+async def _tag_failed(
+    api: AuthenticationFlowApi, realm: str, content: Obj, flow_id: str, e: AdminError, of: Obj | None = None
+) -> None:
+    """On a refusal, give the flow `flow_id` (holding `content`'s alias) the failed-build tag of `of` (the
+    declared content; `content` itself by default). If even the tag cannot be written, it stays untagged."""
+    if not _refused(e):
+        return
+    failed = {**af.update_body(content, flow_id), "description": af.build_tag(of or content, failed=True)}
+    with contextlib.suppress(AdminError):
+        await api.update_flow(realm, flow_id, failed)
 
 
 async def _build(api: AuthenticationFlowApi, realm: str, content: Obj) -> None:
@@ -419,7 +468,7 @@ async def _build(api: AuthenticationFlowApi, realm: str, content: Obj) -> None:
     listed = await api.executions(realm, alias)
     declared = content.get(af.EXECUTIONS) or []
     if len(listed) != len(declared):
-        raise AdminError(
+        raise BuildRefused(
             0, f"flow {alias}: {len(listed)} executions after the build, {len(declared)} declared"
         )
     for seen, want in zip(listed, declared, strict=True):
