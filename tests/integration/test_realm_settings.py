@@ -644,7 +644,8 @@ def test_seed_003_the_same_alias_in_two_namespaces_one_deleted_the_other_untouch
 
 HOSTILE_IDPS = [
     ("a slash in the alias", {"alias": "a/b"}, "spec.alias"),
-    ("a SAML provider", {"providerId": "saml"}, "spec.providerId"),
+    ("an unknown provider", {"providerId": "github"}, "spec.providerId"),
+    ("a SAML provider without its saml block", {"providerId": "saml"}, "spec.saml"),
     ("plain http off loopback", {"oidc": {"tokenUrl": "http://up.example.com/t"}}, "spec.oidc.tokenUrl"),
     (
         "credentials in a URL",
