@@ -20,6 +20,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.marker import read_marker
+from keycloak_operator.core.replication.migrations import ATTR_FORMAT
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.admin_logins import Login
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
@@ -189,7 +190,11 @@ class FakeAdmin(KeycloakAdmin):
     async def update_realm(self, realm: str, body: Obj) -> None:
         self._call("update_realm", realm, body)
         before = (self.server.realms[realm].get("smtpServer") or {}).get("password")
+        held = dict(self.server.realms[realm].get("attributes") or {})
         self.server.realms[realm].update(copy.deepcopy(body))
+        # As Keycloak does (its realm update sets each attribute sent, removing none; the marker's release and
+        # the stored-format record rely on it, tests/integration/test_replication.py sees it): merged.
+        self.server.realms[realm]["attributes"] = {**held, **(body.get("attributes") or {})}
         smtp = self.server.realms[realm].get("smtpServer") or {}
         if smtp.get("password") == "**********":  # as Keycloak does: the mask keeps the stored password
             smtp["password"] = before
@@ -778,3 +783,42 @@ async def test_a_missing_smtp_secret_holds_its_own_realm_only_with_a_condition_n
     _, calls, _ = await world.round(KC_URL)
     assert ("create_realm", "other") in _writing(calls)
     assert world.server.realms["other"]["smtpServer"]["password"] == "now-here"
+
+
+def _format_record(world: World, realm: str) -> Any:
+    return (world.server.realms[realm].get("attributes") or {}).get(ATTR_FORMAT)
+
+
+async def test_the_stored_format_waits_for_every_replica_then_is_recorded_once_per_owned_realm(
+    world: World,
+) -> None:
+    fmt = [1]  # what every live replica supports, as shell/leadership.py would say
+    world.replicator.realms.format_in_effect = lambda: fmt[0]
+    widget = marked({"realm": "widgets"}, ObjectKey("KeycloakWidget", "team-a", "w"))["attributes"]
+    world.server.realm({"realm": "widgets", "attributes": widget})  # a kind of a newer replica's
+    _, calls, _ = await world.round(KC_URL)
+    assert ("create_realm", "main") in _writing(calls)
+    assert _format_record(world, "main") is None  # an old replica is alive: the old format is written
+    _, calls, writes = await world.round(KC_URL)
+    assert _writing(calls) == [] and writes == []
+
+    fmt[0] = 2  # the old replica is gone
+    _, calls, writes = await world.round(KC_URL)
+    migrated = [c[2:] for c in calls if c[1] == "update_realm"]
+    assert migrated == [
+        ("main", {"attributes": {ATTR_FORMAT: "2"}}),
+        ("other", {"attributes": {ATTR_FORMAT: "2"}}),
+    ]
+    assert writes == []  # nothing in Kubernetes: the record is in Keycloak
+    assert read_marker(world.server.realms["main"]["attributes"]) is not None  # merged, not replaced
+    assert world.server.realms["widgets"]["attributes"] == widget  # never touched
+    for _ in range(2):  # finished: never run again
+        _, calls, writes = await world.round(KC_URL)
+        assert _writing(calls) == [] and writes == []
+
+    world.obj(names.REALM_KIND, "team-b", "other")["metadata"]["deletionTimestamp"] = "2026-01-02T00:00:00Z"
+    world.kube.add(_realm("team-b", "later", ON_KC))
+    _, calls, _ = await world.round(KC_URL)
+    created = next(c[3] for c in calls if c[1:3] == ("create_realm", "later"))
+    assert created["attributes"][ATTR_FORMAT] == "2"  # born in the new format: nothing to migrate
+    assert [c[1:3] for c in calls if c[1] == "update_realm"] == []

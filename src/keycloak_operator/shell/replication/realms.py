@@ -4,12 +4,15 @@ tenant's realms."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from keycloak_operator.core.replication import realm
+from keycloak_operator.core import formats
+from keycloak_operator.core.replication import migrations, realm
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import keep_orphans_of
 from keycloak_operator.core.replication.round import Round, collect
@@ -29,10 +32,15 @@ from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.admins import Admins
 from keycloak_operator.shell.replication.executor import execute
 
+log = logging.getLogger(__name__)
+
 
 class RealmWriter:
-    def __init__(self, limiter: WriteLimiter) -> None:
+    def __init__(self, limiter: WriteLimiter, format_in_effect: Callable[[], int] | None = None) -> None:
+        """`format_in_effect`: the stored format every live replica supports (shell/leadership.py), asked once
+        per login's realms; standalone, this replica's newest."""
         self.limiter = limiter
+        self.format_in_effect = format_in_effect or (lambda: formats.FORMAT_VERSION)
 
     async def sync(
         self,
@@ -83,18 +91,20 @@ class RealmWriter:
                 self._unavailable(rnd, group, str(e))
                 continue
             keep_orphans_of(scope, cred, targets, admins.logged_in)
+            fmt = self.format_in_effect()
 
             by_name = {str(o.get("realm")): o for o in observed if isinstance(o, Mapping)}
 
             async def write(
-                op: ScopeOperation, scope: ScopePlan = scope, by_name: Mapping[str, Any] = by_name
+                op: ScopeOperation, scope: ScopePlan = scope, by_name: Mapping[str, Any] = by_name, fmt: int = fmt
             ) -> None:
                 listed = by_name.get(op.remote_id) if isinstance(op, Update) else None
-                await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key), listed)
+                await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key), fmt, listed)
 
             failed = await execute(scope, write, self.limiter, rnd)
             settle(scope, failed)
             collect(rnd, scope, {r.key: r for r in group})
+            await self._migrate(rnd, admin, observed, group, failed, fmt)
         for r in realms:  # a failed login: already its problem, nothing planned for it
             if r.problem is not None:
                 rnd.verdicts.setdefault(r.key, r.problem)
@@ -106,12 +116,42 @@ class RealmWriter:
             rnd.verdicts[r.key] = r.problem or Verdict("Error", "ServerUnavailable", message)
         rnd.failed = True
 
+    async def _migrate(
+        self,
+        rnd: Round,
+        admin: KeycloakAdmin,
+        observed: list[dict[str, Any]],
+        group: list[Resource],
+        failed: Mapping[ObjectKey, str],
+        fmt: int,
+    ) -> None:
+        """Brings this login's owned realms up to the format in effect (core/replication/migrations.py),
+        after their own writes: only realms that stay (not deleted, not released, not failed). One realm's
+        failure stays on it; its record is unchanged, so the next round re-runs the step."""
+        owned = {r.key for r in group if not r.deleting and r.problem is None and r.key not in failed}
+        by_name = {str(r.get("realm")): r for r in observed}
+        broken: set[str] = set()
+        for w in migrations.plan_migrations(observed, owned, fmt):
+            if w.realm in broken:
+                continue
+            marker = read_marker(by_name[w.realm].get("attributes"))
+            assert marker is not None  # plan_migrations only plans for marked realms
+            await self.limiter.acquire(marker.key.namespace)
+            try:
+                await admin.update_realm(w.realm, dict(w.body))
+            except AdminError as e:
+                broken.add(w.realm)
+                rnd.write_failed(marker.key, f"migrating to stored format {w.target}: {e}")
+                continue
+            log.info("realm %s: stored format %d written", w.realm, w.target)
+
     @staticmethod
     async def _write(
         admin: KeycloakAdmin,
         op: ScopeOperation,
         scope: ScopePlan,
         smtp_password: str | None,
+        fmt: int,
         listed: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(op, Delete):
@@ -121,9 +161,11 @@ class RealmWriter:
         elif isinstance(op, Disable):
             await admin.update_realm(op.remote_id, realm.disable_body())
         elif isinstance(op, Create):
-            await admin.create_realm(realm.create_body(op, smtp_password))
+            await admin.create_realm(migrations.stamped(realm.create_body(op, smtp_password), fmt))
             scope.remote_ids[op.key] = realm.remote_id(op)
         else:
             assert isinstance(op, Update)
-            await admin.update_realm(op.remote_id, realm.update_body(op, smtp_password, listed))
+            await admin.update_realm(
+                op.remote_id, migrations.stamped(realm.update_body(op, smtp_password, listed), fmt)
+            )
             scope.remote_ids[op.key] = realm.remote_id(op)  # a rename moves the realm
