@@ -104,7 +104,8 @@ class RealmWriter:
             failed = await execute(scope, write, self.limiter, rnd)
             settle(scope, failed)
             collect(rnd, scope, {r.key: r for r in group})
-            await self._migrate(rnd, admin, observed, group, failed, fmt)
+            written = {op.key for phase in scope.phases() for op in phase}
+            await self._migrate(rnd, admin, observed, [r for r in group if r.key not in written], fmt)
         for r in realms:  # a failed login: already its problem, nothing planned for it
             if r.problem is not None:
                 rnd.verdicts.setdefault(r.key, r.problem)
@@ -122,13 +123,13 @@ class RealmWriter:
         admin: KeycloakAdmin,
         observed: list[dict[str, Any]],
         group: list[Resource],
-        failed: Mapping[ObjectKey, str],
         fmt: int,
     ) -> None:
-        """Brings this login's owned realms up to the format in effect (core/replication/migrations.py),
-        after their own writes: only realms that stay (not deleted, not released, not failed). One realm's
-        failure stays on it; its record is unchanged, so the next round re-runs the step."""
-        owned = {r.key for r in group if not r.deleting and r.problem is None and r.key not in failed}
+        """Brings this login's owned realms up to the format in effect (core/replication/migrations.py).
+        `group`: the realms not written this round (a write may have renamed or deleted one, so what was
+        listed no longer describes it; it is migrated next round). One realm's failure stays on it; its
+        record is unchanged, so the next round re-runs the step."""
+        owned = {r.key for r in group if not r.deleting and r.problem is None}
         by_name = {str(r.get("realm")): r for r in observed}
         broken: set[str] = set()
         for w in migrations.plan_migrations(observed, owned, fmt):
