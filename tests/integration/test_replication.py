@@ -729,6 +729,7 @@ def test_an_old_replica_beside_a_new_one_leaves_unknown_kinds_alone_and_the_form
     keycloak: KeycloakProcess,
     api: KeycloakApi,
     namespace: str,
+    operator: OperatorProcess,  # stopped meanwhile; back afterwards to delete the namespace's realm
     session_operator_stopped: None,
     tmp_path: Path,
 ) -> None:
@@ -796,7 +797,8 @@ def test_an_old_replica_beside_a_new_one_leaves_unknown_kinds_alone_and_the_form
         assert _groups(api, rn) == groups
 
         # A restarted new replica checks the record first and never runs the finished migration again; a
-        # realm update by the realm writer keeps the record (Keycloak merges realm attributes on PUT).
+        # realm update keeps the record (Keycloak replaces a realm's attributes with those a PUT sends: the
+        # update sends the record with the marker).
         new.stop()
         new.start(*peering_args, "--priority", "200")
         wait_for("the restarted replica leading", lambda: _active(new), timeout=60)

@@ -190,11 +190,7 @@ class FakeAdmin(KeycloakAdmin):
     async def update_realm(self, realm: str, body: Obj) -> None:
         self._call("update_realm", realm, body)
         before = (self.server.realms[realm].get("smtpServer") or {}).get("password")
-        held = dict(self.server.realms[realm].get("attributes") or {})
-        self.server.realms[realm].update(copy.deepcopy(body))
-        # As Keycloak does (its realm update sets each attribute sent, removing none; the marker's release and
-        # the stored-format record rely on it, tests/integration/test_replication.py sees it): merged.
-        self.server.realms[realm]["attributes"] = {**held, **(body.get("attributes") or {})}
+        self.server.realms[realm].update(copy.deepcopy(body))  # as Keycloak: `attributes` sent replace all
         smtp = self.server.realms[realm].get("smtpServer") or {}
         if smtp.get("password") == "**********":  # as Keycloak does: the mask keeps the stored password
             smtp["password"] = before
@@ -803,16 +799,19 @@ async def test_the_stored_format_waits_for_every_replica_then_is_recorded_once_p
     assert _writing(calls) == [] and writes == []
 
     fmt[0] = 2  # the old replica is gone
+    other_attributes = dict(world.server.realms["other"]["attributes"])
     world.obj(names.REALM_KIND, "team-a", "main")["spec"]["displayName"] = "Main"
     _, calls, _ = await world.round(KC_URL)
     migrated = [c[2:] for c in calls if c[1] == "update_realm"]
-    assert migrated[0][0] == "main" and ATTR_FORMAT not in migrated[0][1]["attributes"]
-    # main was written this round (a write may rename a realm): migrated on the next one
-    assert migrated[1:] == [("other", {"attributes": {ATTR_FORMAT: "2"}})]
-    _, calls, writes = await world.round(KC_URL)
-    assert [c[2:] for c in calls if c[1] == "update_realm"] == [("main", {"attributes": {ATTR_FORMAT: "2"}})]
-    assert writes == []  # nothing in Kubernetes: the record is in Keycloak
-    assert read_marker(world.server.realms["main"]["attributes"]) is not None  # merged, not replaced
+    # main's update is written in the new format; other gets its record in a write of its own, which
+    # sends the realm's attributes back with it (Keycloak replaces them all)
+    assert [(name, body["attributes"][ATTR_FORMAT]) for name, body in migrated] == [
+        ("main", "2"),
+        ("other", "2"),
+    ]
+    assert migrated[1][1] == {"attributes": {**other_attributes, ATTR_FORMAT: "2"}}
+    assert read_marker(world.server.realms["main"]["attributes"]) is not None
+    assert read_marker(world.server.realms["other"]["attributes"]) is not None
     assert world.server.realms["widgets"]["attributes"] == widget  # never touched
     for _ in range(2):  # finished: never run again
         _, calls, writes = await world.round(KC_URL)

@@ -28,8 +28,10 @@ ATTR_FORMAT: Final = PREFIX + "format"  # a marker attribute: never part of any 
 
 @dataclass(frozen=True, slots=True)
 class RealmWrite:
-    """A partial realm representation PUT on the realm: Keycloak merges `attributes` key by key (the marker's
-    release relies on the same), so a body naming only the record touches nothing else."""
+    """A partial realm representation PUT on the realm. Fields left out are left as they are, but
+    `attributes`, when sent, replaces the realm's attributes: Keycloak 26.7.3 removes every one not sent
+    (read in its bytecode, DefaultExportImportManager.updateRealm; seen on the real server, where a PUT of
+    the record alone took the marker with it). So a write that touches attributes sends all of them."""
 
     realm: str
     body: Mapping[str, Any]
@@ -87,13 +89,18 @@ def recorded_format(realm: Mapping[str, Any]) -> int | None:
     return None
 
 
-def record(target: int) -> dict[str, Any]:
-    return {"attributes": {ATTR_FORMAT: str(target)}}
+def record(realm: Mapping[str, Any], target: int) -> dict[str, Any]:
+    """The record's write: the realm's attributes as listed (the marker among them), with the record."""
+    attributes = realm.get("attributes")
+    kept = (
+        {k: v for k, v in attributes.items() if isinstance(v, str)} if isinstance(attributes, Mapping) else {}
+    )
+    return {"attributes": {**kept, ATTR_FORMAT: str(target)}}
 
 
 def stamped(body: Mapping[str, Any], fmt: int) -> dict[str, Any]:
-    """A new realm's body as written in format `fmt`: from format 2 on it carries its record at birth, so it
-    never needs migrating."""
+    """A realm create or update body as written in format `fmt`: from format 2 on it carries the record, so
+    a new realm never needs migrating and an update, whose attributes replace the realm's, keeps it."""
     if fmt <= FIRST_FORMAT:
         return dict(body)
     attributes = body.get("attributes")
@@ -123,6 +130,6 @@ def plan_migrations(
         while fmt is not None and fmt < in_effect and fmt in by_source:
             step = by_source[fmt]
             writes.extend(step.plan(realm))
-            writes.append(RealmWrite(name, record(step.target), step.target))
+            writes.append(RealmWrite(name, record(realm, step.target), step.target))
             fmt = step.target
     return writes
