@@ -59,8 +59,11 @@ def test_nothing_seen_yet_means_the_oldest_format() -> None:
     assert formats.in_effect([]) == OLDEST_FORMAT
 
 
-def test_a_peer_sharing_no_format_leaves_this_replica_on_its_oldest() -> None:
-    assert formats.in_effect([Supported(7, 9)], Supported(1, 2)) == 1
+def test_a_peer_sharing_no_format_means_no_agreement_and_no_format_to_write() -> None:
+    # The ADR: a format a live replica cannot read is never written; with nothing in common, nothing is.
+    assert formats.in_effect([Supported(7, 9)], Supported(1, 2)) is None
+    assert formats.in_effect([Supported(1, 1), Supported(7, 9)], Supported(1, 2)) is None
+    assert formats.in_effect([Supported(1, 3)], Supported(2, 3)) == 3
 
 
 @given(
@@ -73,6 +76,6 @@ def test_the_format_in_effect_is_the_newest_every_replica_supports(
     mine: Supported, peers: list[Supported]
 ) -> None:
     fmt = formats.in_effect([mine, *peers], mine)
-    assert fmt in mine
+    assert fmt is None or fmt in mine
     common = [f for f in range(mine.oldest, mine.newest + 1) if all(f in p for p in peers)]
-    assert fmt == (max(common) if common else mine.oldest)
+    assert fmt == (max(common) if common else None)

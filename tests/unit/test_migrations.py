@@ -79,20 +79,31 @@ def test_a_record_listed_as_a_list_of_one_is_read() -> None:
     assert migrations.recorded_format({}) == 1
 
 
-def test_steps_run_in_order_each_recorded_after_its_own_writes() -> None:
+def test_steps_run_in_order_each_recorded_after_its_own_writes_which_the_record_keeps() -> None:
+    # Each step plans from the realm as the writes before it leave it, and its record sends that realm's
+    # attributes: a record built from the listing would remove what the step itself just wrote.
     def touch(step: int) -> migrations.Planner:
-        return lambda r: [RealmWrite(str(r["realm"]), {"attributes": {f"step{step}": "done"}}, step)]
+        return lambda r: [
+            RealmWrite(str(r["realm"]), {"attributes": {**r["attributes"], f"step{step}": "done"}}, step)
+        ]
 
     chain = (Migration(1, 2, "a", touch(2)), Migration(2, 3, "b", touch(3)))
     writes = migrations.plan_migrations([realm("r1")], {key("r1")}, 3, chain)
     assert [
-        (w.target, w.body["attributes"].get("step2"), w.body["attributes"].get(ATTR_FORMAT)) for w in writes
+        (
+            w.target,
+            w.body["attributes"].get("step2"),
+            w.body["attributes"].get("step3"),
+            w.body["attributes"].get(ATTR_FORMAT),
+        )
+        for w in writes
     ] == [
-        (2, "done", None),
-        (2, None, "2"),
-        (3, None, None),
-        (3, None, "3"),
+        (2, "done", None, None),
+        (2, "done", None, "2"),
+        (3, "done", "done", "2"),
+        (3, "done", "done", "3"),
     ]
+    assert apply([realm("r1")], writes)[0]["attributes"]["foreign"] == "kept"
     # A crash after the first record: only the second step is planned again.
     assert [w.target for w in migrations.plan_migrations([realm("r1", fmt="2")], {key("r1")}, 3, chain)] == [
         3,
@@ -114,6 +125,26 @@ def test_a_new_realm_is_stamped_only_once_format_2_is_in_effect() -> None:
     assert migrations.stamped(body, 1) == body
     assert migrations.stamped(body, 2) == {"realm": "r1", "attributes": {"a": "b", ATTR_FORMAT: "2"}}
     assert migrations.stamped({"realm": "r1"}, 2)["attributes"] == {ATTR_FORMAT: "2"}
+
+
+@pytest.mark.parametrize(
+    ("listed", "fmt", "written"),
+    [
+        ("3", 2, "3"),  # a newer replica's record, after a rollback: not downgraded
+        ("x", 2, "x"),  # unreadable (hand-edited): left as it is, not guessed
+        ("2", 1, "2"),  # format 1 in effect (an old replica alive): the record it already has stays
+        ("2", 2, "2"),
+        ("1", 2, "2"),
+        (None, 2, "2"),
+        (None, 1, None),
+    ],
+)
+def test_a_write_never_downgrades_the_record_already_on_the_realm(
+    listed: str | None, fmt: int, written: str | None
+) -> None:
+    on_realm = {"realm": "r1", "attributes": {} if listed is None else {ATTR_FORMAT: listed}}
+    body = migrations.stamped({"realm": "r1", "attributes": {"a": "b"}}, fmt, on_realm)
+    assert body["attributes"].get(ATTR_FORMAT) == written and body["attributes"]["a"] == "b"
 
 
 REALMS = st.lists(

@@ -823,3 +823,32 @@ async def test_the_stored_format_waits_for_every_replica_then_is_recorded_once_p
     created = next(c[3] for c in calls if c[1:3] == ("create_realm", "later"))
     assert created["attributes"][ATTR_FORMAT] == "2"  # born in the new format: nothing to migrate
     assert [c[1:3] for c in calls if c[1] == "update_realm"] == []
+
+
+async def test_realm_updates_and_releases_keep_the_attributes_set_by_hand(world: World) -> None:
+    # Keycloak's realm PUT with `attributes` removes every attribute not sent (the fake does the same).
+    await world.round(KC_URL)
+    for name in ("main", "other"):
+        world.server.realms[name]["attributes"]["frontendUrl"] = f"https://{name}.example"
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["displayName"] = "Main"
+    other = world.obj(names.REALM_KIND, "team-b", "other")
+    other["metadata"]["annotations"] = {names.ANNOTATION_PRESERVE: "true"}
+    world.delete(names.REALM_KIND, "team-b", "other")
+    _, calls, _ = await world.round(KC_URL)
+    assert ("update_realm", "main") in _writing(calls) and ("update_realm", "other") in _writing(calls)
+    main = world.server.realms["main"]["attributes"]
+    assert main["frontendUrl"] == "https://main.example" and read_marker(main) is not None
+    assert main[ATTR_FORMAT] == "2"
+    assert world.server.realms["other"]["attributes"] == {"frontendUrl": "https://other.example"}
+
+
+async def test_without_a_format_every_replica_shares_nothing_is_migrated_nor_recorded(world: World) -> None:
+    world.replicator.realms.format_in_effect = lambda: None
+    _, calls, _ = await world.round(KC_URL)
+    assert ("create_realm", "main") in _writing(calls)
+    assert _format_record(world, "main") is None
+    world.server.realms["main"]["attributes"][ATTR_FORMAT] = "3"  # a newer replica's record: kept
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["displayName"] = "Main"
+    _, calls, _ = await world.round(KC_URL)
+    assert [c[1:3] for c in calls if c[1] == "update_realm"] == [("update_realm", "main")]
+    assert _format_record(world, "main") == "3"

@@ -62,15 +62,16 @@ def live_support(statuses: Iterable[Mapping[str, Any]], now: datetime) -> list[S
     return [advertised(p.identity) for s in statuses for p in peering.peers(s) if p.deadline > now]
 
 
-def in_effect(supports: Iterable[Supported], mine: Supported = THIS_REPLICA) -> int:
+def in_effect(supports: Iterable[Supported], mine: Supported = THIS_REPLICA) -> int | None:
     """The newest format this replica and every live peer can read and write, which is what it writes.
     With no peer seen at all (peering not read yet) it is this replica's oldest: never newer than the others
-    might know. A peer that supports nothing in common with this replica (too old or too new) leaves it on
-    its oldest too: it writes what it must, and the other side is told in the ADR (one release of overlap)."""
+    might know. None when some live peer shares no format with this replica (too old or too new): there is
+    no agreement, so nothing whose shape depends on the format is written (ADR 0022: a format a live
+    replica cannot read never runs under it)."""
     seen = list(supports)
     if not seen:
         return mine.oldest
     for fmt in range(mine.newest, mine.oldest - 1, -1):
         if all(fmt in s for s in seen):
             return fmt
-    return mine.oldest
+    return None

@@ -59,9 +59,10 @@ class Leadership:
         present = [self._status[s] for s in scopes if s in self._status]
         return peering.active_across(present, self.identity, self.priority, datetime.now(UTC))
 
-    def format_in_effect(self) -> int:
+    def format_in_effect(self) -> int | None:
         """The stored format to write (core/formats.py): the newest every live replica in every peering
-        object read advertises. Standalone there are no peers to ask: this replica's newest."""
+        object read advertises; None when one shares no format with this replica. Standalone there are no
+        peers to ask: this replica's newest."""
         if self.peering is None:
             return formats.FORMAT_VERSION
         supports = formats.live_support(self._status.values(), datetime.now(UTC))

@@ -98,15 +98,29 @@ def record(realm: Mapping[str, Any], target: int) -> dict[str, Any]:
     return {"attributes": {**kept, ATTR_FORMAT: str(target)}}
 
 
-def stamped(body: Mapping[str, Any], fmt: int) -> dict[str, Any]:
+def stamped(body: Mapping[str, Any], fmt: int, listed: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A realm create or update body as written in format `fmt`: from format 2 on it carries the record, so
-    a new realm never needs migrating and an update, whose attributes replace the realm's, keeps it."""
-    if fmt <= FIRST_FORMAT:
-        return dict(body)
+    a new realm never needs migrating and an update, whose attributes replace the realm's, keeps it.
+    `listed`: the realm as the round listed it (None for a new one). A record already there that is newer
+    than `fmt` (a newer replica's, after a rollback), unreadable, or any record while format 1 is in effect,
+    is sent back as it is: a write never downgrades or drops what is recorded."""
     attributes = body.get("attributes")
     merged = dict(attributes) if isinstance(attributes, Mapping) else {}
+    on_realm = listed.get("attributes") if listed is not None else None
+    current = on_realm.get(ATTR_FORMAT) if isinstance(on_realm, Mapping) else None
+    if isinstance(current, str) and current != "":
+        recorded = recorded_format(listed or {})
+        if recorded is None or recorded >= fmt or fmt <= FIRST_FORMAT:
+            return {**body, "attributes": {**merged, ATTR_FORMAT: current}}
+    if fmt <= FIRST_FORMAT:
+        return dict(body)
     merged[ATTR_FORMAT] = str(fmt)
     return {**body, "attributes": merged}
+
+
+def _applied(realm: Mapping[str, Any], write: RealmWrite) -> dict[str, Any]:
+    """The realm as Keycloak leaves it after `write`: fields sent replace, `attributes` as a whole."""
+    return {**realm, **write.body}
 
 
 def plan_migrations(
@@ -127,9 +141,16 @@ def plan_migrations(
         if marker is None or marker.key not in owned or not isinstance(name, str):
             continue
         fmt = recorded_format(realm)
+        # Each step plans, and each record is built, from the realm as the writes before leave it: a record
+        # built from the listing would put back the attributes the step's own writes just changed.
+        current: Mapping[str, Any] = realm
         while fmt is not None and fmt < in_effect and fmt in by_source:
             step = by_source[fmt]
-            writes.extend(step.plan(realm))
-            writes.append(RealmWrite(name, record(realm, step.target), step.target))
+            for w in step.plan(current):
+                writes.append(w)
+                current = _applied(current, w)
+            recorded = RealmWrite(name, record(current, step.target), step.target)
+            writes.append(recorded)
+            current = _applied(current, recorded)
             fmt = step.target
     return writes

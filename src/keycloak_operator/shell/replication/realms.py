@@ -33,10 +33,13 @@ from keycloak_operator.shell.replication.admins import Admins
 from keycloak_operator.shell.replication.executor import execute
 
 log = logging.getLogger(__name__)
+Listed = Mapping[str, Mapping[str, Any]]  # the realms a login listed, by name
 
 
 class RealmWriter:
-    def __init__(self, limiter: WriteLimiter, format_in_effect: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self, limiter: WriteLimiter, format_in_effect: Callable[[], int | None] | None = None
+    ) -> None:
         """`format_in_effect`: the stored format every live replica supports (shell/leadership.py), asked once
         per login's realms; standalone, this replica's newest."""
         self.limiter = limiter
@@ -92,20 +95,22 @@ class RealmWriter:
                 continue
             keep_orphans_of(scope, cred, targets, admins.logged_in)
             fmt = self.format_in_effect()
-
             by_name = {str(o.get("realm")): o for o in observed if isinstance(o, Mapping)}
 
             async def write(
-                op: ScopeOperation, scope: ScopePlan = scope, by_name: Mapping[str, Any] = by_name, fmt: int = fmt
+                op: ScopeOperation, scope: ScopePlan = scope, fmt: int | None = fmt, by_name: Listed = by_name
             ) -> None:
-                listed = by_name.get(op.remote_id) if isinstance(op, Update) else None
+                listed = by_name.get(op.remote_id) if isinstance(op, Update | Release) else None
                 await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key), fmt, listed)
 
             failed = await execute(scope, write, self.limiter, rnd)
             settle(scope, failed)
             collect(rnd, scope, {r.key: r for r in group})
             written = {op.key for phase in scope.phases() for op in phase}
-            await self._migrate(rnd, admin, observed, [r for r in group if r.key not in written], fmt)
+            if fmt is None:  # no format every live replica shares: nothing is migrated (core/formats.py)
+                log.warning("no stored format is shared by every live replica: realms are not migrated")
+                continue
+            await self._migrate(rnd, admins, observed, [r for r in group if r.key not in written], fmt)
         for r in realms:  # a failed login: already its problem, nothing planned for it
             if r.problem is not None:
                 rnd.verdicts.setdefault(r.key, r.problem)
@@ -120,7 +125,7 @@ class RealmWriter:
     async def _migrate(
         self,
         rnd: Round,
-        admin: KeycloakAdmin,
+        admins: Admins,
         observed: list[dict[str, Any]],
         group: list[Resource],
         fmt: int,
@@ -139,7 +144,7 @@ class RealmWriter:
             assert marker is not None  # plan_migrations only plans for marked realms
             await self.limiter.acquire(marker.key.namespace)
             try:
-                await admin.update_realm(w.realm, dict(w.body))
+                await admins.admin_for(marker.key).update_realm(w.realm, dict(w.body))
             except AdminError as e:
                 broken.add(w.realm)
                 rnd.write_failed(marker.key, f"migrating to stored format {w.target}: {e}")
@@ -152,21 +157,23 @@ class RealmWriter:
         op: ScopeOperation,
         scope: ScopePlan,
         smtp_password: str | None,
-        fmt: int,
-        listed: Mapping[str, Any] | None = None,
+        fmt: int | None,
+        listed: Mapping[str, Any] | None,
     ) -> None:
+        """`fmt`: the stored format in effect, None without agreement (a create then carries no record and an
+        update keeps the one listed); `listed`: the realm as listed, for an Update or a Release."""
+        stamp = formats.FIRST_FORMAT if fmt is None else fmt
         if isinstance(op, Delete):
             await admin.delete_realm(op.remote_id)
         elif isinstance(op, Release):
-            await admin.update_realm(op.remote_id, realm.release_body())
+            await admin.update_realm(op.remote_id, realm.release_body(listed))
         elif isinstance(op, Disable):
             await admin.update_realm(op.remote_id, realm.disable_body())
         elif isinstance(op, Create):
-            await admin.create_realm(migrations.stamped(realm.create_body(op, smtp_password), fmt))
+            await admin.create_realm(migrations.stamped(realm.create_body(op, smtp_password), stamp))
             scope.remote_ids[op.key] = realm.remote_id(op)
         else:
             assert isinstance(op, Update)
-            await admin.update_realm(
-                op.remote_id, migrations.stamped(realm.update_body(op, smtp_password, listed), fmt)
-            )
+            body = realm.update_body(op, smtp_password, listed=listed)
+            await admin.update_realm(op.remote_id, migrations.stamped(body, stamp, listed))
             scope.remote_ids[op.key] = realm.remote_id(op)  # a rename moves the realm

@@ -76,7 +76,7 @@ class Replicator:
         revocation_grace: timedelta = timedelta(0),
         clock: Callable[[], float] = time.monotonic,
         concurrency: int = DEFAULT_CONCURRENCY,
-        format_in_effect: Callable[[], int] | None = None,
+        format_in_effect: Callable[[], int | None] | None = None,
     ) -> None:
         self.kube = kube
         self.policy = policy
