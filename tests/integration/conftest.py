@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -62,12 +63,20 @@ def operator(
 def session_operator_stopped(crds: None) -> Iterator[None]:
     """For tests that run operators of their own (HA, RBAC): the session's operator, if a test before
     started it, must not act on the same objects meanwhile. It is started again afterwards."""
+    with session_operators_stopped():
+        yield
+
+
+@contextlib.contextmanager
+def session_operators_stopped() -> Iterator[None]:
     stopped = [p for p in _session_operators if p.alive()]
     for proc in stopped:
         proc.stop()
-    yield
-    for proc in stopped:
-        proc.start("--all-namespaces")
+    try:
+        yield
+    finally:
+        for proc in stopped:
+            proc.start("--all-namespaces")
 
 
 @pytest.fixture(scope="session")

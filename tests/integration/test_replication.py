@@ -23,6 +23,7 @@ import pytest
 from keycloak_operator.core import names
 from keycloak_operator.models.peering_crd import peering_object
 from localcluster.keycloak import KeycloakProcess
+from tests.integration.conftest import session_operators_stopped
 from tests.integration.support import local_keycloak, old_operator
 from tests.integration.support.flows import direct_grant, flow, flow_by_alias
 from tests.integration.support.keycloak_api import KeycloakApi
@@ -750,13 +751,39 @@ def test_an_old_replica_beside_a_new_one_leaves_unknown_kinds_alone_and_the_form
     api: KeycloakApi,
     namespace: str,
     operator: OperatorProcess,  # stopped meanwhile; back afterwards to delete the namespace's realm
-    session_operator_stopped: None,
     tmp_path: Path,
 ) -> None:
     """A rolling update: the previous version (real code from this repository's history, from before
     KeycloakGroup existed) and this one, in one kopf peering. The old one leading for rounds of its own never
     touches the groups the new one wrote; the stored format stays the old one while the old replica lives,
     is migrated once after it stops, and never again (the record is read from every round's listing)."""
+    # The session's operator stops for this test only once no other test's realm is left on this server: a
+    # namespace deleted while no operator runs takes its admin Secret along, and its realm could then never
+    # be deleted from Keycloak (its finalizer would hold it, and the module's cleanup, for ever).
+    wait_for(
+        "no other namespace's realm left on this server",
+        lambda: (
+            not [
+                r
+                for r in kubectl.list(REALM_RES, None)
+                if r["metadata"]["namespace"] != namespace
+                and ((r["spec"].get("server") or {}).get("external") or {}).get("url") == keycloak.url
+            ]
+        ),
+        timeout=120,
+    )
+    with session_operators_stopped():
+        _two_versions(cluster, kubectl, keycloak, api, namespace, tmp_path)
+
+
+def _two_versions(
+    cluster,  # type: ignore[no-untyped-def]
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    api: KeycloakApi,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
     ns, rn = namespace, realm_name(namespace)
     old_src = old_operator.extract(old_operator.commit_before_groups(), tmp_path / "old")
     old_operator.check(old_src)
