@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from localcluster import realnode
 from localcluster.node_config import DNS_SERVICE_IP
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.session_operators import SESSION_OPERATORS, session_operators_stopped
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,9 +42,6 @@ def crds(kubectl: Kubectl) -> None:
     kubectl.run("wait", "--for=condition=Established", "--timeout=60s", "crd", "-l", "", "--all")
 
 
-_session_operators: list[OperatorProcess] = []
-
-
 @pytest.fixture(scope="session")
 def operator(
     cluster: localcluster.Cluster, crds: None, tmp_path_factory: pytest.TempPathFactory
@@ -53,9 +50,9 @@ def operator(
     loopback = {"KCOP_IDP_ALLOW_LOOPBACK_HTTP": "true"}
     proc = OperatorProcess(cluster.kubeconfig, tmp_path_factory.mktemp("operator"), extra_env=loopback)
     proc.start("--all-namespaces")
-    _session_operators.append(proc)
+    SESSION_OPERATORS.append(proc)
     yield proc
-    _session_operators.remove(proc)
+    SESSION_OPERATORS.remove(proc)
     proc.stop()
 
 
@@ -65,18 +62,6 @@ def session_operator_stopped(crds: None) -> Iterator[None]:
     started it, must not act on the same objects meanwhile. It is started again afterwards."""
     with session_operators_stopped():
         yield
-
-
-@contextlib.contextmanager
-def session_operators_stopped() -> Iterator[None]:
-    stopped = [p for p in _session_operators if p.alive()]
-    for proc in stopped:
-        proc.stop()
-    try:
-        yield
-    finally:
-        for proc in stopped:
-            proc.start("--all-namespaces")
 
 
 @pytest.fixture(scope="session")

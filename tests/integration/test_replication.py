@@ -23,12 +23,12 @@ import pytest
 from keycloak_operator.core import names
 from keycloak_operator.models.peering_crd import peering_object
 from localcluster.keycloak import KeycloakProcess
-from tests.integration.conftest import session_operators_stopped
 from tests.integration.support import local_keycloak, old_operator
 from tests.integration.support.flows import direct_grant, flow, flow_by_alias
 from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.session_operators import session_operators_stopped
 
 pytestmark = pytest.mark.integration
 
