@@ -803,6 +803,13 @@ def _two_versions(
     new = OperatorProcess(cluster.kubeconfig, tmp_path / "new-logs", resync_seconds=2, extra_env=env)
     try:
         old.start(*peering_args, "--priority", "100")
+        # As in a rolling update, the old replica is in the peering before the new one starts: a new one that
+        # read the peering before its old peer had written itself there would take itself for the only one.
+        wait_for(
+            "the old replica in the peering",
+            lambda: bool((kubectl.get("clusterkopfpeerings.kopf.dev", name) or {}).get("status")),
+            timeout=60,
+        )
         new.start(*peering_args, "--priority", "200")
         wait_for("the new replica leading", lambda: _active(new), timeout=60)
         wait_for(
