@@ -128,23 +128,30 @@ def test_a_new_realm_is_stamped_only_once_format_2_is_in_effect() -> None:
 
 
 @pytest.mark.parametrize(
-    ("listed", "fmt", "written"),
+    ("listed", "written"),
     [
-        ("3", 2, "3"),  # a newer replica's record, after a rollback: not downgraded
-        ("x", 2, "x"),  # unreadable (hand-edited): left as it is, not guessed
-        ("2", 1, "2"),  # format 1 in effect (an old replica alive): the record it already has stays
-        ("2", 2, "2"),
-        ("1", 2, "2"),
-        (None, 2, "2"),
-        (None, 1, None),
+        ("3", "3"),  # a newer replica's record, after a rollback: not downgraded
+        ("x", "x"),  # unreadable (hand-edited): left as it is, not guessed
+        ("2", "2"),
+        (["2"], "2"),  # the one-element list read_marker accepts
+        ("1", "1"),  # not moved forward: the step 1 -> 2 is the migration's to run, then record
+        ("", None),
+        (None, None),  # none yet: the migration writes it after its step
     ],
 )
-def test_a_write_never_downgrades_the_record_already_on_the_realm(
-    listed: str | None, fmt: int, written: str | None
+def test_an_update_sends_back_the_record_already_on_the_realm_as_it_is(
+    listed: str | list[str] | None, written: str | None
 ) -> None:
     on_realm = {"realm": "r1", "attributes": {} if listed is None else {ATTR_FORMAT: listed}}
-    body = migrations.stamped({"realm": "r1", "attributes": {"a": "b"}}, fmt, on_realm)
+    body = migrations.record_kept({"realm": "r1", "attributes": {"a": "b"}}, on_realm)
     assert body["attributes"].get(ATTR_FORMAT) == written and body["attributes"]["a"] == "b"
+
+
+def test_a_record_write_keeps_the_marker_listed_as_one_element_lists() -> None:
+    marker = marker_attributes(ObjectKey("KeycloakRealm", "team-a", "main"), "0" * 64)
+    listed = {"realm": "r1", "attributes": {k: [v] for k, v in marker.items()}}
+    written = migrations.record(listed, 2)["attributes"]
+    assert written == {**marker, ATTR_FORMAT: "2"}
 
 
 REALMS = st.lists(

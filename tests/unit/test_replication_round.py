@@ -178,7 +178,7 @@ class FakeAdmin(KeycloakAdmin):
         self._call("realms")
         found = copy.deepcopy(list(self.server.realms.values()))
         for r in found:  # as Keycloak does: a set SMTP password is never returned
-            if (r.get("smtpServer") or {}).get("password"):
+            if isinstance(r, dict) and (r.get("smtpServer") or {}).get("password"):
                 r["smtpServer"]["password"] = "**********"
         return found
 
@@ -803,13 +803,19 @@ async def test_the_stored_format_waits_for_every_replica_then_is_recorded_once_p
     world.obj(names.REALM_KIND, "team-a", "main")["spec"]["displayName"] = "Main"
     _, calls, _ = await world.round(KC_URL)
     migrated = [c[2:] for c in calls if c[1] == "update_realm"]
-    # main's update is written in the new format; other gets its record in a write of its own, which
-    # sends the realm's attributes back with it (Keycloak replaces them all)
-    assert [(name, body["attributes"][ATTR_FORMAT]) for name, body in migrated] == [
-        ("main", "2"),
+    # main's update keeps the record it has (none: only a migration moves a record, or a later format's
+    # step would be skipped); other gets its record in a write of its own, which sends the realm's
+    # attributes back with it (Keycloak replaces them all); main, written this round, gets it next round
+    assert [(name, body["attributes"].get(ATTR_FORMAT)) for name, body in migrated] == [
+        ("main", None),
         ("other", "2"),
     ]
     assert migrated[1][1] == {"attributes": {**other_attributes, ATTR_FORMAT: "2"}}
+    main_attributes = dict(world.server.realms["main"]["attributes"])
+    _, calls, _ = await world.round(KC_URL)
+    assert [c[2:] for c in calls if c[1] == "update_realm"] == [
+        ("main", {"attributes": {**main_attributes, ATTR_FORMAT: "2"}})
+    ]
     assert read_marker(world.server.realms["main"]["attributes"]) is not None
     assert read_marker(world.server.realms["other"]["attributes"]) is not None
     assert world.server.realms["widgets"]["attributes"] == widget  # never touched
@@ -840,6 +846,14 @@ async def test_realm_updates_and_releases_keep_the_attributes_set_by_hand(world:
     assert main["frontendUrl"] == "https://main.example" and read_marker(main) is not None
     assert main[ATTR_FORMAT] == "2"
     assert world.server.realms["other"]["attributes"] == {"frontendUrl": "https://other.example"}
+
+
+async def test_a_listing_entry_that_is_not_an_object_stalls_no_realm(world: World) -> None:
+    world.replicator.realms.format_in_effect = lambda: 2
+    world.server.realms["junk"] = ["not", "a", "realm"]  # type: ignore[assignment]
+    _, calls, _ = await world.round(KC_URL)
+    assert ("create_realm", "main") in _writing(calls) and ("create_realm", "other") in _writing(calls)
+    assert _format_record(world, "main") == "2"
 
 
 async def test_without_a_format_every_replica_shares_nothing_is_migrated_nor_recorded(world: World) -> None:

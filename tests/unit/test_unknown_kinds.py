@@ -24,7 +24,8 @@ KNOWN = (
     names.GROUP_KIND,
     names.IDENTITY_PROVIDER_KIND,
 )
-# A kind a newer replica may write (it does not exist in this version), and one this repository once had.
+# A kind a newer replica may write (it does not exist in this version), and a kind this version has that an
+# older replica did not (it came after the previous release), seen from the other side.
 FOREIGN = ("KeycloakWidget", "KeycloakAuthenticationFlow")
 
 

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from keycloak_operator.core.formats import FIRST_FORMAT, FORMAT_VERSION
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.marker import PREFIX, read_marker
+from keycloak_operator.core.replication.marker import PREFIX, read_marker, string_attributes
 
 ATTR_FORMAT: Final = PREFIX + "format"  # a marker attribute: never part of any content hash
 
@@ -91,31 +91,30 @@ def recorded_format(realm: Mapping[str, Any]) -> int | None:
 
 def record(realm: Mapping[str, Any], target: int) -> dict[str, Any]:
     """The record's write: the realm's attributes as listed (the marker among them), with the record."""
-    attributes = realm.get("attributes")
-    kept = (
-        {k: v for k, v in attributes.items() if isinstance(v, str)} if isinstance(attributes, Mapping) else {}
-    )
-    return {"attributes": {**kept, ATTR_FORMAT: str(target)}}
+    return {"attributes": {**string_attributes(realm.get("attributes")), ATTR_FORMAT: str(target)}}
 
 
-def stamped(body: Mapping[str, Any], fmt: int, listed: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A realm create or update body as written in format `fmt`: from format 2 on it carries the record, so
-    a new realm never needs migrating and an update, whose attributes replace the realm's, keeps it.
-    `listed`: the realm as the round listed it (None for a new one). A record already there that is newer
-    than `fmt` (a newer replica's, after a rollback), unreadable, or any record while format 1 is in effect,
-    is sent back as it is: a write never downgrades or drops what is recorded."""
-    attributes = body.get("attributes")
-    merged = dict(attributes) if isinstance(attributes, Mapping) else {}
-    on_realm = listed.get("attributes") if listed is not None else None
-    current = on_realm.get(ATTR_FORMAT) if isinstance(on_realm, Mapping) else None
-    if isinstance(current, str) and current != "":
-        recorded = recorded_format(listed or {})
-        if recorded is None or recorded >= fmt or fmt <= FIRST_FORMAT:
-            return {**body, "attributes": {**merged, ATTR_FORMAT: current}}
+def stamped(body: Mapping[str, Any], fmt: int) -> dict[str, Any]:
+    """A new realm's create body as written in format `fmt`: from format 2 on it carries the record, so a new
+    realm never needs migrating."""
     if fmt <= FIRST_FORMAT:
         return dict(body)
-    merged[ATTR_FORMAT] = str(fmt)
-    return {**body, "attributes": merged}
+    attributes = body.get("attributes")
+    merged = dict(attributes) if isinstance(attributes, Mapping) else {}
+    return {**body, "attributes": {**merged, ATTR_FORMAT: str(fmt)}}
+
+
+def record_kept(body: Mapping[str, Any], listed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An update body (`listed`: the realm as the round listed it) with the record the realm already has,
+    as it is. An update whose attributes replace the realm's must not drop the record (the migration would
+    run again), nor move it forward (the steps in between would never run for that realm: only a migration
+    advances a record), nor downgrade a newer or unreadable one (a newer replica's, after a rollback)."""
+    current = string_attributes(listed.get("attributes") if listed is not None else None).get(ATTR_FORMAT)
+    if not current:
+        return dict(body)
+    attributes = body.get("attributes")
+    merged = dict(attributes) if isinstance(attributes, Mapping) else {}
+    return {**body, "attributes": {**merged, ATTR_FORMAT: current}}
 
 
 def _applied(realm: Mapping[str, Any], write: RealmWrite) -> dict[str, Any]:

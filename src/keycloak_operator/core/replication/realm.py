@@ -18,7 +18,12 @@ from pydantic import ValidationError
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import realm_defaults, realm_settings
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, is_marker_attribute, marked
+from keycloak_operator.core.replication.marker import (
+    MARKER_ATTRIBUTES,
+    is_marker_attribute,
+    marked,
+    string_attributes,
+)
 from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.roles import role_owner
 from keycloak_operator.core.replication.sync import (
@@ -94,10 +99,8 @@ def others_attributes(listed: Mapping[str, Any] | None) -> dict[str, str]:
     map, session, CIBA, PAR and device settings, anything set by hand. Keycloak 26.7.3's realm PUT with
     `attributes` removes every attribute not sent (read in its bytecode, DefaultExportImportManager
     .updateRealm; seen on the real server), so every write of ours that sends attributes sends these back."""
-    attributes = listed.get("attributes") if listed is not None else None
-    if not isinstance(attributes, Mapping):
-        return {}
-    return {k: v for k, v in attributes.items() if isinstance(v, str) and not is_marker_attribute(k)}
+    attributes = string_attributes(listed.get("attributes") if listed is not None else None)
+    return {k: v for k, v in attributes.items() if not is_marker_attribute(k)}
 
 
 def update_body(

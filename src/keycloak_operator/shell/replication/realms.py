@@ -72,7 +72,8 @@ class RealmWriter:
             assert isinstance(admin, KeycloakAdmin)
             group = [r for r in realms if targets[r.key].credentials == cred]
             try:
-                observed = await admin.realms()
+                # Entries that are not objects are left out once, here: every reader below takes a mapping.
+                observed = [o for o in await admin.realms() if isinstance(o, Mapping)]
             except AdminError as e:
                 self._unavailable(rnd, group, str(e))
                 continue
@@ -95,7 +96,7 @@ class RealmWriter:
                 continue
             keep_orphans_of(scope, cred, targets, admins.logged_in)
             fmt = self.format_in_effect()
-            by_name = {str(o.get("realm")): o for o in observed if isinstance(o, Mapping)}
+            by_name = {str(o.get("realm")): o for o in observed}
 
             async def write(
                 op: ScopeOperation, scope: ScopePlan = scope, fmt: int | None = fmt, by_name: Listed = by_name
@@ -160,8 +161,9 @@ class RealmWriter:
         fmt: int | None,
         listed: Mapping[str, Any] | None,
     ) -> None:
-        """`fmt`: the stored format in effect, None without agreement (a create then carries no record and an
-        update keeps the one listed); `listed`: the realm as listed, for an Update or a Release."""
+        """`fmt`: the stored format in effect, None without agreement (a create then carries no record); an
+        update keeps the record listed, whatever the format: only a migration moves it. `listed`: the realm as
+        listed, for an Update or a Release."""
         stamp = formats.FIRST_FORMAT if fmt is None else fmt
         if isinstance(op, Delete):
             await admin.delete_realm(op.remote_id)
@@ -175,5 +177,5 @@ class RealmWriter:
         else:
             assert isinstance(op, Update)
             body = realm.update_body(op, smtp_password, listed=listed)
-            await admin.update_realm(op.remote_id, migrations.stamped(body, stamp, listed))
+            await admin.update_realm(op.remote_id, migrations.record_kept(body, listed))
             scope.remote_ids[op.key] = realm.remote_id(op)  # a rename moves the realm
