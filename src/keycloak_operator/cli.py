@@ -58,12 +58,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _identity() -> str:
-    """The name this replica goes by in the peering object: the pod's name in a cluster."""
+    """The name this replica goes by in the peering object: the pod's name in a cluster, followed by the
+    stored formats it supports, which the other replicas read there (core/formats.py, ADR 0022)."""
     import os
     import secrets
     import socket
 
-    return os.environ.get("POD_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+    from keycloak_operator.core import formats
+
+    name = os.environ.get("POD_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+    return formats.advertise(name)
 
 
 def _crds(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from localcluster import realnode
 from localcluster.node_config import DNS_SERVICE_IP
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.session_operators import SESSION_OPERATORS, session_operators_stopped
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,9 +42,6 @@ def crds(kubectl: Kubectl) -> None:
     kubectl.run("wait", "--for=condition=Established", "--timeout=60s", "crd", "-l", "", "--all")
 
 
-_session_operators: list[OperatorProcess] = []
-
-
 @pytest.fixture(scope="session")
 def operator(
     cluster: localcluster.Cluster, crds: None, tmp_path_factory: pytest.TempPathFactory
@@ -52,9 +50,9 @@ def operator(
     loopback = {"KCOP_IDP_ALLOW_LOOPBACK_HTTP": "true"}
     proc = OperatorProcess(cluster.kubeconfig, tmp_path_factory.mktemp("operator"), extra_env=loopback)
     proc.start("--all-namespaces")
-    _session_operators.append(proc)
+    SESSION_OPERATORS.append(proc)
     yield proc
-    _session_operators.remove(proc)
+    SESSION_OPERATORS.remove(proc)
     proc.stop()
 
 
@@ -62,12 +60,8 @@ def operator(
 def session_operator_stopped(crds: None) -> Iterator[None]:
     """For tests that run operators of their own (HA, RBAC): the session's operator, if a test before
     started it, must not act on the same objects meanwhile. It is started again afterwards."""
-    stopped = [p for p in _session_operators if p.alive()]
-    for proc in stopped:
-        proc.stop()
-    yield
-    for proc in stopped:
-        proc.start("--all-namespaces")
+    with session_operators_stopped():
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -86,6 +86,8 @@ def test_chart_lints_and_renders_least_privilege_rbac(helm: Path, cluster: local
         a.startswith("--peering") for a in container["args"]
     )
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    # One replica has no peering: its versions must never overlap in an update (ADR 0022).
+    assert of_kind(everywhere, "Deployment")[0]["spec"]["strategy"] == {"type": "Recreate"}
 
     restricted = render(helm, cluster, "watchNamespaces={team-a,team-b}", "replicas=2")
     bindings = of_kind(restricted, "RoleBinding")
@@ -99,6 +101,7 @@ def test_chart_lints_and_renders_least_privilege_rbac(helm: Path, cluster: local
         "team-a",
         "team-b",
     ]
+    assert "strategy" not in of_kind(restricted, "Deployment")[0]["spec"]  # rolling, agreeing by peering
     args = of_kind(restricted, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert (
         "--namespace=team-a" in args

@@ -13,18 +13,22 @@ import json
 import re
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from keycloak_operator.core import names
+from keycloak_operator.models.peering_crd import peering_object
 from localcluster.keycloak import KeycloakProcess
-from tests.integration.support import local_keycloak
+from tests.integration.support import local_keycloak, old_operator
 from tests.integration.support.flows import direct_grant, flow, flow_by_alias
 from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
+from tests.integration.support.session_operators import session_operators_stopped
 
 pytestmark = pytest.mark.integration
 
@@ -208,6 +212,19 @@ def test_realm_and_confidential_client_are_created_updated_and_deleted(
         ),
     )
     assert api.client(rn, "web-app")["id"] == c["id"]
+
+    # A realm update keeps the attributes set by hand: Keycloak's realm PUT with `attributes` removes every
+    # one not sent, so the operator sends them back (a lost Frontend URL would change the tokens' issuer).
+    listed = api.realm(rn) or {}
+    api.call("PUT", f"/{rn}", {"attributes": {**listed["attributes"], "frontendUrl": "https://sso.example"}})
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn, displayName="Team realm, renamed"))
+    wait_for(
+        "the display name updated",
+        lambda: (api.realm(rn) or {}).get("displayName") == "Team realm, renamed",
+    )
+    updated = (api.realm(rn) or {}).get("attributes") or {}
+    assert updated.get("frontendUrl") == "https://sso.example", updated
+    assert updated["kcop.dev.namespace"] == ns
 
     # Delete: the finalizer holds the resource until the client is gone from Keycloak.
     kubectl.run("delete", CLIENT_RES, "web", "-n", ns, "--wait=false")
@@ -678,3 +695,180 @@ def test_quiet_resync_makes_zero_admin_writes_and_leaks_no_credentials(
     for kind in (REALM_RES, CLIENT_RES):
         for obj in kubectl.list(kind, ns):
             assert password not in str(obj.get("status"))
+
+
+# --- two operator versions side by side (ADR 0022) ----------------------------------------------------------
+
+PEERING_LIFETIME = "10"  # seconds a silent replica still counts as alive
+FORMAT_RECORD = "kcop.dev.format"
+
+
+def _realm_puts(kc: KeycloakProcess) -> int:
+    """PUT /admin/realms/{realm} requests so far, from Keycloak's own metrics (the realm writes; a migration
+    writes its record that way)."""
+    with urllib.request.urlopen(f"{kc.management_url}/metrics", timeout=30) as r:
+        text = r.read().decode()
+    total = 0.0
+    for m in _REQUESTS.finditer(text):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m["labels"]))
+        if labels.get("method") == "PUT" and labels.get("uri") == "/admin/realms/{realm}":
+            total += float(m["value"])
+    return int(total)
+
+
+def _record(api: KeycloakApi, rn: str) -> str | None:
+    return ((api.realm(rn) or {}).get("attributes") or {}).get(FORMAT_RECORD)
+
+
+def _groups(api: KeycloakApi, rn: str) -> list[dict[str, Any]]:
+    found = api.call("GET", f"/{rn}/groups?briefRepresentation=false") or []
+    return sorted(
+        ({"id": g["id"], "name": g["name"], "attributes": g.get("attributes")} for g in found), key=str
+    )
+
+
+def _wait_rounds(kc: KeycloakProcess, what: str, rounds: int, timeout: float = 120) -> None:
+    """Until `rounds` more replication rounds of this server have finished (counted, not slept)."""
+    start = rounds_seen(kc)
+    wait_for(what, lambda: rounds_seen(kc) >= start + rounds + 1, timeout=timeout)
+
+
+def _active(proc: OperatorProcess) -> bool:
+    return "this replica is active" in proc.log_text()
+
+
+def _active_again(proc: OperatorProcess) -> bool:
+    """Active since it last stood by: a line from before (it led until its peer came) says nothing."""
+    text = proc.log_text()
+    standing_by = text.rfind("this replica is standing by")
+    return standing_by >= 0 and "this replica is active" in text[standing_by:]
+
+
+def test_an_old_replica_beside_a_new_one_leaves_unknown_kinds_alone_and_the_format_migrates_once_it_is_gone(
+    cluster,  # type: ignore[no-untyped-def]
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    api: KeycloakApi,
+    namespace: str,
+    operator: OperatorProcess,  # stopped meanwhile; back afterwards to delete the namespace's realm
+    tmp_path: Path,
+) -> None:
+    """A rolling update: the previous version (real code from this repository's history, from before
+    KeycloakGroup existed) and this one, in one kopf peering. The old one leading for rounds of its own never
+    touches the groups the new one wrote; the stored format stays the old one while the old replica lives,
+    is migrated once after it stops, and never again (the record is read from every round's listing)."""
+    # The session's operator stops for this test only once no other test's realm is left on this server: a
+    # namespace deleted while no operator runs takes its admin Secret along, and its realm could then never
+    # be deleted from Keycloak (its finalizer would hold it, and the module's cleanup, for ever).
+    wait_for(
+        "no other namespace's realm left on this server",
+        lambda: (
+            not [
+                r
+                for r in kubectl.list(REALM_RES, None)
+                if r["metadata"]["namespace"] != namespace
+                and ((r["spec"].get("server") or {}).get("external") or {}).get("url") == keycloak.url
+            ]
+        ),
+        timeout=120,
+    )
+    with session_operators_stopped():
+        _two_versions(cluster, kubectl, keycloak, api, namespace, tmp_path)
+
+
+def _two_versions(
+    cluster,  # type: ignore[no-untyped-def]
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    api: KeycloakApi,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    ns, rn = namespace, realm_name(namespace)
+    old_src = old_operator.extract(old_operator.commit_before_groups(), tmp_path / "old")
+    old_operator.check(old_src)
+    name = f"versions-{uuid.uuid4().hex[:6]}"
+    kubectl.apply(peering_object(name))
+    peering_args = ("--all-namespaces", "--peering", name)
+    env = {"KCOP_PEERING_LIFETIME": PEERING_LIFETIME}
+    (tmp_path / "old-logs").mkdir()
+    (tmp_path / "new-logs").mkdir()
+    # Rounds every 2 s on both (the old commit reads KCOP_RESYNC_SECONDS too): the test counts rounds.
+    old = OperatorProcess(
+        cluster.kubeconfig,
+        tmp_path / "old-logs",
+        resync_seconds=2,
+        extra_env={**env, "PYTHONPATH": str(old_src)},
+    )
+    new = OperatorProcess(cluster.kubeconfig, tmp_path / "new-logs", resync_seconds=2, extra_env=env)
+    try:
+        old.start(*peering_args, "--priority", "100")
+        # As in a rolling update, the old replica is in the peering before the new one starts: a new one that
+        # read the peering before its old peer had written itself there would take itself for the only one.
+        wait_for(
+            "the old replica in the peering",
+            lambda: bool((kubectl.get("clusterkopfpeerings.kopf.dev", name) or {}).get("status")),
+            timeout=60,
+        )
+        new.start(*peering_args, "--priority", "200")
+        wait_for("the new replica leading", lambda: _active(new), timeout=60)
+        wait_for(
+            "the old one standing by", lambda: "this replica is standing by" in old.log_text(), timeout=60
+        )
+
+        kubectl.apply(admin_secret(keycloak, ns))
+        kubectl.apply(realm(keycloak, ns, "main", realmName=rn, displayName="Two versions"))
+        ref = {"name": "main"}
+        kubectl.apply(
+            of_kind(names.GROUP_KIND, ns, "staff", realm=ref, name="staff", attributes={"team": ["a"]})
+        )
+        wait_phase(kubectl, GROUP_RES, ns, "staff", "Ready", timeout=90)
+        wait_for("rounds begun before the objects settled", replication_settled(kubectl, keycloak, ns), 90)
+        groups = _groups(api, rn)
+        assert [g["name"] for g in groups] == ["staff"]
+
+        # The old version leads: it lists the realm every round and knows nothing of groups.
+        new.stop()
+        wait_for("the old replica taking over", lambda: _active_again(old), timeout=60)
+        _wait_rounds(keycloak, "rounds of the old replica", 2)
+        assert old.alive(), old.tail()
+        assert _groups(api, rn) == groups  # never deleted as an orphan, never rewritten
+        assert _record(api, rn) is None
+
+        # The new version again, beside the old one still alive: leading, but on the old format.
+        new.start(*peering_args, "--priority", "200")
+        wait_for("the new replica leading again", lambda: _active(new), timeout=60)
+        wait_for("rounds begun before the objects settled", replication_settled(kubectl, keycloak, ns), 90)
+        _wait_rounds(keycloak, "rounds of the new replica beside the live old one", 2)
+        assert _record(api, rn) is None
+        assert "stored format" not in new.log_text()
+
+        # The old one gone (its peering entry removed as it stops): the migration runs, once.
+        puts = _realm_puts(keycloak)
+        old.stop()
+        wait_for("the stored format recorded", lambda: _record(api, rn) == "2", timeout=60)
+        _wait_rounds(keycloak, "rounds after the migration", 2)
+        assert _realm_puts(keycloak) - puts == 1, "the migration is one write of its record"
+        assert new.log_text().count("stored format 2 written") == 1
+        assert _groups(api, rn) == groups
+
+        # A realm update keeps the record and the attributes set by hand (Keycloak replaces a realm's
+        # attributes with those a PUT sends: the update sends them back with the marker and the record).
+        listed = api.realm(rn) or {}
+        api.call(
+            "PUT", f"/{rn}", {"attributes": {**listed["attributes"], "frontendUrl": "https://sso.example"}}
+        )
+        kubectl.apply(realm(keycloak, ns, "main", realmName=rn, displayName="Renamed"))
+        wait_for(
+            "the display name written", lambda: (api.realm(rn) or {}).get("displayName") == "Renamed", 60
+        )
+        _wait_rounds(keycloak, "rounds after the realm update", 2)
+        assert _record(api, rn) == "2"
+        assert ((api.realm(rn) or {}).get("attributes") or {}).get("frontendUrl") == "https://sso.example"
+        # the hand edit, the display name's update, and no migration again
+        assert _realm_puts(keycloak) - puts == 3
+        assert new.log_text().count("stored format") == 1  # the one migration above, not again
+    finally:
+        new.stop()
+        old.stop()
+        kubectl.run("delete", "clusterkopfpeering", name, "--wait=false", check=False)

@@ -24,7 +24,7 @@ from keycloak_operator.core.replication import (
 from keycloak_operator.core.replication import client as client_kind
 from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication import roles as role_kind
-from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
+from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marker_attributes
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
 
@@ -68,6 +68,29 @@ def test_a_realm_update_leaves_roles_to_their_own_endpoints_and_follows_a_rename
     assert "roles" not in body and body["realm"] == "renamed"
     assert read_marker(body["attributes"]) is not None
     assert realm_kind.remote_id(op) == "renamed"
+
+
+def test_a_realm_update_sends_back_the_attributes_keycloak_lists_that_are_not_ours() -> None:
+    # Keycloak's realm PUT replaces every attribute with those sent: an update that sent the marker alone
+    # would remove the Frontend URL (and every other realm setting stored as an attribute) set by hand.
+    content = realm_content(roles=ROLES)
+    op = Update(REALM_KEY, "main", content, content_hash(content), "0" * 64)
+    stale = {"kcop.dev.kind": "Old", "kcop.dev.format": "2", "kcop.dev.content-hash": "0" * 64}
+    listed = {
+        "realm": "main",
+        "attributes": {"frontendUrl": "https://sso.example", "acr.loa.map": "{}", **stale},
+    }
+    attributes = realm_kind.update_body(op, listed=listed)["attributes"]
+    assert attributes["frontendUrl"] == "https://sso.example" and attributes["acr.loa.map"] == "{}"
+    marker = read_marker(attributes)
+    assert marker is not None and marker.key == REALM_KEY and marker.content_hash == content_hash(content)
+    assert "kcop.dev.format" not in attributes  # the record is migrations.stamped's to write
+
+
+def test_releasing_a_realm_keeps_its_other_attributes_and_drops_every_one_of_ours() -> None:
+    listed = {"realm": "main", "attributes": {"frontendUrl": "https://sso.example", "kcop.dev.format": "2"}}
+    listed["attributes"] |= marker_attributes(REALM_KEY, "0" * 64)
+    assert realm_kind.release_body(listed) == {"attributes": {"frontendUrl": "https://sso.example"}}
 
 
 def test_releasing_a_realm_empties_its_marker_and_disabling_touches_only_enabled() -> None:

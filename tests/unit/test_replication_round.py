@@ -20,6 +20,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.marker import read_marker
+from keycloak_operator.core.replication.migrations import ATTR_FORMAT
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.admin_logins import Login
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
@@ -177,7 +178,7 @@ class FakeAdmin(KeycloakAdmin):
         self._call("realms")
         found = copy.deepcopy(list(self.server.realms.values()))
         for r in found:  # as Keycloak does: a set SMTP password is never returned
-            if (r.get("smtpServer") or {}).get("password"):
+            if isinstance(r, dict) and (r.get("smtpServer") or {}).get("password"):
                 r["smtpServer"]["password"] = "**********"
         return found
 
@@ -189,7 +190,7 @@ class FakeAdmin(KeycloakAdmin):
     async def update_realm(self, realm: str, body: Obj) -> None:
         self._call("update_realm", realm, body)
         before = (self.server.realms[realm].get("smtpServer") or {}).get("password")
-        self.server.realms[realm].update(copy.deepcopy(body))
+        self.server.realms[realm].update(copy.deepcopy(body))  # as Keycloak: `attributes` sent replace all
         smtp = self.server.realms[realm].get("smtpServer") or {}
         if smtp.get("password") == "**********":  # as Keycloak does: the mask keeps the stored password
             smtp["password"] = before
@@ -778,3 +779,90 @@ async def test_a_missing_smtp_secret_holds_its_own_realm_only_with_a_condition_n
     _, calls, _ = await world.round(KC_URL)
     assert ("create_realm", "other") in _writing(calls)
     assert world.server.realms["other"]["smtpServer"]["password"] == "now-here"
+
+
+def _format_record(world: World, realm: str) -> Any:
+    return (world.server.realms[realm].get("attributes") or {}).get(ATTR_FORMAT)
+
+
+async def test_the_stored_format_waits_for_every_replica_then_is_recorded_once_per_owned_realm(
+    world: World,
+) -> None:
+    fmt = [1]  # what every live replica supports, as shell/leadership.py would say
+    world.replicator.realms.format_in_effect = lambda: fmt[0]
+    widget = marked({"realm": "widgets"}, ObjectKey("KeycloakWidget", "team-a", "w"))["attributes"]
+    world.server.realm({"realm": "widgets", "attributes": widget})  # a kind of a newer replica's
+    _, calls, _ = await world.round(KC_URL)
+    assert ("create_realm", "main") in _writing(calls)
+    assert _format_record(world, "main") is None  # an old replica is alive: the old format is written
+    _, calls, writes = await world.round(KC_URL)
+    assert _writing(calls) == [] and writes == []
+
+    fmt[0] = 2  # the old replica is gone
+    other_attributes = dict(world.server.realms["other"]["attributes"])
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["displayName"] = "Main"
+    _, calls, _ = await world.round(KC_URL)
+    migrated = [c[2:] for c in calls if c[1] == "update_realm"]
+    # main's update keeps the record it has (none: only a migration moves a record, or a later format's
+    # step would be skipped); other gets its record in a write of its own, which sends the realm's
+    # attributes back with it (Keycloak replaces them all); main, written this round, gets it next round
+    assert [(name, body["attributes"].get(ATTR_FORMAT)) for name, body in migrated] == [
+        ("main", None),
+        ("other", "2"),
+    ]
+    assert migrated[1][1] == {"attributes": {**other_attributes, ATTR_FORMAT: "2"}}
+    main_attributes = dict(world.server.realms["main"]["attributes"])
+    _, calls, _ = await world.round(KC_URL)
+    assert [c[2:] for c in calls if c[1] == "update_realm"] == [
+        ("main", {"attributes": {**main_attributes, ATTR_FORMAT: "2"}})
+    ]
+    assert read_marker(world.server.realms["main"]["attributes"]) is not None
+    assert read_marker(world.server.realms["other"]["attributes"]) is not None
+    assert world.server.realms["widgets"]["attributes"] == widget  # never touched
+    for _ in range(2):  # finished: never run again
+        _, calls, writes = await world.round(KC_URL)
+        assert _writing(calls) == [] and writes == []
+
+    world.obj(names.REALM_KIND, "team-b", "other")["metadata"]["deletionTimestamp"] = "2026-01-02T00:00:00Z"
+    world.kube.add(_realm("team-b", "later", ON_KC))
+    _, calls, _ = await world.round(KC_URL)
+    created = next(c[3] for c in calls if c[1:3] == ("create_realm", "later"))
+    assert created["attributes"][ATTR_FORMAT] == "2"  # born in the new format: nothing to migrate
+    assert [c[1:3] for c in calls if c[1] == "update_realm"] == []
+
+
+async def test_realm_updates_and_releases_keep_the_attributes_set_by_hand(world: World) -> None:
+    # Keycloak's realm PUT with `attributes` removes every attribute not sent (the fake does the same).
+    await world.round(KC_URL)
+    for name in ("main", "other"):
+        world.server.realms[name]["attributes"]["frontendUrl"] = f"https://{name}.example"
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["displayName"] = "Main"
+    other = world.obj(names.REALM_KIND, "team-b", "other")
+    other["metadata"]["annotations"] = {names.ANNOTATION_PRESERVE: "true"}
+    world.delete(names.REALM_KIND, "team-b", "other")
+    _, calls, _ = await world.round(KC_URL)
+    assert ("update_realm", "main") in _writing(calls) and ("update_realm", "other") in _writing(calls)
+    main = world.server.realms["main"]["attributes"]
+    assert main["frontendUrl"] == "https://main.example" and read_marker(main) is not None
+    assert main[ATTR_FORMAT] == "2"
+    assert world.server.realms["other"]["attributes"] == {"frontendUrl": "https://other.example"}
+
+
+async def test_a_listing_entry_that_is_not_an_object_stalls_no_realm(world: World) -> None:
+    world.replicator.realms.format_in_effect = lambda: 2
+    world.server.realms["junk"] = ["not", "a", "realm"]  # type: ignore[assignment]
+    _, calls, _ = await world.round(KC_URL)
+    assert ("create_realm", "main") in _writing(calls) and ("create_realm", "other") in _writing(calls)
+    assert _format_record(world, "main") == "2"
+
+
+async def test_without_a_format_every_replica_shares_nothing_is_migrated_nor_recorded(world: World) -> None:
+    world.replicator.realms.format_in_effect = lambda: None
+    _, calls, _ = await world.round(KC_URL)
+    assert ("create_realm", "main") in _writing(calls)
+    assert _format_record(world, "main") is None
+    world.server.realms["main"]["attributes"][ATTR_FORMAT] = "3"  # a newer replica's record: kept
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["displayName"] = "Main"
+    _, calls, _ = await world.round(KC_URL)
+    assert [c[1:3] for c in calls if c[1] == "update_realm"] == [("update_realm", "main")]
+    assert _format_record(world, "main") == "3"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.core import formats, names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.client import plan_clients
 from keycloak_operator.core.replication.in_realm import client_resource
@@ -321,6 +321,20 @@ async def test_a_peering_object_deleted_with_its_namespace_does_not_stand_the_le
     kube.statuses.clear()  # no peering object read at all: never act blind
     await lead._poll(kube)  # type: ignore[arg-type]
     assert not lead.all_active()
+
+
+async def test_the_stored_format_is_the_newest_every_live_replica_of_every_peering_supports() -> None:
+    me = formats.advertise("me")
+    kube = Peerings({"team-a": {me: peer(10)}, "team-b": {me: peer(10), "old-replica": peer(5)}})
+    lead = Leadership()
+    assert lead.format_in_effect() == formats.FORMAT_VERSION  # standalone: nobody to ask
+    lead.configure("keycloak-operator", me, 10, ["team-a", "team-b"])
+    assert lead.format_in_effect() == formats.OLDEST_FORMAT  # nothing read yet: never newer than others know
+    await lead._poll(kube)  # type: ignore[arg-type]
+    assert lead.format_in_effect() == 1  # a replica from before formats, alive in team-b's peering
+    kube.statuses["team-b"] = {me: peer(10)}  # it stopped (kopf removes its entry)
+    await lead._poll(kube)  # type: ignore[arg-type]
+    assert lead.format_in_effect() == formats.FORMAT_VERSION
 
 
 @pytest.mark.parametrize("namespaces", [None, ["team-a"]])

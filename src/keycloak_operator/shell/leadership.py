@@ -13,7 +13,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from keycloak_operator.core import peering
+from keycloak_operator.core import formats, peering
 from keycloak_operator.shell.kube import ApiError, Kube, Resource
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,15 @@ class Leadership:
         scopes: list[str | None] = [None] if self.namespaces is None else list(self.namespaces)
         present = [self._status[s] for s in scopes if s in self._status]
         return peering.active_across(present, self.identity, self.priority, datetime.now(UTC))
+
+    def format_in_effect(self) -> int | None:
+        """The stored format to write (core/formats.py): the newest every live replica in every peering
+        object read advertises; None when one shares no format with this replica. Standalone there are no
+        peers to ask: this replica's newest."""
+        if self.peering is None:
+            return formats.FORMAT_VERSION
+        supports = formats.live_support(self._status.values(), datetime.now(UTC))
+        return formats.in_effect(supports)
 
     async def watch(self, kube: Kube) -> None:
         if self.peering is None:

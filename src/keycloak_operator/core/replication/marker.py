@@ -86,6 +86,15 @@ def _single(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def string_attributes(attributes: Any) -> dict[str, str]:
+    """Realm attributes as plain strings (Keycloak lists strings; a one-element list, as `read_marker`
+    accepts, is unwrapped, so a write built from a listing keeps the marker whichever shape it came in);
+    anything else is left out."""
+    if not isinstance(attributes, Mapping):
+        return {}
+    return {str(k): s for k, v in attributes.items() if (s := _single(v)) is not None}
+
+
 def strip_marker(content: Mapping[str, Any]) -> dict[str, Any]:
     """The content without marker attributes (top level or under `attributes`); an empty map means none."""
     out = {k: v for k, v in content.items() if not is_marker_attribute(k)}

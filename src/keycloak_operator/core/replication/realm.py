@@ -18,7 +18,12 @@ from pydantic import ValidationError
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import realm_defaults, realm_settings
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marked
+from keycloak_operator.core.replication.marker import (
+    MARKER_ATTRIBUTES,
+    is_marker_attribute,
+    marked,
+    string_attributes,
+)
 from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.roles import role_owner
 from keycloak_operator.core.replication.sync import (
@@ -89,11 +94,23 @@ def create_body(op: Create, smtp_password: str | None = None) -> dict[str, Any]:
     return body
 
 
+def others_attributes(listed: Mapping[str, Any] | None) -> dict[str, str]:
+    """The attributes of a realm as listed that are not ours (no kcop.dev.* key): the Frontend URL, the ACR
+    map, session, CIBA, PAR and device settings, anything set by hand. Keycloak 26.7.3's realm PUT with
+    `attributes` removes every attribute not sent (read in its bytecode, DefaultExportImportManager
+    .updateRealm; seen on the real server), so every write of ours that sends attributes sends these back."""
+    attributes = string_attributes(listed.get("attributes") if listed is not None else None)
+    return {k: v for k, v in attributes.items() if not is_marker_attribute(k)}
+
+
 def update_body(
     op: Update, smtp_password: str | None = None, listed: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """`listed`: the realm as Keycloak listed it this round (its unmanaged WebAuthn fields are kept)."""
-    body = realm_settings.with_password(realm_write(marked(op.content, op.key)), smtp_password)
+    """`listed`: the realm as this round listed it; its attributes that are not ours are kept, and its
+    unmanaged WebAuthn fields."""
+    body = realm_write(marked(op.content, op.key))
+    body["attributes"] = {**others_attributes(listed), **body["attributes"]}
+    body = realm_settings.with_password(body, smtp_password)
     return realm_settings.keep_unmanaged_webauthn(body, listed)
 
 
@@ -124,9 +141,13 @@ def with_smtp_secret(
     return replace(realm, content=content), found
 
 
-def release_body() -> dict[str, Any]:
-    """Preserve on delete: the marker's attributes emptied, so the realm stays and is no longer ours."""
-    return {"attributes": dict.fromkeys(MARKER_ATTRIBUTES, "")}
+def release_body(listed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Preserve on delete: the realm stays and is no longer ours. Its attributes as listed are sent back
+    without ours (the PUT removes those not sent, see others_attributes); with no listing to go by, the
+    marker's attributes emptied."""
+    if listed is None:
+        return {"attributes": dict.fromkeys(MARKER_ATTRIBUTES, "")}
+    return {"attributes": others_attributes(listed)}
 
 
 def disable_body() -> dict[str, Any]:

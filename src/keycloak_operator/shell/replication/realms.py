@@ -4,12 +4,15 @@ tenant's realms."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from keycloak_operator.core.replication import realm
+from keycloak_operator.core import formats
+from keycloak_operator.core.replication import migrations, realm
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import keep_orphans_of
 from keycloak_operator.core.replication.round import Round, collect
@@ -29,10 +32,18 @@ from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.admins import Admins
 from keycloak_operator.shell.replication.executor import execute
 
+log = logging.getLogger(__name__)
+Listed = Mapping[str, Mapping[str, Any]]  # the realms a login listed, by name
+
 
 class RealmWriter:
-    def __init__(self, limiter: WriteLimiter) -> None:
+    def __init__(
+        self, limiter: WriteLimiter, format_in_effect: Callable[[], int | None] | None = None
+    ) -> None:
+        """`format_in_effect`: the stored format every live replica supports (shell/leadership.py), asked once
+        per login's realms; standalone, this replica's newest."""
         self.limiter = limiter
+        self.format_in_effect = format_in_effect or (lambda: formats.FORMAT_VERSION)
 
     async def sync(
         self,
@@ -61,7 +72,8 @@ class RealmWriter:
             assert isinstance(admin, KeycloakAdmin)
             group = [r for r in realms if targets[r.key].credentials == cred]
             try:
-                observed = await admin.realms()
+                # Entries that are not objects are left out once, here: every reader below takes a mapping.
+                observed = [o for o in await admin.realms() if isinstance(o, Mapping)]
             except AdminError as e:
                 self._unavailable(rnd, group, str(e))
                 continue
@@ -83,18 +95,23 @@ class RealmWriter:
                 self._unavailable(rnd, group, str(e))
                 continue
             keep_orphans_of(scope, cred, targets, admins.logged_in)
-
-            by_name = {str(o.get("realm")): o for o in observed if isinstance(o, Mapping)}
+            fmt = self.format_in_effect()
+            by_name = {str(o.get("realm")): o for o in observed}
 
             async def write(
-                op: ScopeOperation, scope: ScopePlan = scope, by_name: Mapping[str, Any] = by_name
+                op: ScopeOperation, scope: ScopePlan = scope, fmt: int | None = fmt, by_name: Listed = by_name
             ) -> None:
-                listed = by_name.get(op.remote_id) if isinstance(op, Update) else None
-                await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key), listed)
+                listed = by_name.get(op.remote_id) if isinstance(op, Update | Release) else None
+                await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key), fmt, listed)
 
             failed = await execute(scope, write, self.limiter, rnd)
             settle(scope, failed)
             collect(rnd, scope, {r.key: r for r in group})
+            written = {op.key for phase in scope.phases() for op in phase}
+            if fmt is None:  # no format every live replica shares: nothing is migrated (core/formats.py)
+                log.warning("no stored format is shared by every live replica: realms are not migrated")
+                continue
+            await self._migrate(rnd, admins, observed, [r for r in group if r.key not in written], fmt)
         for r in realms:  # a failed login: already its problem, nothing planned for it
             if r.problem is not None:
                 rnd.verdicts.setdefault(r.key, r.problem)
@@ -106,24 +123,59 @@ class RealmWriter:
             rnd.verdicts[r.key] = r.problem or Verdict("Error", "ServerUnavailable", message)
         rnd.failed = True
 
+    async def _migrate(
+        self,
+        rnd: Round,
+        admins: Admins,
+        observed: list[dict[str, Any]],
+        group: list[Resource],
+        fmt: int,
+    ) -> None:
+        """Brings this login's owned realms up to the format in effect (core/replication/migrations.py).
+        `group`: the realms not written this round (a write may have renamed or deleted one, so what was
+        listed no longer describes it; it is migrated next round). One realm's failure stays on it; its
+        record is unchanged, so the next round re-runs the step."""
+        owned = {r.key for r in group if not r.deleting and r.problem is None}
+        by_name = {str(r.get("realm")): r for r in observed}
+        broken: set[str] = set()
+        for w in migrations.plan_migrations(observed, owned, fmt):
+            if w.realm in broken:
+                continue
+            marker = read_marker(by_name[w.realm].get("attributes"))
+            assert marker is not None  # plan_migrations only plans for marked realms
+            await self.limiter.acquire(marker.key.namespace)
+            try:
+                await admins.admin_for(marker.key).update_realm(w.realm, dict(w.body))
+            except AdminError as e:
+                broken.add(w.realm)
+                rnd.write_failed(marker.key, f"migrating to stored format {w.target}: {e}")
+                continue
+            log.info("realm %s: stored format %d written", w.realm, w.target)
+
     @staticmethod
     async def _write(
         admin: KeycloakAdmin,
         op: ScopeOperation,
         scope: ScopePlan,
         smtp_password: str | None,
-        listed: Mapping[str, Any] | None = None,
+        fmt: int | None,
+        listed: Mapping[str, Any] | None,
     ) -> None:
+        """`fmt`: the stored format in effect, None without agreement (a create then carries no record); an
+        update keeps the record listed, whatever the format: only a migration moves it. `listed`: the realm as
+        listed, for an Update or a Release."""
+        stamp = formats.FIRST_FORMAT if fmt is None else fmt
         if isinstance(op, Delete):
             await admin.delete_realm(op.remote_id)
         elif isinstance(op, Release):
-            await admin.update_realm(op.remote_id, realm.release_body())
+            await admin.update_realm(op.remote_id, realm.release_body(listed))
         elif isinstance(op, Disable):
             await admin.update_realm(op.remote_id, realm.disable_body())
         elif isinstance(op, Create):
-            await admin.create_realm(realm.create_body(op, smtp_password))
+            await admin.create_realm(migrations.stamped(realm.create_body(op, smtp_password), stamp))
             scope.remote_ids[op.key] = realm.remote_id(op)
         else:
             assert isinstance(op, Update)
-            await admin.update_realm(op.remote_id, realm.update_body(op, smtp_password, listed))
+            body = realm.update_body(op, smtp_password, listed=listed)
+            await admin.update_realm(op.remote_id, migrations.record_kept(body, listed))
             scope.remote_ids[op.key] = realm.remote_id(op)  # a rename moves the realm

@@ -76,6 +76,7 @@ class Replicator:
         revocation_grace: timedelta = timedelta(0),
         clock: Callable[[], float] = time.monotonic,
         concurrency: int = DEFAULT_CONCURRENCY,
+        format_in_effect: Callable[[], int | None] | None = None,
     ) -> None:
         self.kube = kube
         self.policy = policy
@@ -86,7 +87,7 @@ class Replicator:
         self.reporter = Reporter(kube)
         self.backoff = Backoff(policy.cluster_domain)
         self.clock = clock
-        self.realms = RealmWriter(limiter)
+        self.realms = RealmWriter(limiter, format_in_effect)
         # In this order inside each realm: roles, client scopes, clients (which may attach those scopes),
         # groups (which may map those clients' roles), what the realm gives every user (which may name those
         # roles and groups), identity providers (whose mappers may name roles), then authentication flows.
