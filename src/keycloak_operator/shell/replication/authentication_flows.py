@@ -9,7 +9,7 @@ bindings before and after the flows), and writes nothing.
 
 A flow is created with the id that marks it ours and built (`_build`): every execution added DISABLED, the
 configs set, then the requirements from the last up. A flow whose executions differ is rebuilt beside the old
-one and swapped in (`_swap`: the planner's module text says why): at every moment the realm runs the old
+one and swapped in (`_swap`: flow_build.py's module text says why): at every moment the realm runs the old
 complete flow or the new complete one.
 
 A deleting flow the realm still binds after the bindings pass (the realm not Ready, so its bindings were not
@@ -26,6 +26,7 @@ from typing import Any, Final, cast
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_bindings as fb
+from keycloak_operator.core.replication import flow_build, flow_content
 from keycloak_operator.core.replication import idp_flow_rule as flow_rule
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
@@ -173,7 +174,7 @@ class AuthenticationFlowWriter:
                     continue
                 if flow is not None:
                     steps[str(flow["id"])] = await _steps(api, at.remote, flow)
-                    stuck = af.refused_in_place(flow, r, steps[str(flow["id"])])
+                    stuck = flow_build.refused_in_place(flow, r, steps[str(flow["id"])])
                     if stuck is not None:
                         planned.append(replace(r, problem=stuck))
                         continue
@@ -221,7 +222,7 @@ class AuthenticationFlowWriter:
                 r.problem is None
                 and not r.deleting
                 and seen is not None
-                and af.executions_differ(r.content, seen)
+                and flow_content.executions_differ(r.content, seen)
             ):
                 needing[r.key] = str(flow.get("alias")) if flow is not None else ""
         if not needing:
@@ -239,9 +240,9 @@ class AuthenticationFlowWriter:
         api: AuthenticationFlowApi, realm: str, declared: Sequence[Resource], observed: Sequence[Obj]
     ) -> tuple[Sequence[Obj], dict[ObjectKey, Verdict]]:
         """The flows, once a rebuild interrupted half way has had its extra flow deleted (rare: the realm is
-        read only when one resource has two flows), without a failed build's copy (kept: af.failed_build);
-        with the problem of each resource whose copy is kept or whose extra flow could not be deleted (that
-        resource's only)."""
+        read only when one resource has two flows), without a failed build's copy (kept:
+        flow_build.failed_build); with the problem of each resource whose copy is kept or whose extra flow
+        could not be deleted (that resource's only)."""
         doubled = [
             r
             for r in declared
@@ -254,7 +255,7 @@ class AuthenticationFlowWriter:
         gone: set[str] = set()
         problems: dict[ObjectKey, Verdict] = {}
         for r in doubled:
-            failed = af.failed_build(observed, realm, r, bound)
+            failed = flow_build.failed_build(observed, realm, r, bound)
             if failed is not None:
                 gone.add(str(failed.get("id")))
                 message = (
@@ -263,7 +264,7 @@ class AuthenticationFlowWriter:
                     "change the spec to try again"
                 )
                 problems[r.key] = Verdict("Error", "RebuildFailed", message)
-            for flow_id in af.leftovers(observed, realm, [r], bound):
+            for flow_id in flow_build.leftovers(observed, realm, [r], bound):
                 gone.add(flow_id)  # out of the plan either way: the resource holds one flow there
                 try:
                     await api.delete_flow(realm, flow_id)
@@ -354,7 +355,7 @@ async def _steps(api: AuthenticationFlowApi, realm: str, flow: Obj) -> list[dict
         config_id = e.get("authenticationConfig")
         if isinstance(config_id, str) and config_id:
             configs[config_id] = await api.config(realm, config_id)
-    return af.observed_steps(listing, configs)
+    return flow_content.observed_steps(listing, configs)
 
 
 async def _write(
@@ -370,19 +371,20 @@ async def _write(
     elif isinstance(op, Release):
         return  # the marker is the id, which cannot be taken off: the flow is left as it is
     elif isinstance(op, Create):
-        flow_id = await api.create_flow(realm, af.create_body(op.content, realm, op.key))
+        flow_id = await api.create_flow(realm, flow_build.create_body(op.content, realm, op.key))
         scope.remote_ids[op.key] = flow_id
         try:
             await _build(api, realm, op.content)
         except AdminError as e:
             # Refused (an alias held by a flow the operator cannot see, say): the half-made flow, never
             # bound, is tagged a failed build of this spec, so it is not rebuilt every round
-            # (af.refused_in_place); anything else (a 5xx, a timeout) leaves it to be rebuilt next round.
+            # (flow_build.refused_in_place); anything else (a 5xx, a timeout) leaves it to be rebuilt next
+            # round.
             await _tag_failed(api, realm, op.content, flow_id, e)
             raise _explained(e) from e
     elif isinstance(op, Update):
-        if op.remote_id in steps and not af.executions_differ(op.content, steps[op.remote_id]):
-            await api.update_flow(realm, op.remote_id, af.update_body(op.content, op.remote_id))
+        if op.remote_id in steps and not flow_content.executions_differ(op.content, steps[op.remote_id]):
+            await api.update_flow(realm, op.remote_id, flow_build.update_body(op.content, op.remote_id))
         else:
             old_alias = alias_by_id.get(op.remote_id, str(op.content["alias"]))
             scope.remote_ids[op.key] = await _swap(api, realm, op, old_alias)
@@ -394,23 +396,24 @@ async def _swap(api: AuthenticationFlowApi, realm: str, op: Update, old_alias: s
     """Build the declared flow beside the old one (the other id slot, staged aliases), move the realm's
     bindings of the old one to it, delete the old one, then give the new one its declared aliases. Its id."""
     slot = 1 - (af.slot_of(realm, op.key, op.remote_id) or 0)
-    staged = af.staged(op.content, slot)
-    new_id = await api.create_flow(realm, af.create_body(staged, realm, op.key, slot))
+    staged = flow_build.staged(op.content, slot)
+    new_id = await api.create_flow(realm, flow_build.create_body(staged, realm, op.key, slot))
     try:
         await _build(api, realm, staged)
     except AdminError as e:
-        # Refused by Keycloak: the copy is tagged a failed build of this spec and kept (af.failed_build), so
-        # the same spec is not rebuilt every round; if even the tag cannot be written, or the error was not a
-        # refusal (a 5xx, a timeout, a dropped connection), it is a leftover, deleted and retried next round.
+        # Refused by Keycloak: the copy is tagged a failed build of this spec and kept
+        # (flow_build.failed_build), so the same spec is not rebuilt every round; if even the tag cannot be
+        # written, or the error was not a refusal (a 5xx, a timeout, a dropped connection), it is a leftover,
+        # deleted and retried next round.
         await _tag_failed(api, realm, staged, new_id, e, of=op.content)
         raise _explained(e) from e
     bound = fb.bound_by(await api.realm_bindings(realm), old_alias)
     if bound:
         await api.update_realm(realm, dict.fromkeys(bound, str(staged["alias"])))
     await api.delete_flow(realm, op.remote_id)
-    await api.update_flow(realm, new_id, af.update_body(op.content, new_id))
+    await api.update_flow(realm, new_id, flow_build.update_body(op.content, new_id))
     try:
-        for rename in af.renames(await api.executions(realm, str(op.content["alias"])), op.content):
+        for rename in flow_build.renames(await api.executions(realm, str(op.content["alias"])), op.content):
             if rename.what == "flow":
                 await api.update_flow(realm, rename.remote_id, dict(rename.body))
             else:
@@ -418,7 +421,7 @@ async def _swap(api: AuthenticationFlowApi, realm: str, op: Update, old_alias: s
     except AdminError as e:
         # A declared subflow or config alias held by a flow the operator does not manage (409): the new flow
         # is complete and bound, with some staged aliases left. Tagged a failed build of this spec, it stays
-        # as it is (af.refused_in_place) instead of being rebuilt, and renamed again, every round.
+        # as it is (flow_build.refused_in_place) instead of being rebuilt, and renamed again, every round.
         await _tag_failed(api, realm, op.content, new_id, e)
         raise _explained(e) from e
     return new_id
@@ -451,22 +454,25 @@ async def _tag_failed(
     declared content; `content` itself by default). If even the tag cannot be written, it stays untagged."""
     if not _refused(e):
         return
-    failed = {**af.update_body(content, flow_id), "description": af.build_tag(of or content, failed=True)}
+    failed = {
+        **flow_build.update_body(content, flow_id),
+        "description": flow_build.build_tag(of or content, failed=True),
+    }
     with contextlib.suppress(AdminError):
         await api.update_flow(realm, flow_id, failed)
 
 
 async def _build(api: AuthenticationFlowApi, realm: str, content: Obj) -> None:
     """Make the (empty) flow hold the declared executions: each added at its parent's end (Keycloak adds it
-    DISABLED), the configs set, then the requirements from the last up (af.requirement_order)."""
-    for b in af.build_steps(content):
+    DISABLED), the configs set, then the requirements from the last up (flow_build.requirement_order)."""
+    for b in flow_build.build_steps(content):
         if "subflow" in b.step:
             await api.add_subflow(realm, b.parent, dict(b.step))
         else:
             await api.add_authenticator(realm, b.parent, str(b.step["authenticator"]))
     alias = str(content["alias"])
     listed = await api.executions(realm, alias)
-    declared = content.get(af.EXECUTIONS) or []
+    declared = content.get(flow_content.EXECUTIONS) or []
     if len(listed) != len(declared):
         raise BuildRefused(
             0, f"flow {alias}: {len(listed)} executions after the build, {len(declared)} declared"
@@ -474,7 +480,7 @@ async def _build(api: AuthenticationFlowApi, realm: str, content: Obj) -> None:
     for seen, want in zip(listed, declared, strict=True):
         if want.get("config") is not None:
             await api.add_config(realm, str(seen["id"]), dict(want["config"]))
-    for i in af.requirement_order(len(declared)):
+    for i in flow_build.requirement_order(len(declared)):
         seen, want = listed[i], declared[i]
         if seen.get("requirement") != want["requirement"]:
             await api.set_requirement(realm, alias, {**seen, "requirement": want["requirement"]})
