@@ -1,7 +1,8 @@
-"""The authentication flow kind's pure planner (core/replication/authentication_flow.py): the model, the
-marker (the flow's derived id), create, drift repair (reorder, requirement, added execution), delete,
-conflicts (built-ins, hand-made, another namespace's), forbidden namespaces, and a property: rebuilding a
-flow from the plan converges, so a second plan over the result is empty."""
+"""The authentication flow kind's pure planner (core/replication/authentication_flow.py, with flow_content.py
+and flow_build.py): the model, the marker (the flow's derived id), create, drift repair (reorder,
+requirement, added execution), delete, conflicts (built-ins, hand-made, another namespace's), forbidden
+namespaces, and a property: rebuilding a flow from the plan converges, so a second plan over the result is
+empty."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from keycloak_operator.core import names
-from keycloak_operator.core.replication import ObjectKey
+from keycloak_operator.core.replication import ObjectKey, flow_build, flow_content
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_bindings as fb
 from keycloak_operator.core.replication.plan import Create, Delete, Update
@@ -100,12 +101,12 @@ class FakeRealm:
         ops: list[Create | Update] = [*scope.plan.creates, *scope.plan.updates]
         for op in ops:
             if isinstance(op, Create):
-                body = af.create_body(op.content, RN, op.key)
+                body = flow_build.create_body(op.content, RN, op.key)
             else:
-                body = af.update_body(op.content, op.remote_id)
+                body = flow_build.update_body(op.content, op.remote_id)
             self.flows[body["id"]] = {**body, "description": body.get("description", "")}
             rebuilt: list[Obj] = []
-            for b in af.build_steps(op.content):  # the writer adds each at its parent's end
+            for b in flow_build.build_steps(op.content):  # the writer adds each at its parent's end
                 step = {k: v for k, v in b.step.items() if k != "providerId"}
                 rebuilt.append(step)
             self.steps[body["id"]] = rebuilt
@@ -167,7 +168,7 @@ def test_hostile_or_inconsistent_specs_are_refused(spec: Obj) -> None:
 
 
 def test_content_is_the_executions_depth_first_with_levels() -> None:
-    steps = resource().content[af.EXECUTIONS]
+    steps = resource().content[flow_content.EXECUTIONS]
     assert [(s["level"], s.get("authenticator") or s["subflow"]) for s in steps] == [
         (0, "auth-cookie"),
         (0, "team forms"),
@@ -176,7 +177,7 @@ def test_content_is_the_executions_depth_first_with_levels() -> None:
         (2, "conditional-user-configured"),
         (2, "auth-otp-form"),
     ]
-    parents = [b.parent for b in af.build_steps(resource().content)]
+    parents = [b.parent for b in flow_build.build_steps(resource().content)]
     assert parents == ["login", "login", "team forms", "team forms", "otp", "otp"]
 
 
@@ -193,7 +194,7 @@ def test_a_new_flow_is_created_with_its_id_then_a_steady_state_writes_nothing() 
     kc, r = FakeRealm(), resource()
     first = plan([r], kc)
     assert [type(op) for op in first.plan.creates] == [Create]
-    assert af.create_body(r.content, RN, r.key)["id"] == af.flow_id(RN, r.key)
+    assert flow_build.create_body(r.content, RN, r.key)["id"] == af.flow_id(RN, r.key)
     kc.apply(first)
     second = plan([r], kc)
     assert not (second.plan.creates or second.plan.updates or second.plan.deletes)
@@ -215,7 +216,7 @@ def test_a_hand_edit_of_the_executions_is_repaired_by_a_rebuild_with_its_drift(e
     edit(kc.steps[af.flow_id(RN, r.key)])
     scope = plan([r], kc)
     assert [op.key for op in scope.plan.updates] == [r.key]
-    assert scope.drift[r.key] == [af.EXECUTIONS]
+    assert scope.drift[r.key] == [flow_content.EXECUTIONS]
     kc.apply(scope)
     assert not plan([r], kc).plan.updates
 
@@ -338,7 +339,7 @@ def test_applying_a_plan_converges_and_a_second_plan_is_empty(
     again = plan([r], kc)
     assert not (again.plan.creates or again.plan.updates or again.plan.deletes)
     assert kc.steps[af.flow_id(RN, r.key)] == [
-        {k: v for k, v in s.items() if k != "providerId"} for s in r.content[af.EXECUTIONS]
+        {k: v for k, v in s.items() if k != "providerId"} for s in r.content[flow_content.EXECUTIONS]
     ]
 
 
@@ -472,13 +473,13 @@ def test_a_config_value_keycloak_masks_is_not_drift_but_a_changed_one_is() -> No
     r = resource(executions=execs)
     seen = [
         {
-            **r.content[af.EXECUTIONS][0],
-            "config": {"alias": "otp", "config": {"plain": "y", "secretish": af.MASKED}},
+            **r.content[flow_content.EXECUTIONS][0],
+            "config": {"alias": "otp", "config": {"plain": "y", "secretish": flow_content.MASKED}},
         }
     ]
-    assert not af.executions_differ(r.content, seen)
+    assert not flow_content.executions_differ(r.content, seen)
     seen[0]["config"]["config"]["plain"] = "edited"
-    assert af.executions_differ(r.content, seen)
+    assert flow_content.executions_differ(r.content, seen)
 
 
 # --- the review's findings: aliases claimed, built-ins and scripts refused, revocation, rebuilds ---------
@@ -565,11 +566,11 @@ def test_revocation_never_plans_a_disable_a_flow_has_none() -> None:
 
 def test_a_rebuild_is_staged_under_aliases_no_declared_one_can_hold_then_renamed() -> None:
     r = resource(executions=[_leaf(config={"alias": "cfg", "config": {"a": "1"}}), *EXECS])
-    staged = af.staged(r.content, 1)
+    staged = flow_build.staged(r.content, 1)
     assert staged["alias"] == "login ~1"
     assert [
         s.get("subflow") or s.get("config", {}).get("alias")
-        for s in staged[af.EXECUTIONS]
+        for s in staged[flow_content.EXECUTIONS]
         if "subflow" in s or "config" in s
     ] == [
         "cfg ~1",
@@ -583,7 +584,7 @@ def test_a_rebuild_is_staged_under_aliases_no_declared_one_can_hold_then_renamed
         {"id": "e2", "providerId": "auth-cookie"},
         {"id": "e3", "authenticationFlow": True, "flowId": "f1", "displayName": "team forms ~1"},
     ]
-    out = af.renames(listing, r.content)
+    out = flow_build.renames(listing, r.content)
     assert [(x.what, x.remote_id, x.body["alias"]) for x in out] == [
         ("config", "c1", "cfg"),
         ("flow", "f1", "team forms"),
@@ -592,7 +593,7 @@ def test_a_rebuild_is_staged_under_aliases_no_declared_one_can_hold_then_renamed
 
 
 def test_requirements_are_set_from_the_last_execution_up() -> None:
-    assert af.requirement_order(3) == [2, 1, 0]
+    assert flow_build.requirement_order(3) == [2, 1, 0]
 
 
 def test_two_flows_of_one_resource_the_bound_one_stays_else_the_one_not_staged() -> None:
@@ -600,9 +601,9 @@ def test_two_flows_of_one_resource_the_bound_one_stays_else_the_one_not_staged()
     r = resource()
     zero = {"id": af.flow_id(RN, key, 0), "alias": "login"}
     one = {"id": af.flow_id(RN, key, 1), "alias": "login ~1"}
-    assert af.leftovers([zero, one], RN, [r], set()) == [one["id"]]
-    assert af.leftovers([zero, one], RN, [r], {"login ~1"}) == [zero["id"]]
-    assert af.leftovers([zero], RN, [r], set()) == []
+    assert flow_build.leftovers([zero, one], RN, [r], set()) == [one["id"]]
+    assert flow_build.leftovers([zero, one], RN, [r], {"login ~1"}) == [zero["id"]]
+    assert flow_build.leftovers([zero], RN, [r], set()) == []
     # Both slots are the resource's: the marker is either id.
     assert af.owner_of(RN, [r], one["id"]) == key and af.owner_of(RN, [r], "random") is None
 
@@ -626,17 +627,17 @@ def test_a_failed_build_of_the_current_spec_is_kept_once_the_spec_changes_it_is_
     key = ObjectKey(af.KIND, "team-a", "login")
     r = resource()
     zero = {"id": af.flow_id(RN, key, 0), "alias": "login", "description": ""}
-    copy = af.staged(r.content, 1)
+    copy = flow_build.staged(r.content, 1)
     cut_short = {"id": af.flow_id(RN, key, 1), "alias": copy["alias"], "description": copy["description"]}
-    assert af.failed_build([zero, cut_short], RN, r, set()) is None  # a stop, not a refusal: retried
-    assert af.leftovers([zero, cut_short], RN, [r], set()) == [cut_short["id"]]
-    one = {**cut_short, "description": af.build_tag(r.content, failed=True)}
-    assert af.failed_build([zero, one], RN, r, set()) == one
-    assert af.leftovers([zero, one], RN, [r], set()) == []
+    assert flow_build.failed_build([zero, cut_short], RN, r, set()) is None  # a stop, not a refusal: retried
+    assert flow_build.leftovers([zero, cut_short], RN, [r], set()) == [cut_short["id"]]
+    one = {**cut_short, "description": flow_build.build_tag(r.content, failed=True)}
+    assert flow_build.failed_build([zero, one], RN, r, set()) == one
+    assert flow_build.leftovers([zero, one], RN, [r], set()) == []
     changed = resource(executions=EXECS[:1])
-    assert af.failed_build([zero, one], RN, changed, set()) is None
-    assert af.leftovers([zero, one], RN, [changed], set()) == [one["id"]]
-    assert af.failed_build([zero, one], RN, resource(deleting=True), set()) is None
+    assert flow_build.failed_build([zero, one], RN, changed, set()) is None
+    assert flow_build.leftovers([zero, one], RN, [changed], set()) == [one["id"]]
+    assert flow_build.failed_build([zero, one], RN, resource(deleting=True), set()) is None
 
 
 def test_a_flow_of_more_than_64_executions_in_all_is_refused_naming_the_field() -> None:
@@ -669,16 +670,17 @@ def test_flows_past_the_cap_of_a_namespace_in_a_realm_are_an_error_nothing_writt
 def test_a_flow_tagged_a_failed_build_of_its_spec_in_place_is_an_error_naming_the_missing_alias() -> None:
     """A swapped-in flow whose subflow rename got 409 (staged aliases left), tagged failed: left as it is."""
     r = resource(executions=EXECS)
-    tag = af.build_tag(r.content, failed=True)
+    tag = flow_build.build_tag(r.content, failed=True)
     tagged = {"id": af.flow_id("main", r.key), "alias": "login", "description": tag}
-    steps = af.staged(r.content, 1)[af.EXECUTIONS]
-    verdict = af.refused_in_place(tagged, r, steps)
+    steps = flow_build.staged(r.content, 1)[flow_content.EXECUTIONS]
+    verdict = flow_build.refused_in_place(tagged, r, steps)
     assert verdict is not None and verdict.phase == "Error"
     assert "'team forms', 'otp'" in verdict.message and "held by a flow the operator does not manage" in (
         verdict.message
     )
-    assert af.refused_in_place({**tagged, "description": af.build_tag(r.content)}, r, steps) is None
-    assert af.refused_in_place({**tagged, "alias": f"login{af.STAGED}1"}, r, steps) is None
-    assert af.refused_in_place(tagged, resource(executions=EXECS, deleting=True), steps) is None
+    building = {**tagged, "description": flow_build.build_tag(r.content)}
+    assert flow_build.refused_in_place(building, r, steps) is None
+    assert flow_build.refused_in_place({**tagged, "alias": f"login{flow_build.STAGED}1"}, r, steps) is None
+    assert flow_build.refused_in_place(tagged, resource(executions=EXECS, deleting=True), steps) is None
     other = resource(executions=EXECS[:1])
-    assert af.refused_in_place(tagged, other, steps) is None  # the spec changed: rebuilt
+    assert flow_build.refused_in_place(tagged, other, steps) is None  # the spec changed: rebuilt

@@ -14,6 +14,7 @@ import pytest
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import authentication_flow as af
+from keycloak_operator.core.replication import flow_build, flow_content
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.models.authentication_flow import KeycloakAuthenticationFlowSpec
 from tests.unit.test_replication_round import KC_URL, World, _events, _phases, _resource, make_world
@@ -349,7 +350,8 @@ async def test_a_leftover_copy_from_a_cut_short_swap_never_unbinds_the_flow(worl
     world.kube.add(_flow("team-a", "login", executions=STEPS[:1]))
     key = ObjectKey(KIND, "team-a", "login")
     spec = KeycloakAuthenticationFlowSpec.model_validate(world.obj(KIND, "team-a", "login")["spec"])
-    tag = af.build_tag(af.flow_content(spec))  # being built when the operator stopped: not a failed build
+    # being built when the operator stopped: not a failed build
+    tag = flow_build.build_tag(flow_content.flow_content(spec))
     cut_short = {"id": af.flow_id("main", key, 1), "alias": "login ~1", "description": tag}
     world.flows._add_flow("main", cut_short)
     seen: list[str | None] = []

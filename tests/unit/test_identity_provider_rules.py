@@ -210,6 +210,7 @@ def test_an_orphaned_flow_of_the_operators_is_never_taken_for_a_hand_made_one() 
     resource's finalizer and deletes it: the flow stays with a uuid5 id and no owner. A provider naming that
     alias is refused; a hand-made flow (Keycloak's random v4 id) and the owner's own flow are allowed."""
     from keycloak_operator.core.replication import authentication_flow as af
+    from keycloak_operator.core.replication import flow_build
     from keycloak_operator.core.replication import idp_flow_rule as flow_rule
     from tests.unit.test_authentication_flow import resource as flow
 
@@ -226,6 +227,6 @@ def test_an_orphaned_flow_of_the_operators_is_never_taken_for_a_hand_made_one() 
     assert refused(orphan, [mine])
     verdict = flow_rule.flow_refusals([p], [orphan], [mine], "main", realm_key)[p.key]
     assert verdict.phase == "Forbidden" and verdict.message.startswith("spec.firstBrokerLoginFlowAlias")
-    assert refused({"id": "hand-login", "alias": "login", "description": af.build_tag({})}, [])
+    assert refused({"id": "hand-login", "alias": "login", "description": flow_build.build_tag({})}, [])
     assert not refused({"id": "0b6ad2a4-5a4b-4f45-8d5d-2f5e4a4c1b9e", "alias": "login"}, [mine])
     assert not refused({"id": af.flow_id("main", mine.key, 1), "alias": "login"}, [mine])

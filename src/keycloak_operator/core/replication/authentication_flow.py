@@ -1,6 +1,7 @@
 """The authentication flow kind: a KeycloakAuthenticationFlow's representation, its scope (every top-level
-flow of one realm), how the operator knows its own flows, the steps that (re)build a flow's executions, and
-how a rebuild swaps a new flow in.
+flow of one realm) and how the operator knows its own flows. What a flow holds and how it compares with what
+Keycloak lists is in flow_content.py; how a flow's executions are (re)built and a rebuild swapped in, in
+flow_build.py.
 
 **The marker is the flow's id.** AuthenticationFlowRepresentation has no attributes; its description is the
 user's; its alias is user-visible (a prefix would show in every binding); and an authenticator config made to
@@ -8,31 +9,18 @@ carry the marker reads back masked (Keycloak 26.7.3 masks every value of a confi
 know: checked on the real server). But Keycloak keeps the `id` a flow is created with (checked on 26.7.3: a
 POST with an `id` makes the flow with that id). So a flow is created with one of two ids `flow_id(realm, key,
 slot)`, name-based UUIDs (uuid5) of the realm, the resource's identity (kind, namespace, name) and a slot (0
-or 1: a rebuild makes the new flow in the other slot, below): a flow whose id is one derived for a declared
-resource is that resource's. A hand-made flow gets a random id and is never taken for one of ours; a flow of
-another namespace has another id, so no namespace reaches it. Flows are not adopted (their id cannot be
-changed).
+or 1: a rebuild makes the new flow in the other slot, flow_build.py): a flow whose id is one derived for a
+declared resource is that resource's. A hand-made flow gets a random id and is never taken for one of ours; a
+flow of another namespace has another id, so no namespace reaches it. Flows are not adopted (their id cannot
+be changed).
 
 There is no hash to read back either, so a flow found with a derived id is taken as written as declared and
 then compared field by field (alias, description, providerId) and execution by execution: any difference is
 drift, repaired by an update. (A spec change is seen the same way; its event says what was rewritten.)
 
-**Executions are rebuilt, never patched, and never in place (copy-then-swap).** Keycloak's flow API adds an
-execution at the end of a flow, DISABLED, sets its requirement separately, and reorders one step at a time;
-patching a live flow passes through states that are neither the old flow nor the new one (a direct grant
-checking the username but not yet the password). So a flow whose executions differ is built anew beside the
-old one: a flow in the other id slot, under staged aliases (`staged`: the flow's, its subflows' and its
-configs' aliases with a suffix no declared alias can hold), every execution added DISABLED, each config set,
-then the requirements from the last execution up (`build_steps`, `requirement_order`). Only once complete
-is it swapped in: each realm binding naming the old flow is moved to it (one realm PUT), the old flow is
-deleted, and the new one's aliases are renamed to the declared ones (a binding is kept by id through a
-rename). At every moment a sign-in runs through the old complete flow or the new complete one. A rebuild
-interrupted half way leaves two flows of one resource: `leftovers` keeps the bound one (else the one not
-staged) and deletes the other before anything else is planned. A build Keycloak refused leaves its copy tagged
-as a failed build of the content it was built from (`build_tag`, in its description): kept while the spec is
-the same (`failed_build`), so a failing rebuild is not retried (a create and a delete) every round.
-
-The realm's bindings (KeycloakRealm spec.flowBindings) are planned in flow_bindings.py.
+A flow whose executions differ is rebuilt beside the old one and swapped in, never patched in place
+(flow_build.py says why and how). The realm's bindings (KeycloakRealm spec.flowBindings) are planned in
+flow_bindings.py.
 """
 
 from __future__ import annotations
@@ -40,10 +28,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
-from typing import Any, Final, Literal
+from dataclasses import replace
+from typing import Any, Final
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication.flow_content import (
+    EXECUTIONS,
+    config_aliases,
+    executions_differ,
+    flow_content,
+    subflow_aliases,
+)
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.in_realm import declared
 from keycloak_operator.core.replication.marker import content_hash, marker_attributes
@@ -60,18 +55,13 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.models.authentication_flow import BUILT_IN_FLOWS, KeycloakAuthenticationFlowSpec
 
 KIND: Final = names.AUTHENTICATION_FLOW_KIND
-EXECUTIONS: Final = "executions"
 # Keycloak's own top-level flows in every realm: never ours, never adopted.
 BUILT_INS: Final = BUILT_IN_FLOWS
-MASKED: Final = "**********"  # what Keycloak returns for a config value it will not show
 _ID_SPACE: Final = uuid.UUID("6f1c2b9e-3d0a-5c4e-9b7a-1e2d3c4b5a69")  # this operator's uuid5 namespace
 SLOTS: Final = (0, 1)
 # Flows one namespace may declare in one realm: each is read every round (its executions, its configs) and a
 # rebuild writes each execution several times; the ones past it (newest first) are refused.
 FLOWS_PER_NAMESPACE: Final = 50
-# A staged (being built) flow's aliases end with this: '~' is allowed by Keycloak (ReservedCharValidator, read
-# from 26.7.3's jar) and by no declared alias (models.authentication_flow.ALIAS), so no resource holds one.
-STAGED: Final = " ~"
 
 Obj = Mapping[str, Any]
 
@@ -92,41 +82,6 @@ def owner_of(realm: str, flows: Iterable[Resource], remote_id: object) -> Object
     return next((r.key for r in flows if slot_of(realm, r.key, str(remote_id)) is not None), None)
 
 
-def _steps(executions: Sequence[Any], level: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for e in executions:
-        sub = getattr(e, "subflow", None)
-        if sub is None:
-            step: dict[str, Any] = {"level": level, "authenticator": e.authenticator}
-            if e.config is not None:
-                step["config"] = {"alias": e.config.alias, "config": dict(sorted(e.config.config.items()))}
-            out.append({**step, "requirement": e.requirement})
-        else:
-            out.append(
-                {
-                    "level": level,
-                    "subflow": sub.alias,
-                    "providerId": sub.provider_id,
-                    "description": sub.description,
-                    "requirement": e.requirement,
-                }
-            )
-            out.extend(_steps(sub.executions, level + 1))
-    return out
-
-
-def flow_content(spec: KeycloakAuthenticationFlowSpec) -> dict[str, Any]:
-    """The flow as declared; its executions flattened depth-first, as Keycloak lists them (level, order)."""
-    return {
-        "alias": spec.alias,
-        "description": spec.description,
-        "providerId": spec.provider_id,
-        "topLevel": True,
-        "builtIn": False,
-        EXECUTIONS: _steps(spec.executions, 0),
-    }
-
-
 def flow_resource(
     obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
 ) -> Resource:
@@ -140,68 +95,6 @@ def flow_resource(
     return Resource(d.key, d.spec.alias, flow_content(d.spec), problem=d.problem, parent=d.parent, **d.flags)
 
 
-def subflow_aliases(content: Obj) -> list[str]:
-    return [str(s["subflow"]) for s in content.get(EXECUTIONS) or [] if "subflow" in s]
-
-
-def config_aliases(content: Obj) -> list[str]:
-    return [str(s["config"]["alias"]) for s in content.get(EXECUTIONS) or [] if s.get("config")]
-
-
-# --- what Keycloak holds ------------------------------------------------------------------------------------
-
-
-def observed_steps(listing: Iterable[Obj], configs: Mapping[str, Obj]) -> list[dict[str, Any]]:
-    """A flow's executions as GET .../flows/{alias}/executions lists them (depth-first), in `flow_content`'s
-    shape; `configs`: authenticator configs by id. A subflow's type is not in that listing: not compared."""
-    out: list[dict[str, Any]] = []
-    for e in listing:
-        level = e.get("level")
-        if e.get("authenticationFlow"):
-            out.append(
-                {
-                    "level": level,
-                    "subflow": e.get("displayName"),
-                    "description": e.get("description") or "",
-                    "requirement": e.get("requirement"),
-                }
-            )
-            continue
-        step: dict[str, Any] = {"level": level, "authenticator": e.get("providerId")}
-        config = configs.get(str(e.get("authenticationConfig"))) if e.get("authenticationConfig") else None
-        if config is not None:
-            step["config"] = {
-                "alias": config.get("alias"),
-                "config": dict(sorted((config.get("config") or {}).items())),
-            }
-        out.append({**step, "requirement": e.get("requirement")})
-    return out
-
-
-def _comparable(steps: Sequence[Obj]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in s.items() if k != "providerId"} for s in steps]
-
-
-def _unmasked(seen: dict[str, Any], want: Obj) -> dict[str, Any]:
-    """`seen` with each config value Keycloak masks (a key its authenticator does not declare, or a secret
-    one: read back as MASKED, checked on 26.7.3) taken as the declared one: it cannot be compared."""
-    config, wanted = seen.get("config"), want.get("config")
-    if not isinstance(config, Mapping) or not isinstance(wanted, Mapping):
-        return seen
-    values = {
-        k: (wanted["config"].get(k, v) if v == MASKED else v) for k, v in (config.get("config") or {}).items()
-    }
-    return {**seen, "config": {**config, "config": values}}
-
-
-def executions_differ(content: Obj, observed: Sequence[Obj]) -> bool:
-    declared = _comparable(content.get(EXECUTIONS) or [])
-    seen = _comparable(observed)
-    if len(seen) == len(declared):
-        seen = [_unmasked(s, d) for s, d in zip(seen, declared, strict=True)]
-    return declared != seen
-
-
 def observed_view(flow: Obj, realm: str, declared: Iterable[Resource]) -> dict[str, Any]:
     """A flow as listed, with the marker its id stands for in `attributes` (none for a flow no declared
     resource has that id for: a hand-made flow, a built-in, a gone resource's)."""
@@ -212,93 +105,6 @@ def observed_view(flow: Obj, realm: str, declared: Iterable[Resource]) -> dict[s
             view["attributes"] = marker_attributes(r.key, content_hash(r.content))
             break
     return view
-
-
-def build_tag(content: Obj, *, failed: bool = False) -> str:
-    """The description of a staged flow: which declared content it is a build of, and whether that build
-    failed (set by the writer when Keycloak refused a step; a build cut short by a stop keeps `being built`,
-    a leftover to delete and retry). The swap gives the flow its declared description."""
-    return f"{'build failed' if failed else 'being built'}: {content_hash(content)}"
-
-
-def failed_build(observed: Iterable[Obj], realm: str, r: Resource, bound: AbstractSet[str]) -> Obj | None:
-    """The staged copy a rebuild of `r`'s current content left when it failed (unbound, tagged as a failed
-    build of that content): kept as the memory that this spec's rebuild failed, so it is not retried (a create
-    and a delete) every round; a changed spec (another tag) or the resource's deletion lets it go as a
-    leftover."""
-    if r.deleting or not r.content:
-        return None
-    tag = build_tag(r.content, failed=True)
-    return next(
-        (
-            f
-            for f in observed
-            if slot_of(realm, r.key, str(f.get("id"))) is not None
-            and STAGED in str(f.get("alias"))
-            and str(f.get("alias")) not in bound
-            and f.get("description") == tag
-        ),
-        None,
-    )
-
-
-def refused_in_place(flow: Obj, r: Resource, steps: Sequence[Obj]) -> Verdict | None:
-    """The Error of `r` when its own flow (`flow`, not a staged copy; `steps`: its observed executions) is
-    tagged a failed build of its current spec: a first build Keycloak refused half way (never bound), or a
-    swapped-in flow whose subflow or config aliases could not be given their declared names (409: held by a
-    flow the operator does not see, such as a hand-made flow's subflow). Such a flow is left as it is, so it
-    is not rebuilt every round; the declared aliases it lacks are named. A swapped-in flow is complete and
-    bound, running with its staged aliases; changing the spec (once the alias is free) rebuilds it."""
-    if (
-        r.deleting
-        or r.problem is not None
-        or STAGED in str(flow.get("alias"))
-        or flow.get("description") != build_tag(r.content, failed=True)
-    ):
-        return None
-    have: set[str] = set()
-    for step in steps:
-        if step.get("subflow"):
-            have.add(str(step["subflow"]))
-        config = step.get("config")
-        if isinstance(config, Mapping) and config.get("alias"):
-            have.add(str(config["alias"]))
-    missing = [a for a in [*subflow_aliases(r.content), *config_aliases(r.content)] if a not in have]
-    held = (
-        f"alias {', '.join(repr(a) for a in missing)} is held by a flow the operator does not manage"
-        if missing
-        else "Keycloak refused a step"
-    )
-    message = (
-        f"the build of this spec failed: {held} (see the earlier event); the flow is left as it is and not "
-        "rebuilt each round: free the alias (or change it in the spec), then change the spec to try again"
-    )
-    return Verdict("Error", "RebuildFailed", message)
-
-
-def leftovers(
-    observed: Sequence[Obj], realm: str, flows: Iterable[Resource], bound: AbstractSet[str]
-) -> list[str]:
-    """Ids of the flows an interrupted rebuild left beside a resource's other flow, to delete: of two flows of
-    one resource the bound one stays (a swap was under way), else the one not staged, else slot 0's. A failed
-    build of the current spec (`failed_build`) is not one of them."""
-    out: list[str] = []
-    for r in flows:
-        failed = failed_build(observed, realm, r, bound)
-        slots = {str(f.get("id")): slot_of(realm, r.key, str(f.get("id"))) for f in observed}
-        both = [f for f in observed if slots[str(f.get("id"))] is not None and f is not failed]
-        if len(both) < 2:
-            continue
-        ranked = sorted(
-            both,
-            key=lambda f: (
-                str(f.get("alias")) not in bound,
-                STAGED in str(f.get("alias")),
-                slots[str(f["id"])],
-            ),
-        )
-        out.extend(str(f["id"]) for f in ranked[1:])
-    return out
 
 
 def _who(key: ObjectKey) -> str:
@@ -427,95 +233,3 @@ def plan_flows(
             scope.drift[r.key] = [EXECUTIONS]
     scope.plan.updates.sort(key=lambda op: op.key)
     return scope
-
-
-# --- the writes ---------------------------------------------------------------------------------------------
-
-
-def create_body(content: Obj, realm: str, key: ObjectKey, slot: int = 0) -> dict[str, Any]:
-    """The flow's POST: its fields, with the id that marks it ours. Executions are added after it
-    (`build_steps`)."""
-    body = {k: v for k, v in content.items() if k != EXECUTIONS}
-    return {**body, "id": flow_id(realm, key, slot)}
-
-
-def update_body(content: Obj, remote_id: str) -> dict[str, Any]:
-    return {**{k: v for k, v in content.items() if k != EXECUTIONS}, "id": remote_id}
-
-
-def staged(content: Obj, slot: int) -> dict[str, Any]:
-    """The content to build a new flow from beside the old one: every alias (flow, subflows, configs) with
-    the slot's staging suffix, so none collides with the old flow's."""
-
-    def name(alias: object) -> str:
-        return f"{alias}{STAGED}{slot}"
-
-    steps = []
-    for s in content.get(EXECUTIONS) or []:
-        step = dict(s)
-        if "subflow" in step:
-            step["subflow"] = name(step["subflow"])
-        if step.get("config"):
-            step["config"] = {**step["config"], "alias": name(step["config"]["alias"])}
-        steps.append(step)
-    return {**content, "alias": name(content["alias"]), "description": build_tag(content), EXECUTIONS: steps}
-
-
-@dataclass(frozen=True)
-class BuildStep:
-    """Add one execution to `parent` (a flow alias), at its end; its requirement and config come later."""
-
-    parent: str
-    step: Mapping[str, Any]
-
-
-def build_steps(content: Obj) -> list[BuildStep]:
-    """The additions that make an empty flow hold the declared executions, in order: each step is added to
-    the flow or subflow it belongs to (the last subflow opened one level up), at its end."""
-    parents = [str(content["alias"])]
-    out: list[BuildStep] = []
-    for step in content.get(EXECUTIONS) or []:
-        level = int(step["level"])
-        del parents[level + 1 :]
-        out.append(BuildStep(parents[level], step))
-        if "subflow" in step:
-            parents.append(str(step["subflow"]))
-    return out
-
-
-def requirement_order(count: int) -> list[int]:
-    """The order requirements are set in, by position in the depth-first listing: from the last up, so a
-    subflow's own steps are set before the subflow itself is enabled, and a later step before an earlier
-    one (each added DISABLED: an authenticator that needs a user finds none until the first is enabled)."""
-    return list(reversed(range(count)))
-
-
-@dataclass(frozen=True)
-class Rename:
-    """After a swap: a subflow (`what` flow) or config of the new flow given its declared alias."""
-
-    what: Literal["flow", "config"]
-    remote_id: str
-    body: Mapping[str, Any]
-
-
-def renames(listing: Sequence[Obj], content: Obj) -> list[Rename]:
-    """The writes that give a built (staged) flow's subflows and configs their declared aliases; `listing`:
-    its executions as Keycloak lists them (a subflow's row names its flow's id, `flowId`)."""
-    out: list[Rename] = []
-    for seen, want in zip(listing, content.get(EXECUTIONS) or [], strict=False):
-        if "subflow" in want and seen.get("flowId") and seen.get("displayName") != want["subflow"]:
-            body = {
-                "id": seen["flowId"],
-                "alias": want["subflow"],
-                "description": want.get("description", ""),
-                "providerId": want.get("providerId", "basic-flow"),
-                "topLevel": False,
-                "builtIn": False,
-            }
-            out.append(Rename("flow", str(seen["flowId"]), body))
-        config = want.get("config")
-        if config and seen.get("authenticationConfig"):
-            remote = str(seen["authenticationConfig"])
-            out.append(Rename("config", remote, {"id": remote, **config}))
-    return out

@@ -22,7 +22,8 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from keycloak_operator.core.replication.authentication_flow import STAGED, build_tag, owner_of
+from keycloak_operator.core.replication.authentication_flow import owner_of
+from keycloak_operator.core.replication.flow_build import STAGED, build_tag
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.sync import Resource, Verdict
 
