@@ -727,6 +727,22 @@ def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_unbo
     assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
     assert password_grant(keycloak, rn, "cli", "alice", "wrong") == 400  # invalid_grant
 
+    # CIBA and PAR settings made by hand (as the admin console does: every attribute sent) survive the
+    # operator's binding writes: Keycloak 26.7.3 resets them to their defaults on any realm PUT whose
+    # attributes do not name them, even one with no attributes at all.
+    hand_set = {
+        "cibaBackchannelTokenDeliveryMode": "ping",
+        "cibaExpiresIn": "300",
+        "parRequestUriLifespan": "90",
+    }
+    api.call("PUT", f"/{rn}", {"attributes": {**(api.realm(rn) or {})["attributes"], **hand_set}})
+
+    def hand_set_kept() -> bool:
+        attributes = (api.realm(rn) or {}).get("attributes") or {}
+        return all(attributes.get(k) == v for k, v in hand_set.items())
+
+    assert hand_set_kept()
+
     # Hand edits: the password step disabled, then the subflow moved up; each repaired by a flow built beside
     # and swapped in (a new id, the binding moved to it, the aliases renamed back), with an event.
     first = flow_by_alias(api, rn, "team direct")
@@ -739,6 +755,7 @@ def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_unbo
     swapped = flow_by_alias(api, rn, "team direct")
     assert first is not None and swapped is not None and swapped["id"] != first["id"]
     assert (api.realm(rn) or {})["directGrantFlow"] == "team direct"
+    assert hand_set_kept(), (api.realm(rn) or {}).get("attributes")  # the binding moved to the new flow
     assert password_grant(keycloak, rn, "cli", "alice", "wrong") == 400
     sub = next(e for e in raw_executions(api, rn, "team direct") if e["displayName"] == "team otp")
     api.call("POST", f"/{rn}/authentication/executions/{sub['id']}/raise-priority")
@@ -761,6 +778,7 @@ def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_unbo
     wait_for("flow resource gone", lambda: kubectl.get(FLOW_RES, "direct", ns) is None, 60)
     assert flow_by_alias(api, rn, "team direct") is None and flow_by_alias(api, rn, "team otp") is None
     assert (api.realm(rn) or {})["directGrantFlow"] == "direct grant"
+    assert hand_set_kept(), (api.realm(rn) or {}).get("attributes")  # the binding returned to the built-in
     assert password_grant(keycloak, rn, "cli", "alice", "Pa55-word-alice") == 200
     wait_phase(kubectl, REALM_RES, ns, "main", "Pending", timeout=60)
     kubectl.apply(realm(keycloak, ns, "main", realmName=rn))

@@ -36,6 +36,7 @@ class FlowServer:
     def __init__(self) -> None:
         self.flows: dict[str, dict[str, Obj]] = {}  # realm -> id -> flow (with "children": executions)
         self.realms: dict[str, Obj] = {}  # realm -> binding field -> flow id
+        self.attributes: dict[str, dict[str, str]] = {}  # realm -> its attributes
         self.configs: dict[str, Obj] = {}
         self.calls: list[tuple[Any, ...]] = []
         self.failing: set[str] = set()  # aliases whose creation is refused
@@ -57,10 +58,23 @@ class FlowServer:
             }
         return self.flows[realm]
 
-    def bindings(self, realm: str) -> dict[str, str]:
-        """The realm's bindings as Keycloak returns them: by the bound flow's alias."""
+    def bindings(self, realm: str) -> dict[str, Any]:
+        """The realm as Keycloak returns it: its bindings by the bound flow's alias, and its attributes."""
         flows = self.realm(realm)
-        return {k: flows[v]["alias"] for k, v in self.realms[realm].items() if v in flows}
+        found: dict[str, Any] = {k: flows[v]["alias"] for k, v in self.realms[realm].items() if v in flows}
+        return {**found, "attributes": dict(self.attributes.get(realm, {}))}
+
+    def put_realm(self, realm: str, body: Obj) -> None:
+        """As Keycloak 26.7.3's realm PUT: attributes sent replace the realm's; without any, its CIBA and PAR
+        settings go back to their defaults (shown here as gone)."""
+        attributes = self.attributes.get(realm, {})
+        if "attributes" in body:
+            self.attributes[realm] = dict(body["attributes"])
+        else:
+            self.attributes[realm] = {k: v for k, v in attributes.items() if not k.startswith(("ciba", "par"))}
+        bound = {k: v for k, v in body.items() if k != "attributes"}
+        self.realms[realm].update({k: self.by_alias(realm, v)["id"] for k, v in bound.items()})
+        self.wrote("bind", realm, bound)
 
     def wrote(self, *call: Any) -> None:
         self.calls.append(call)
@@ -194,8 +208,7 @@ class FakeFlowApi:
         return self.s.bindings(realm)
 
     async def update_realm(self, realm: str, body: Obj) -> None:
-        self.s.realms[realm].update({k: self.s.by_alias(realm, v)["id"] for k, v in body.items()})
-        self.s.wrote("bind", realm, dict(body))
+        self.s.put_realm(realm, body)
 
     async def delete_execution(self, realm: str, execution_id: str) -> None:
         flow, e = self._find(realm, execution_id)

@@ -99,6 +99,22 @@ async def test_a_hand_reorder_or_requirement_edit_is_rebuilt_with_an_event(world
     assert writes == [] and kube == []
 
 
+async def test_binding_and_swap_writes_keep_the_realms_ciba_and_par_settings(world: World) -> None:
+    # Keycloak resets them on a realm PUT that does not send them (the fake does too): every binding write
+    # sends the realm's attributes back as it read them.
+    world.flows.realm("main")
+    hand_set = {"cibaBackchannelTokenDeliveryMode": "ping", "parRequestUriLifespan": "90"}
+    world.flows.attributes["main"] = dict(hand_set)
+    _bind(world, directGrant="login")
+    writes, _ = await _round(world)
+    assert ("bind", "main", {"directGrantFlow": "login"}) in writes
+    assert world.flows.attributes["main"] == hand_set
+    world.flows.by_alias("main", "login")["children"].reverse()  # rebuilt beside, the binding moved
+    writes, _ = await _round(world)
+    assert any(w[0] == "delete_flow" for w in writes) and any(w[0] == "bind" for w in writes)
+    assert world.flows.attributes["main"] == hand_set
+
+
 async def test_a_binding_to_a_missing_flow_waits_naming_the_field_then_binds(world: World) -> None:
     _bind(world, browser="later", directGrant="login")
     writes, kube = await _round(world)

@@ -101,6 +101,17 @@ def test_releasing_a_realm_empties_its_marker_and_disabling_touches_only_enabled
     assert realm_kind.release_body() is not released  # a fresh body each time: a caller may change it
 
 
+def test_a_realm_put_of_other_fields_sends_the_listed_attributes_back_ours_included() -> None:
+    # Keycloak 26.7.3 resets CIBA and PAR settings on a realm PUT whose attributes do not name them.
+    ours = marker_attributes(REALM_KEY, "0" * 64)
+    listed = {"realm": "r", "attributes": {"cibaBackchannelTokenDeliveryMode": "ping", **ours}}
+    kept = {"cibaBackchannelTokenDeliveryMode": "ping", **ours}
+    assert realm_kind.disable_body(listed) == {"enabled": False, "attributes": kept}
+    bindings = {"directGrantFlow": "team direct"}
+    assert realm_kind.keeping_attributes(bindings, listed) == {**bindings, "attributes": kept}
+    assert realm_kind.keeping_attributes(bindings, None) == bindings  # nothing listed: nothing guessed
+
+
 def test_the_realm_drift_check_leaves_out_its_roles() -> None:
     content = realm_content(roles=ROLES)
     observed = {**realm_kind.realm_write(content), "roles": {"realm": []}}

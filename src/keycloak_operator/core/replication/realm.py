@@ -150,9 +150,21 @@ def release_body(listed: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return {"attributes": others_attributes(listed)}
 
 
-def disable_body() -> dict[str, Any]:
-    """Revocation's first step: the realm switched off, otherwise kept whole."""
-    return {"enabled": False}
+def keeping_attributes(body: Mapping[str, Any], listed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A realm PUT of fields that are not attributes (flow bindings, `enabled`), sent with the realm's
+    attributes as `listed` (ours among them). Keycloak 26.7.3 resets the CIBA and PAR settings to their
+    defaults on every realm PUT whose attributes do not name them, even a PUT with no attributes at all
+    (updateCibaSettings and updateParSettings read the attributes sent; seen on the real server: a binding
+    write turned a hand-set CIBA delivery mode `ping` back into `poll`)."""
+    if listed is None:
+        return dict(body)
+    return {**body, "attributes": string_attributes(listed.get("attributes"))}
+
+
+def disable_body(listed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Revocation's first step: the realm switched off, otherwise kept whole (its attributes as `listed`
+    sent back, see keeping_attributes)."""
+    return keeping_attributes({"enabled": False}, listed)
 
 
 def remote_id(op: Create | Update) -> str:

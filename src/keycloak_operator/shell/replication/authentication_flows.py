@@ -25,6 +25,7 @@ from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_bindings as fb
 from keycloak_operator.core.replication import flow_build, flow_content
 from keycloak_operator.core.replication import idp_flow_rule as flow_rule
+from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import Resource, ScopeOperation, ScopePlan, Verdict, settle
@@ -128,7 +129,7 @@ class AuthenticationFlowWriter:
             )
             if plan.body:
                 await self.limiter.acquire(at.realm.key.namespace)
-                await api.update_realm(at.remote, plan.body)
+                await api.update_realm(at.remote, realm_kind.keeping_attributes(plan.body, current))
                 metrics.replication_write(BINDINGS_KIND, "update")
                 message = (
                     f"bound in Keycloak: {', '.join(f'{k}={v!r}' for k, v in sorted(plan.body.items()))}"

@@ -17,6 +17,7 @@ from typing import Any, Final, cast
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_bindings as fb
 from keycloak_operator.core.replication import flow_build, flow_content
+from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.sync import Release, Resource, ScopeOperation, ScopePlan, Verdict
@@ -164,9 +165,11 @@ async def _swap(api: AuthenticationFlowApi, realm: str, op: Update, old_alias: s
         # deleted and retried next round.
         await _tag_failed(api, realm, staged, new_id, e, of=op.content)
         raise _explained(e) from e
-    bound = fb.bound_by(await api.realm_bindings(realm), old_alias)
+    listed = await api.realm_bindings(realm)
+    bound = fb.bound_by(listed, old_alias)
     if bound:
-        await api.update_realm(realm, dict.fromkeys(bound, str(staged["alias"])))
+        moved = dict.fromkeys(bound, str(staged["alias"]))
+        await api.update_realm(realm, realm_kind.keeping_attributes(moved, listed))
     await api.delete_flow(realm, op.remote_id)
     await api.update_flow(realm, new_id, flow_build.update_body(op.content, new_id))
     try:

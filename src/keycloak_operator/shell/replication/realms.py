@@ -101,7 +101,7 @@ class RealmWriter:
             async def write(
                 op: ScopeOperation, scope: ScopePlan = scope, fmt: int | None = fmt, by_name: Listed = by_name
             ) -> None:
-                listed = by_name.get(op.remote_id) if isinstance(op, Update | Release) else None
+                listed = by_name.get(op.remote_id) if isinstance(op, Update | Release | Disable) else None
                 await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key), fmt, listed)
 
             failed = await execute(scope, write, self.limiter, rnd)
@@ -163,14 +163,14 @@ class RealmWriter:
     ) -> None:
         """`fmt`: the stored format in effect, None without agreement (a create then carries no record); an
         update keeps the record listed, whatever the format: only a migration moves it. `listed`: the realm as
-        listed, for an Update or a Release."""
+        listed, for an Update, a Release or a Disable."""
         stamp = formats.FIRST_FORMAT if fmt is None else fmt
         if isinstance(op, Delete):
             await admin.delete_realm(op.remote_id)
         elif isinstance(op, Release):
             await admin.update_realm(op.remote_id, realm.release_body(listed))
         elif isinstance(op, Disable):
-            await admin.update_realm(op.remote_id, realm.disable_body())
+            await admin.update_realm(op.remote_id, realm.disable_body(listed))
         elif isinstance(op, Create):
             await admin.create_realm(migrations.stamped(realm.create_body(op, smtp_password), stamp))
             scope.remote_ids[op.key] = realm.remote_id(op)
