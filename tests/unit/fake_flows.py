@@ -71,7 +71,8 @@ class FlowServer:
         if "attributes" in body:
             self.attributes[realm] = dict(body["attributes"])
         else:
-            self.attributes[realm] = {k: v for k, v in attributes.items() if not k.startswith(("ciba", "par"))}
+            reset = ("ciba", "par")
+            self.attributes[realm] = {k: v for k, v in attributes.items() if not k.startswith(reset)}
         bound = {k: v for k, v in body.items() if k != "attributes"}
         self.realms[realm].update({k: self.by_alias(realm, v)["id"] for k, v in bound.items()})
         self.wrote("bind", realm, bound)
