@@ -459,6 +459,7 @@ class World:
         )
         self.idps = IdpServer()  # identity providers, behind the API their writer uses
         self.flows = FlowServer()  # authentication flows, likewise
+        self.flows.providers = lambda realm: self.idps.realm(realm).values()
         for writer in self.replicator.inside_realm:
             if isinstance(writer, GroupWriter):
                 writer.api = lambda admin: FakeGroups(self.server, admin)
