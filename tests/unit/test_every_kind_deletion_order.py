@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from keycloak_operator.core import names
@@ -58,7 +58,7 @@ RESOURCES = (
     ObjectKey(names.IDENTITY_PROVIDER_KIND, "team-a", "upstream"),
     ObjectKey(names.AUTHENTICATION_FLOW_KIND, "team-a", "login"),
 )
-PARENT, SUBGROUP, FLOW = RESOURCES[3], RESOURCES[4], RESOURCES[6]
+PARENT, SUBGROUP, PROVIDER, FLOW = RESOURCES[3:]
 READY_CAP = 6  # rounds for the whole realm to become Ready
 GONE_CAP = 10  # rounds after the last batch for every finalizer to go
 HELD = sorted(
@@ -75,7 +75,8 @@ HELD = sorted(
 
 
 def _every_kind(w: World) -> None:
-    """One realm with a role and a flow binding, and in it one resource of every kind."""
+    """One realm with a role and a flow binding, and in it one resource of every kind; the provider's
+    first-login flow is the realm's flow."""
     roles = [{"name": "viewer"}]
     w.kube.add(_realm("team-a", "main", ON_KC, roles=roles, flowBindings={"browser": "login"}))
     client = {
@@ -90,7 +91,7 @@ def _every_kind(w: World) -> None:
     w.kube.add(groups._group("team-a", "eng", realmRoles=["viewer"]))
     w.kube.add(groups._group("team-a", "backend", parent="eng", clientRoles={"app": ["view"]}))
     idps._secret(w, "team-a", "upstream-S3cret")
-    w.kube.add(idps._idp("team-a", "upstream", mappers=[idps.MAPPER]))
+    w.kube.add(idps._idp("team-a", "upstream", mappers=[idps.MAPPER], firstBrokerLoginFlowAlias="login"))
     w.kube.add(flows._flow("team-a", "login"))
 
 
@@ -136,14 +137,15 @@ def _deleting(w: World, key: ObjectKey) -> bool:
 
 def _free(w: World) -> list[ObjectKey]:
     """Resources being deleted that nothing holds by the operator's rules: the realm waits while anything
-    declared in it is still wanted, a parent group while its subgroup is, and a flow the deleting realm
-    binds while the realm is there (a realm being deleted is not written to, its bindings neither)."""
+    declared in it is still wanted, a parent group while its subgroup is, and the flow while the provider
+    naming it as its first-login flow is, or while the deleting realm binding it is there (a realm being
+    deleted is not written to, its bindings neither)."""
     present = _present(w)
     wanted = [k for k in present if not _deleting(w, k)]
     holds = {
         REALM: [k for k in wanted if k != REALM],
         PARENT: [k for k in wanted if k == SUBGROUP],
-        FLOW: [REALM] if REALM in present and _deleting(w, REALM) else [],
+        FLOW: [k for k in [REALM] if k in present and _deleting(w, k)] + [k for k in wanted if k == PROVIDER],
     }
     return [k for k in present if _deleting(w, k) and not holds.get(k)]
 
@@ -199,6 +201,9 @@ def deletions(draw: st.DrawFn) -> list[tuple[list[ObjectKey], int]]:
 
 @settings(max_examples=50, deadline=None)
 @given(deletions())
+# Found by hypothesis: the flow first while the provider naming it stayed. Keycloak refuses to delete a flow
+# a provider names, and the flow was deleted anyway, failing every round (now it waits, DeletionBlocked).
+@example([([FLOW], 2), ([r for r in RESOURCES if r != FLOW], 1)])
 async def test_deleting_in_any_order_leaves_keycloak_clean_with_nothing_stuck(
     plan: list[tuple[list[ObjectKey], int]],
 ) -> None:
