@@ -6,7 +6,8 @@ does) in an order and in batches hypothesis draws, with rounds between the batch
 Every resource then loses its finalizer, Keycloak holds no realm of ours and nothing marked, no round fails
 a write or a step, and nothing went out of the order the operator keeps: the realm is deleted only once
 nothing declared in it is still wanted (Keycloak would take it along behind its owner's back), a parent group
-only once its subgroup is gone from Keycloak, a bound flow only once unbound (the fake refuses otherwise).
+only once its subgroup is gone from Keycloak, a flow only once neither the realm binds it nor a provider
+names it (the fake refuses otherwise, as Keycloak does). And nothing free to go (`_free`) is kept two rounds.
 Keycloak deleting a realm deletes what the realm holds: the fake stores of a deleted realm count as gone.
 """
 
