@@ -14,6 +14,7 @@ flowBindings: a password grant goes through a flow of the test's own (support/fl
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -783,6 +784,51 @@ def test_a_flow_reaches_keycloak_in_order_is_bound_signs_in_is_repaired_and_unbo
     wait_phase(kubectl, REALM_RES, ns, "main", "Pending", timeout=60)
     kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
     wait_phase(kubectl, REALM_RES, ns, "main", "Ready", timeout=60)
+
+
+def test_a_flow_a_provider_uses_deleted_first_waits_naming_the_provider_then_goes_with_it(
+    kubectl: Kubectl, keycloak: KeycloakProcess, operator: OperatorProcess, namespace: str
+) -> None:
+    """Keycloak refuses to delete a flow an identity provider names as its first-login flow: a flow deleted
+    before its provider waits, Deleting and naming the provider, with no refused delete each round, and
+    goes once the provider has gone (issue 16: deleting in any order leaves nothing stuck)."""
+    api = KeycloakApi(keycloak)
+    ns, rn = namespace, f"u-{namespace}"
+    kubectl.apply(admin_secret(keycloak, ns))
+    kubectl.apply(idp_secret(ns, IDP_FIRST))
+    kubectl.apply(realm(keycloak, ns, "main", realmName=rn))
+    steps = [{"authenticator": "idp-create-user-if-unique", "requirement": "ALTERNATIVE"}]
+    kubectl.apply(flow(ns, "linking", {"name": "main"}, "team linking", executions=steps))
+    wait_phase(kubectl, FLOW_RES, ns, "linking", "Ready", timeout=90)
+    provider = identity_provider(
+        ns,
+        "upstream",
+        {"name": "main"},
+        "upstream",
+        "https://up.example.com",
+        firstBrokerLoginFlowAlias="team linking",
+    )
+    kubectl.apply(provider)
+    wait_phase(kubectl, IDP_RES, ns, "upstream", "Ready", timeout=60)
+    linking = flow_by_alias(api, rn, "team linking")
+    assert linking is not None
+    with pytest.raises(urllib.error.HTTPError):  # Keycloak's refusal, which the operator must not repeat
+        api.call("DELETE", f"/{rn}/authentication/flows/{linking['id']}")
+
+    kubectl.run("delete", FLOW_RES, "linking", "-n", ns, "--wait=false")
+    wait_phase(kubectl, FLOW_RES, ns, "linking", "Deleting", timeout=60)
+    message = kubectl.get(FLOW_RES, "linking", ns)["status"]["conditions"][0]["message"]
+    assert "identity provider 'upstream' (firstBrokerLoginFlowAlias) uses flow 'team linking'" in message
+    wait_for("rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
+    before, rounds = api.admin_writes(), rounds_seen(keycloak)
+    wait_for("two more rounds", lambda: rounds_seen(keycloak) >= rounds + 2, 60)
+    assert api.admin_writes() - before == 0  # no delete tried again and again
+    assert not events(kubectl, ns, name="linking", reason="WriteFailed")
+    assert flow_by_alias(api, rn, "team linking") is not None
+
+    kubectl.run("delete", IDP_RES, "upstream", "-n", ns, "--wait=false")
+    wait_for("flow resource gone", lambda: kubectl.get(FLOW_RES, "linking", ns) is None, 60)
+    assert idp_in(api, rn, "upstream") is None and flow_by_alias(api, rn, "team linking") is None
 
 
 def _built_in_aliases(api: KeycloakApi, rn: str) -> tuple[set[str], set[str], set[str]]:

@@ -4,7 +4,10 @@ on it: a POSTed flow keeps its id; executions are added at the end of their flow
 depth-first with levels, a subflow's row naming its flow (`flowId`); deleting a subflow's execution deletes
 the subflow; a flow or subflow is renamed by a PUT of its id; a flow or config alias is unique in the realm
 (409); the realm binds flows by id (so a rename keeps the binding; the realm reads back their aliases); a
-bound flow cannot be deleted (a 500, as Keycloak answers); built-in flows exist in every realm.
+flow bound by the realm or named by an identity provider (`providers`: the realm's, as the provider fake holds
+them) cannot be deleted (a 500, as Keycloak answers: RealmAdapter.removeAuthenticationFlow refuses a flow
+KeycloakModelUtils.isFlowUsed finds, which asks the providers too; read in 26.7.3's bytecode); built-in flows
+exist in every realm.
 `after_write`, when set, is called after every write: a test checks an invariant at each intermediate
 state."""
 
@@ -12,12 +15,13 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 
 Obj = dict[str, Any]
+USES = ("firstBrokerLoginFlowAlias", "postBrokerLoginFlowAlias")  # a provider's fields naming a flow
 BUILT_INS = ("browser", "direct grant", "registration", "reset credentials", "clients", "first broker login")
 WRITES = (
     "create_flow",
@@ -42,6 +46,7 @@ class FlowServer:
         self.failing: set[str] = set()  # aliases whose creation is refused
         self.unreadable = False  # the flow listing answers 500
         self.after_write: Callable[[], None] | None = None
+        self.providers: Callable[[str], Iterable[Obj]] = lambda realm: ()
         self._ids = itertools.count(1)
 
     def api(self, admin: KeycloakAdmin) -> FakeFlowApi:
@@ -151,7 +156,8 @@ class FakeFlowApi:
 
     async def delete_flow(self, realm: str, flow_id: str) -> None:
         flow = self.s.realm(realm)[flow_id]
-        if flow_id in self.s.realms[realm].values() or flow["alias"] in self.s.failing:
+        used = any(p.get(f) == flow["alias"] for p in self.s.providers(realm) for f in USES)
+        if flow_id in self.s.realms[realm].values() or used or flow["alias"] in self.s.failing:
             raise AdminError(500, "unknown_error")
         for e in flow["children"]:
             self.s._drop(realm, e)

@@ -525,6 +525,26 @@ async def test_a_flow_an_identity_provider_uses_is_not_rebuilt_said_on_the_flow_
     assert _order(world, "login") == WANTED
 
 
+async def test_a_deleting_flow_a_provider_uses_waits_naming_it_then_goes_once_let_go(world: World) -> None:
+    """Keycloak refuses to delete a flow a provider names (fake_flows.py): the flow is not deleted (no
+    refused delete, no failed round each time), it stays Deleting naming the provider, and goes in the round
+    the provider stops naming it."""
+    await _round(world)
+    world.idps.realm("main")["up"] = {"alias": "up", "firstBrokerLoginFlowAlias": "login", "config": {}}
+    world.delete(KIND, "team-a", "login")
+    for _ in range(2):
+        delay, _, _ = await world.round(KC_URL)
+        status = world.obj(KIND, "team-a", "login")["status"]
+        assert delay is None and status["phase"] == "Deleting"
+        message = status["conditions"][0]["message"]
+        assert "identity provider 'up' (firstBrokerLoginFlowAlias) uses flow 'login'" in message
+        assert world.flows.by_alias("main", "login")
+    world.idps.realm("main")["up"]["firstBrokerLoginFlowAlias"] = "first broker login"
+    writes, _ = await _round(world)
+    assert [w[0] for w in writes] == ["delete_flow"]
+    assert (KIND, "team-a", "login") not in world.kube.objects
+
+
 async def test_a_leftover_that_cannot_be_deleted_is_its_own_flows_error_only(world: World) -> None:
     world.kube.add(_flow("team-a", "other", alias="other", executions=STEPS[:1]))
     await _round(world)

@@ -230,3 +230,23 @@ def test_an_orphaned_flow_of_the_operators_is_never_taken_for_a_hand_made_one() 
     assert refused({"id": "hand-login", "alias": "login", "description": flow_build.build_tag({})}, [])
     assert not refused({"id": "0b6ad2a4-5a4b-4f45-8d5d-2f5e4a4c1b9e", "alias": "login"}, [mine])
     assert not refused({"id": af.flow_id("main", mine.key, 1), "alias": "login"}, [mine])
+
+
+def test_a_deleting_flow_a_provider_names_waits_naming_the_provider_and_field() -> None:
+    """Keycloak refuses to delete a flow any provider names (first or post broker login, declared or made by
+    hand): that flow waits, naming who holds it; a flow no provider names is not held."""
+    from keycloak_operator.core.replication import idp_flow_rule as flow_rule
+    from keycloak_operator.core.replication.identity import ObjectKey
+
+    login, other = ObjectKey(names.AUTHENTICATION_FLOW_KIND, "team-a", "login"), ObjectKey("x", "team-a", "o")
+    providers = [
+        {"alias": "corp", "firstBrokerLoginFlowAlias": "login flow"},
+        {"alias": "by-hand", "postBrokerLoginFlowAlias": "login flow"},
+        {"alias": "plain", "firstBrokerLoginFlowAlias": "first broker login"},
+    ]
+    blocks = flow_rule.deletion_blocks({login: "login flow", other: "other flow"}, providers)
+    assert blocks == {
+        login: "identity provider 'corp' (firstBrokerLoginFlowAlias), 'by-hand' (postBrokerLoginFlowAlias) "
+        "uses flow 'login flow': it is deleted once no provider names it"
+    }
+    assert flow_rule.deletion_blocks({login: "login flow"}, []) == {}

@@ -459,6 +459,7 @@ class World:
         )
         self.idps = IdpServer()  # identity providers, behind the API their writer uses
         self.flows = FlowServer()  # authentication flows, likewise
+        self.flows.providers = lambda realm: self.idps.realm(realm).values()
         for writer in self.replicator.inside_realm:
             if isinstance(writer, GroupWriter):
                 writer.api = lambda admin: FakeGroups(self.server, admin)
@@ -498,12 +499,7 @@ def world(monkeypatch: pytest.MonkeyPatch) -> World:
 
 def make_world(monkeypatch: pytest.MonkeyPatch) -> World:
     """Team A runs Keycloak `kc`, which takes realms from teams B and C; realm `main` takes clients from B."""
-    w = World()
-    for name in ("replication_write", "resource_result", "replication_conflict", "unlisted_namespaces"):
-        monkeypatch.setattr(metrics, name, lambda *a, _n=name: w.metrics.append((_n, *a)))
-    kc = {**BASE, "realmNamespaces": ["team-b", "team-c"]}
-    w.kube.add(_resource(names.KEYCLOAK_KIND, "team-a", "kc", kc))
-    w.secret("team-a", names.admin_secret("kc"), "kc-admin", "pw")
+    w = server_world(monkeypatch)
     w.secret("team-x", "ext-admin", "ext-admin", "wrong")
     roles = [{"name": "admin", "description": "all"}, {"name": "viewer"}]
     w.kube.add(_realm("team-a", "main", ON_KC, roles=roles, clientNamespaces=["team-b"]))
@@ -519,6 +515,17 @@ def make_world(monkeypatch: pytest.MonkeyPatch) -> World:
     w.kube.add(_client("team-a", "onlost", {"name": "lost"}))
     # A realm some earlier resource declared, whose resource is gone: an orphan of the server's admin.
     w.server.realm({"realm": "ghost", "attributes": _ghost_marker()})
+    return w
+
+
+def server_world(monkeypatch: pytest.MonkeyPatch) -> World:
+    """Team A runs Keycloak `kc`, which takes realms from teams B and C; nothing is declared on it yet."""
+    w = World()
+    for name in ("replication_write", "resource_result", "replication_conflict", "unlisted_namespaces"):
+        monkeypatch.setattr(metrics, name, lambda *a, _n=name: w.metrics.append((_n, *a)))
+    kc = {**BASE, "realmNamespaces": ["team-b", "team-c"]}
+    w.kube.add(_resource(names.KEYCLOAK_KIND, "team-a", "kc", kc))
+    w.secret("team-a", names.admin_secret("kc"), "kc-admin", "pw")
     return w
 
 

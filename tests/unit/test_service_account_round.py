@@ -107,14 +107,19 @@ def world(monkeypatch: pytest.MonkeyPatch) -> World:
 
 def mapping_world(monkeypatch: pytest.MonkeyPatch) -> World:
     """make_world's, with MappingAdmin and team B's client `svc` declaring WANTED (not granted)."""
-    monkeypatch.setattr(trr, "FakeAdmin", MappingAdmin)
-    w = make_world(monkeypatch)
+    w = with_role_mappings(make_world(monkeypatch), monkeypatch)
     w.replicator.revocation_grace = timedelta(hours=1)
+    spec = {"serviceAccountsEnabled": True, "serviceAccountRoles": WANTED}
+    w.kube.add(_client("team-b", "svc", {"name": "main", "namespace": "team-a"}, **spec))
+    return w
+
+
+def with_role_mappings(w: World, monkeypatch: pytest.MonkeyPatch) -> World:
+    """`w`, its server answering the role-mapping calls (MappingAdmin, over stores of its own)."""
+    monkeypatch.setattr(trr, "FakeAdmin", MappingAdmin)
     w.server.mappings = {}  # type: ignore[attr-defined]
     w.server.composites = {}  # type: ignore[attr-defined]
     w.server.composite_realm = set()  # type: ignore[attr-defined]  # realm roles that include others
-    spec = {"serviceAccountsEnabled": True, "serviceAccountRoles": WANTED}
-    w.kube.add(_client("team-b", "svc", {"name": "main", "namespace": "team-a"}, **spec))
     return w
 
 

@@ -92,16 +92,22 @@ def looks_like_ours(flow: Obj) -> bool:
 USES: Final = (FIELD, "postBrokerLoginFlowAlias")
 
 
-def rebuild_refusals(needing: Mapping[ObjectKey, str], providers: Iterable[Obj]) -> dict[ObjectKey, Verdict]:
-    """The flows whose rebuild must not start: `needing`, the flows a rebuild would replace (their resource
-    -> their alias now), of which those an identity provider uses. A rebuild deletes the old flow, which
-    Keycloak refuses while a provider names it, so the swap would leave two flows and fail each round."""
+def _users(providers: Iterable[Obj]) -> dict[str, list[str]]:
+    """Flow alias -> the providers naming it, each as "'alias' (field)"."""
     users: dict[str, list[str]] = {}
     for p in providers:
         for use in USES:
             alias = p.get(use)
             if isinstance(alias, str) and alias:
                 users.setdefault(alias, []).append(f"{p.get('alias')!r} ({use})")
+    return users
+
+
+def rebuild_refusals(needing: Mapping[ObjectKey, str], providers: Iterable[Obj]) -> dict[ObjectKey, Verdict]:
+    """The flows whose rebuild must not start: `needing`, the flows a rebuild would replace (their resource
+    -> their alias now), of which those an identity provider uses. A rebuild deletes the old flow, which
+    Keycloak refuses while a provider names it, so the swap would leave two flows and fail each round."""
+    users = _users(providers)
     out: dict[ObjectKey, Verdict] = {}
     for key, alias in needing.items():
         if alias in users:
@@ -113,3 +119,19 @@ def rebuild_refusals(needing: Mapping[ObjectKey, str], providers: Iterable[Obj])
             )
             out[key] = Verdict("Error", "FlowInUse", message)
     return out
+
+
+def deletion_blocks(deleting: Mapping[ObjectKey, str], providers: Iterable[Obj]) -> dict[ObjectKey, str]:
+    """The deleting flows (their resource -> their alias in Keycloak) an identity provider names, with why.
+    Keycloak refuses to delete a flow in use, so deleting it anyway fails every round until the provider
+    lets go; the flow waits instead (Deleting), naming the provider, and goes once none names it. Any
+    provider counts, declared or made by hand: Keycloak refuses for each."""
+    users = _users(providers)
+    return {
+        key: (
+            f"identity provider {', '.join(users[alias])} uses flow {alias!r}: it is deleted once no "
+            "provider names it"
+        )
+        for key, alias in deleting.items()
+        if alias in users
+    }

@@ -11,7 +11,9 @@ A flow is created with the id that marks it ours and built; a flow whose executi
 the old one and swapped in: the Keycloak calls of both are in flow_builder.py.
 
 A deleting flow the realm still binds after the bindings pass (the realm not Ready, so its bindings were not
-written) is not deleted: it stays Deleting, DeletionBlocked naming the binding.
+written), or one an identity provider names (the provider's writer ran first: one deleted this round no
+longer does), is not deleted, as Keycloak would refuse it every round: it stays Deleting, DeletionBlocked
+naming the binding or the provider.
 """
 
 from __future__ import annotations
@@ -180,9 +182,10 @@ class AuthenticationFlowWriter:
                 planned.append(replace(r, problem=problem))
         planned = await self._in_use(at, planned, observed, steps)
         try:
-            blocked = await _blocked(api, at.remote, planned, observed)
+            blocked = await _blocked(api, self.idps_of(at.admin), at.remote, planned, observed)
         except AdminError as e:
-            _unreadable(rnd, declared, f"the realm's bindings could not be read: {e}")
+            message = f"what uses the flows (the realm's bindings, its providers) could not be read: {e}"
+            _unreadable(rnd, declared, message)
             return None
         scope = af.plan_flows(
             planned, observed, at.remote, steps, at.watched, revocation=at.revocation, blocked=blocked
@@ -247,20 +250,32 @@ def _unreadable(rnd: Round, declared: Sequence[Resource], message: str) -> None:
 
 
 async def _blocked(
-    api: AuthenticationFlowApi, realm: str, declared: Sequence[Resource], observed: Sequence[Obj]
+    api: AuthenticationFlowApi,
+    idps: IdentityProviderApi,
+    realm: str,
+    declared: Sequence[Resource],
+    observed: Sequence[Obj],
 ) -> dict[ObjectKey, str]:
-    """Deleting flows the realm still binds, with why (a GET of the realm, only when one is deleting)."""
+    """Deleting flows Keycloak would refuse to delete, with why: the realm still binds them, or an identity
+    provider names them (a GET of the realm and one of its providers, only when one is deleting)."""
     deleting = [r for r in declared if r.deleting and not r.preserve]
     if not deleting:
         return {}
     current = await api.realm_bindings(realm)
+    providers = await idps.providers(realm)
     out: dict[ObjectKey, str] = {}
+    aliases: dict[ObjectKey, str] = {}
     for f in observed:
         key = af.owner_of(realm, deleting, f.get("id"))
-        fields = fb.bound_by(current, str(f.get("alias"))) if key is not None else []
-        if key is not None and fields:
+        if key is None:
+            continue
+        aliases[key] = str(f.get("alias"))
+        fields = fb.bound_by(current, aliases[key])
+        if fields:
             out[key] = (
                 f"the realm binds flow {f.get('alias')!r} ({', '.join(fields)}): it is deleted once the "
                 "binding names another flow"
             )
+    for key, why in flow_rule.deletion_blocks(aliases, providers).items():
+        out[key] = f"{out[key]}; {why}" if key in out else why
     return out
