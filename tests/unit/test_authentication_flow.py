@@ -221,6 +221,22 @@ def test_a_hand_edit_of_the_executions_is_repaired_by_a_rebuild_with_its_drift(e
     assert not plan([r], kc).plan.updates
 
 
+def test_an_edited_spec_updates_the_same_flow_by_its_id_then_writes_nothing() -> None:
+    kc, r = FakeRealm(), resource()
+    kc.apply(plan([r], kc))
+    changed = resource(
+        description="new words",
+        executions=[*EXECS, {"authenticator": "auth-otp-form", "requirement": "DISABLED"}],
+    )
+    scope = plan([changed], kc)
+    assert [(op.key, op.remote_id) for op in scope.plan.updates] == [(r.key, af.flow_id(RN, r.key))]
+    assert not (scope.plan.creates or scope.plan.deletes)
+    kc.apply(scope)
+    assert kc.flows[af.flow_id(RN, r.key)]["description"] == "new words"
+    assert len(kc.steps[af.flow_id(RN, r.key)]) == len(changed.content[flow_content.EXECUTIONS])
+    assert not plan([changed], kc).plan.updates
+
+
 def test_a_hand_edited_description_is_drift_too() -> None:
     kc, r = FakeRealm(), resource()
     kc.apply(plan([r], kc))

@@ -270,6 +270,47 @@ def test_applying_the_client_role_plan_converges(
     assert parts.plan_client_roles(c, observed.values(), OWNER).writes == []
 
 
+placements = st.dictionaries(
+    st.sampled_from(sorted(SCOPES)), st.sampled_from([parts.DEFAULT_SCOPES, parts.OPTIONAL_SCOPES])
+)
+
+
+@given(
+    declared=placements,
+    managed=st.sets(st.sampled_from([parts.DEFAULT_SCOPES, parts.OPTIONAL_SCOPES])),
+    held=st.dictionaries(
+        st.sampled_from([*SCOPES, "theirs"]), st.sampled_from([parts.DEFAULT_SCOPES, parts.OPTIONAL_SCOPES])
+    ),
+)
+def test_applying_the_scope_plan_converges(
+    declared: dict[str, str], managed: set[str], held: dict[str, str]
+) -> None:
+    """Whatever is attached (`theirs`: a scope this namespace may not use, so never detached by id): after
+    the writes each declared list is exactly what is attached, an undeclared list is untouched, and a
+    second plan is empty."""
+    fields = {key: sorted(n for n, w in declared.items() if w == key) for key in managed}
+    c = content(**fields)
+    observed = {key: sorted(n for n, w in held.items() if w == key) for key in parts.SCOPE_FIELDS}
+    attached = {key: set(names) for key, names in observed.items()}
+    for w in parts.plan_scopes(c, observed, SCOPES).ordered():
+        key = parts.DEFAULT_SCOPES if w.part == "default-scope" else parts.OPTIONAL_SCOPES
+        assert w.remote_id == SCOPES[w.name]  # attached and detached by the realm's id, never a guess
+        if w.operation == "delete":
+            attached[key].remove(w.name)
+        else:
+            attached[key].add(w.name)
+    for key in parts.SCOPE_FIELDS:
+        if key in fields:
+            assert attached[key] - {"theirs"} == set(fields[key])
+        else:
+            assert attached[key] == set(observed[key])
+    assert {k for k, v in attached.items() if "theirs" in v} == {
+        k for k, v in observed.items() if "theirs" in v
+    }
+    after = {key: sorted(names) for key, names in attached.items()}
+    assert parts.plan_scopes(c, after, SCOPES).writes == []
+
+
 # --- hostile input ------------------------------------------------------------------------------------------
 
 

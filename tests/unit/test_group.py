@@ -324,6 +324,22 @@ def test_an_unmarked_group_at_the_path_is_a_conflict_and_its_subgroups_wait() ->
     assert scope.plan.is_empty()  # the hand-made group is never touched, and nothing is created under it
 
 
+def test_a_group_asking_to_adopt_is_refused_and_the_unmarked_group_is_never_touched() -> None:
+    obj = k8s("team-a", "eng")
+    obj["metadata"]["annotations"] = {names.ANNOTATION_ADOPT: "true"}
+    asking = gr.group_resource(obj, targets())
+    assert not asking.adopt and "not adopted yet" in asking.adopt_refused
+    scope, _ = plan([asking], [hand_made("eng", "h1")])
+    assert scope.plan.is_empty() and not scope.adopted and not scope.releases
+    assert scope.verdicts[asking.key].phase == "Conflict"
+    assert "not adopted: a group is not adopted yet" in scope.verdicts[asking.key].message
+    # Its resource deleted (preserved or not): the unmarked group stays, and the finalizer goes at once.
+    for preserve in (False, True):
+        going = replace(asking, deleting=True, preserve=preserve)
+        scope, _ = plan([going], [hand_made("eng", "h1")])
+        assert scope.plan.is_empty() and not scope.releases and scope.finalizable == [asking.key]
+
+
 def test_the_same_path_from_two_namespaces_goes_to_the_older_and_the_later_is_a_conflict() -> None:
     a, b = resource("team-a", "eng", created=1), resource("team-b", "eng", created=2)
     scope, _ = plan([b, a], [])

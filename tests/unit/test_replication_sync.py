@@ -15,17 +15,21 @@ from keycloak_operator.core.replication.client import client_content, plan_clien
 from keycloak_operator.core.replication.drift import drifted_fields
 from keycloak_operator.core.replication.fairness import round_robin
 from keycloak_operator.core.replication.in_realm import client_resource
+from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.realm import (
+    disable_body,
     plan_realms,
     realm_content,
     realm_write,
     releasable_without_server,
+    release_body,
+    remote_id,
 )
 from keycloak_operator.core.replication.resources import realm_target, server_url
-from keycloak_operator.core.replication.roles import plan_roles
+from keycloak_operator.core.replication.roles import owner_of, plan_roles, role_writes
 from keycloak_operator.core.replication.servers import ServerPolicy
 from keycloak_operator.core.replication.status import render
-from keycloak_operator.core.replication.sync import DRIFTED, Release, Resource, Verdict, settle
+from keycloak_operator.core.replication.sync import DRIFTED, Release, Resource, Revocation, Verdict, settle
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -76,6 +80,15 @@ def test_only_local_is_created_only_remote_is_deleted() -> None:
     scope = plan_clients([new], [in_keycloak(gone, "u-gone")])
     assert [c.key for c in scope.plan.creates] == [new.key]
     assert [(d.key, d.remote_id) for d in scope.plan.deletes] == [(gone.key, "u-gone")]
+
+
+def test_a_deleted_clients_removal_goes_before_every_upsert_of_the_round() -> None:
+    gone, new = client("team", "gone", deleting=True), client("team", "new")
+    edited = client("team", "edited")
+    observed = [in_keycloak(gone, "u-gone"), in_keycloak(edited, "u-ed", content={"name": "by hand"})]
+    removals, upserts = plan_clients([new, gone, edited], observed).phases()
+    assert [(type(op), op.key) for op in removals] == [(Delete, gone.key)]
+    assert [(type(op), op.key) for op in upserts] == [(Create, new.key), (Update, edited.key)]
 
 
 def test_seed_003_same_kind_and_name_in_bar_and_foo_deleting_bar_never_touches_foo() -> None:
@@ -197,6 +210,140 @@ def test_a_realm_whose_clients_are_all_deleting_goes() -> None:
     r = realm("home", "main", deleting=True)
     scope = plan_realms([r], [client("team", "web", deleting=True)], [marked(r.content, r.key)])
     assert [d.remote_id for d in scope.plan.deletes] == ["home-main"]
+
+
+def named_realm(ns: str, name: str, realm_name: str, *, age: int = 0, **fields: Any) -> Resource:
+    """A realm resource `ns/name` for the Keycloak realm `realm_name` (flags: Resource's; other fields: the
+    spec's)."""
+    flags = {k: fields.pop(k) for k in list(fields) if k in Resource.__dataclass_fields__}
+    spec = KeycloakRealmSpec.model_validate(
+        {"server": {"external": {"url": "http://k", "adminSecret": {"name": "s"}}}, "realmName": realm_name}
+        | fields
+    )
+    key = ObjectKey(REALM, ns, name)
+    return Resource(key, realm_name, realm_content(spec, name), T0 + timedelta(seconds=age), **flags)
+
+
+def realm_in_keycloak(r: Resource, **edits: Any) -> dict[str, Any]:
+    """How Keycloak lists the realm the operator wrote for `r` (its name is its id), edited by hand."""
+    return {**realm_write(marked(r.content, r.key)), "id": r.content["realm"], **edits}
+
+
+def test_a_realm_name_claimed_from_two_namespaces_goes_to_the_older_the_later_is_a_conflict() -> None:
+    older = named_realm("team-a", "sso", "corp", age=0)
+    later = named_realm("team-b", "sso", "corp", age=5)
+    scope = plan_realms([later, older], [], [])
+    assert [c.key for c in scope.plan.creates] == [older.key]
+    assert (
+        scope.verdicts[later.key].phase == "Conflict" and str(older.key) in scope.verdicts[later.key].message
+    )
+    # Once written, the holder keeps the name and the later claim writes nothing, not even an update.
+    held = plan_realms([later, older], [], [realm_in_keycloak(older)])
+    assert held.plan.is_empty() and held.verdicts[later.key].phase == "Conflict"
+    # An unmarked realm of that name (made by hand) is nobody's to take.
+    hand = plan_realms([older], [], [{"realm": "corp", "id": "corp", "attributes": {"x": "y"}}])
+    assert hand.plan.is_empty() and "did not create" in hand.verdicts[older.key].message
+
+
+def test_a_forbidden_realm_is_held_then_disabled_then_deleted() -> None:
+    grace = timedelta(hours=1)
+    now = T0 + timedelta(days=1)
+    live = named_realm("team-x", "sso", "corp")
+    listed = realm_in_keycloak(live, attributes={**marked(live.content, live.key)["attributes"], "hand": "1"})
+
+    def forbidden(age: timedelta, observed: dict[str, Any]) -> Any:
+        r = named_realm(
+            "team-x",
+            "sso",
+            "corp",
+            problem=Verdict("Forbidden", "NamespaceNotAllowed", "no"),
+            forbidden_since=now - age,
+        )
+        return plan_realms([r], [], [observed], revocation=Revocation(now, grace))
+
+    early = forbidden(grace / 2, listed)
+    assert early.plan.is_empty() and not early.disables and early.verdicts[live.key].phase == "Forbidden"
+    due = forbidden(grace, listed)
+    assert due.plan.is_empty() and [(d.key, d.remote_id) for d in due.disables] == [(live.key, "corp")]
+    # The disable sends the realm's attributes back as listed (a realm PUT drops those it is not sent).
+    assert disable_body(due.disables[0].current) == {"enabled": False, "attributes": listed["attributes"]}
+    assert not forbidden(grace, {**listed, "enabled": False}).disables  # already off: nothing written
+    late = forbidden(2 * grace, listed)
+    assert [(d.key, d.remote_id) for d in late.plan.deletes] == [(live.key, "corp")]
+    assert not late.disables
+
+
+def test_preserve_on_delete_releases_the_realm_and_keeps_what_is_not_ours() -> None:
+    going = named_realm("home", "main", "corp", deleting=True, preserve=True)
+    listed = realm_in_keycloak(going)
+    listed["attributes"] = {**listed["attributes"], "frontendUrl": "https://sso"}
+    scope = plan_realms([going], [], [listed])
+    assert scope.plan.is_empty() and scope.releases == [Release(going.key, "corp")]
+    assert settle(scope, {}).finalizable == [going.key]
+    assert release_body(listed) == {"attributes": {"frontendUrl": "https://sso"}}
+    # Released (unmarked now), the next round finds nothing of its own: finalizable, nothing written.
+    after = plan_realms([going], [], [{**listed, "attributes": release_body(listed)["attributes"]}])
+    assert after.plan.is_empty() and not after.releases and after.finalizable == [going.key]
+
+
+realm_specs = st.fixed_dictionaries(
+    {"displayName": st.sampled_from(["", "Corp"]), "enabled": st.booleans()},
+    optional={"roles": st.lists(st.sampled_from([{"name": "a"}, {"name": "b", "description": "B"}]),
+                                unique_by=lambda r: r["name"])},
+)  # fmt: skip
+
+
+@given(
+    declared=st.dictionaries(
+        st.tuples(st.sampled_from(["team-a", "team-b"]), st.sampled_from(["sso", "web"])),
+        st.tuples(realm_specs, st.booleans()),  # (spec, deleting)
+        max_size=4,
+    ),
+    existing=st.dictionaries(
+        st.tuples(st.sampled_from(["team-a", "team-b"]), st.sampled_from(["sso", "web"])),
+        st.tuples(realm_specs, st.sampled_from([{}, {"displayName": "by hand"}, {"enabled": False}])),
+        max_size=4,
+    ),
+    hand_made=st.sets(st.sampled_from(["team-a-sso", "team-b-web", "other"]), max_size=2),
+)
+def test_property_realms_converge_and_the_next_plan_is_empty(
+    declared: dict[tuple[str, str], tuple[dict[str, Any], bool]],
+    existing: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]],
+    hand_made: set[str],
+) -> None:
+    """Whatever realms Keycloak holds (ours as written for an earlier spec, edited by hand, or made by hand):
+    applying the plan leaves exactly the declared realms as declared, never touches one made by hand, and
+    the next plan is empty."""
+    resources = [
+        named_realm(ns, n, f"{ns}-{n}", **spec, deleting=deleting)
+        for (ns, n), (spec, deleting) in sorted(declared.items())
+    ]
+    store: dict[str, dict[str, Any]] = {
+        f"{ns}-{n}": realm_in_keycloak(named_realm(ns, n, f"{ns}-{n}", **spec), **edit)
+        for (ns, n), (spec, edit) in existing.items()
+        if f"{ns}-{n}" not in hand_made
+    }
+    store |= {name: {"realm": name, "id": name, "attributes": {"hand": "made"}} for name in hand_made}
+    by_key = {r.key: r for r in resources}
+    scope = settle(plan_realms(resources, [], list(store.values())), {})
+    for phase in scope.phases():
+        for op in phase:
+            assert isinstance(op, Create) or op.remote_id not in hand_made  # never touched
+            if isinstance(op, Delete):
+                del store[op.remote_id]
+            else:
+                assert isinstance(op, Create | Update)
+                store[remote_id(op)] = realm_in_keycloak(by_key[op.key])
+    live = [r for r in resources if not r.deleting]
+    for r in live:
+        if scope.verdicts[r.key].phase == "Ready":
+            assert store[r.natural_key] == realm_in_keycloak(r)
+    assert all(
+        store[name] == {"realm": name, "id": name, "attributes": {"hand": "made"}} for name in hand_made
+    )
+    assert {r.key for r in resources if r.deleting} <= set(scope.finalizable)
+    again = plan_realms(live, [], list(store.values()))
+    assert again.plan.is_empty() and not again.releases and not again.disables
 
 
 @given(
@@ -404,6 +551,28 @@ def test_roles_are_created_updated_and_only_our_own_deleted() -> None:
 
 def test_roles_in_sync_plan_nothing() -> None:
     assert plan_roles({"a": "x"}, [role("a", "x")], OWNER).is_empty()
+
+
+@given(
+    declared=st.dictionaries(st.sampled_from("abcd"), st.sampled_from(["", "x"])),
+    held=st.dictionaries(
+        st.sampled_from("abcd"), st.tuples(st.sampled_from(["", "x"]), st.sampled_from([OWNER, "x/y", None]))
+    ),
+)
+def test_property_realm_roles_converge_and_only_our_own_are_ever_written(
+    declared: dict[str, str], held: dict[str, tuple[str, str | None]]
+) -> None:
+    store = {n: role(n, d, owner) for n, (d, owner) in held.items()}
+    first = plan_roles(declared, store.values(), OWNER)
+    for w in role_writes(first, OWNER):
+        assert w.name not in store or owner_of(store[w.name]) == OWNER  # another's or Keycloak's: untouched
+        if w.operation == "delete":
+            del store[w.name]
+        else:
+            store[w.name] = dict(w.body or {})
+    again = plan_roles(declared, store.values(), OWNER)
+    assert again.is_empty() and again.conflicts == first.conflicts
+    assert {n for n, r in store.items() if owner_of(r) == OWNER} == set(declared) - set(first.conflicts)
 
 
 # --- fairness and status-------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,7 +17,7 @@ from keycloak_operator.core.replication import ObjectKey
 from keycloak_operator.core.replication import client as client_kind
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication.client_secret import client_secret_name
-from keycloak_operator.core.replication.marker import content_hash
+from keycloak_operator.core.replication.marker import Marker, content_hash, read_marker
 from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.sync import Resource
 from keycloak_operator.models import crd
@@ -166,6 +167,25 @@ def test_a_saml_client_has_no_secret_to_publish() -> None:
 
 
 # --- drift --------------------------------------------------------------------------------------------------
+
+
+def test_a_new_saml_client_is_created_marked_with_its_protocol_and_no_oidc_flag() -> None:
+    r = resource(saml={"assertionConsumerUrlPost": "https://sp.example.com/acs"})
+    scope = client_kind.plan_clients([r], [])
+    [create] = scope.plan.creates
+    body = client_kind.upsert_body(create)
+    assert body["protocol"] == "saml" and body["clientId"] == ENTITY
+    assert read_marker(body["attributes"]) == Marker(KEY, content_hash(r.content))
+    assert body["attributes"]["saml_assertion_consumer_url_post"] == "https://sp.example.com/acs"
+    assert not {"publicClient", "serviceAccountsEnabled", "directAccessGrantsEnabled"} & body.keys()
+    # Its resource deleted, the client goes; preserved, it is released (its marker emptied, the rest kept).
+    observed = as_keycloak_holds(body)
+    gone = client_kind.plan_clients([replace(r, deleting=True)], [observed])
+    assert [(d.key, d.remote_id) for d in gone.plan.deletes] == [(KEY, "u-1")]
+    kept = client_kind.plan_clients([replace(r, deleting=True, preserve=True)], [observed])
+    assert kept.plan.is_empty() and [x.remote_id for x in kept.releases] == ["u-1"]
+    released = client_kind.release_body(observed)
+    assert read_marker(released["attributes"]) is None and released["protocol"] == "saml"
 
 
 def test_keycloaks_own_attributes_are_no_drift_and_a_steady_client_plans_nothing() -> None:

@@ -4,6 +4,7 @@ applying a plan to what Keycloak holds converges, so a second plan over the resu
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from keycloak_operator.core import names
-from keycloak_operator.core.replication import ObjectKey, content_hash, idp_mapper_rule
+from keycloak_operator.core.replication import ObjectKey, content_hash, idp_mapper_rule, read_marker
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.resources import RealmTarget
@@ -144,6 +145,24 @@ def test_a_quiet_plan_is_empty_and_a_hand_edit_is_repaired_naming_the_key() -> N
     scope = idp.plan_identity_providers([r], [stored(r, validateSignature="false", idpEntityId="evil")])
     assert scope.drift[r.key] == ["attributes.idpEntityId", "attributes.validateSignature"]
     assert [u.remote_id for u in scope.plan.updates] == ["corp"]
+
+
+def test_a_new_saml_provider_is_created_without_a_secret_deleted_when_gone_and_released_when_preserved() -> (
+    None
+):
+    r = resource()
+    [create] = idp.plan_identity_providers([r], []).plan.creates
+    body = idp.upsert_body(create, None)  # a saml provider has no client secret: none is needed
+    assert body["providerId"] == "saml" and idp.CLIENT_SECRET not in body["config"]
+    assert read_marker(body["config"]) is not None and idp.CONFIG not in body
+    gone = replace(r, deleting=True)
+    scope = idp.plan_identity_providers([gone], [stored(r)])
+    assert [(d.key, d.remote_id) for d in scope.plan.deletes] == [(r.key, "corp")]
+    kept = idp.plan_identity_providers([replace(gone, preserve=True)], [stored(r)])
+    assert kept.plan.is_empty() and [(x.key, x.remote_id) for x in kept.releases] == [(r.key, "corp")]
+    released = idp.release_body(idp.observed_view(stored(r)))
+    assert read_marker(released["config"]) is None
+    assert released["config"]["idpEntityId"] == stored(r)["config"]["idpEntityId"]  # the rest as it was
 
 
 def test_saml_mappers_are_planned_and_the_hardcoded_role_one_follows_the_grant_rule() -> None:
