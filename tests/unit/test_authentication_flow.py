@@ -7,6 +7,7 @@ empty."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +20,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, flow_build, flow_content
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_bindings as fb
+from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Resource, Revocation, ScopePlan
@@ -235,6 +237,26 @@ def test_an_edited_spec_updates_the_same_flow_by_its_id_then_writes_nothing() ->
     assert kc.flows[af.flow_id(RN, r.key)]["description"] == "new words"
     assert len(kc.steps[af.flow_id(RN, r.key)]) == len(changed.content[flow_content.EXECUTIONS])
     assert not plan([changed], kc).plan.updates
+
+
+def test_a_spec_change_is_an_update_not_a_repair_once_the_status_recorded_the_last_write() -> None:
+    kc, r = FakeRealm(), resource()
+    kc.apply(plan([r], kc))
+    written = content_hash(r.content)  # what status.contentHash holds after that write
+    changed = replace(
+        resource(
+            description="new words",
+            executions=[*EXECS, {"authenticator": "auth-otp-form", "requirement": "DISABLED"}],
+        ),
+        written_hash=written,
+    )
+    scope = plan([changed], kc)
+    assert [op.key for op in scope.plan.updates] == [r.key] and r.key not in scope.drift
+    # A hand edit of a flow whose spec did not change since its last write is drift, as is one whose status
+    # recorded nothing (taken as in step).
+    kc.flows[af.flow_id(RN, r.key)]["description"] = "by hand"
+    for same in (replace(r, written_hash=written), r):
+        assert "description" in plan([same], kc).drift[r.key]
 
 
 def test_a_hand_edited_description_is_drift_too() -> None:

@@ -16,7 +16,8 @@ be changed).
 
 There is no hash to read back either, so a flow found with a derived id is taken as written as declared and
 then compared field by field (alias, description, providerId) and execution by execution: any difference is
-drift, repaired by an update. (A spec change is seen the same way; its event says what was rewritten.)
+drift, repaired by an update. A spec change is found the same way; the hash the resource's status recorded at
+its last write tells the two apart in the events (Updated, not DriftRepaired).
 
 A flow whose executions differ is rebuilt beside the old one and swapped in, never patched in place
 (flow_build.py says why and how). The realm's bindings (KeycloakRealm spec.flowBindings) are planned in
@@ -231,5 +232,10 @@ def plan_flows(
             digest = content_hash(r.content)
             scope.plan.updates.append(Update(r.key, remote, r.content, digest, digest))
             scope.drift[r.key] = [EXECUTIONS]
+    for r in flows:
+        # The plan is the same either way; only the event differs: what the spec changed since the last write
+        # is an update, not a repair of a hand edit (a resource with no hash recorded is taken as in step).
+        if r.written_hash is not None and r.written_hash != content_hash(r.content):
+            scope.drift.pop(r.key, None)
     scope.plan.updates.sort(key=lambda op: op.key)
     return scope

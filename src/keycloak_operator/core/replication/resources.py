@@ -137,7 +137,14 @@ def resource_flags(obj: Obj) -> dict[str, Any]:
         "forbidden_since": forbidden_since(obj),
         "keycloak_id": _keycloak_id(obj),
         "was_pending": (obj.get("status") or {}).get("phase") == "Pending",
+        "written_hash": _written_hash(obj),
     }
+
+
+def _written_hash(obj: Obj) -> str | None:
+    """The content hash the resource's status recorded (written by the operator, read as untrusted)."""
+    found = (obj.get("status") or {}).get("contentHash")
+    return found if isinstance(found, str) and found else None
 
 
 def _keycloak_id(obj: Obj) -> str | None:

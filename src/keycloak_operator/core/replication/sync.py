@@ -76,6 +76,9 @@ class Resource:
     # Its status said Pending when read: what is written now was held back, not edited by hand (the realm
     # defaults' event says Updated rather than DriftRepaired).
     was_pending: bool = False
+    # The content hash its status recorded at its last write (status.contentHash), if any: for a kind with no
+    # hash to read back from Keycloak (flows), what tells a spec change from a hand edit in its events.
+    written_hash: str | None = None
 
 
 @dataclass(frozen=True)
