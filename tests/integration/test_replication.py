@@ -120,9 +120,9 @@ def rounds_seen(kc: KeycloakProcess) -> int:
 
 def replication_settled(kubectl: Kubectl, kc: KeycloakProcess, ns: str) -> Callable[[], bool]:
     """A probe for wait_for: true once every round of this server that began before the realm, clients,
-    client scopes, groups and client Secrets of `ns` were last seen to change has finished, and left them as
-    they were; and no realm of another namespace (an earlier test's, being deleted) is left on the server to
-    be written for.
+    client scopes, groups, identity providers, flows and client Secrets of `ns` were last seen to change has
+    finished, and left them as they were; and no realm of another namespace (an earlier test's, being deleted)
+    is left on the server to be written for.
 
     The round count is read before and after the objects, to pin the order. Once two more rounds are counted
     than right after the read that last saw the objects change, every round begun before that read has
@@ -147,6 +147,7 @@ def replication_settled(kubectl: Kubectl, kc: KeycloakProcess, ns: str) -> Calla
                 *kubectl.list(SCOPE_RES, ns),
                 *kubectl.list(GROUP_RES, ns),
                 *kubectl.list(f"{names.IDENTITY_PROVIDER_PLURAL}.{names.GROUP}", ns),
+                *kubectl.list(f"{names.AUTHENTICATION_FLOW_PLURAL}.{names.GROUP}", ns),
                 *kubectl.list("secret", ns, f"{names.LABEL_COMPONENT}=client-secret"),
             ]
         )
@@ -542,6 +543,23 @@ def test_a_realm_of_every_kind_reaches_ready_its_tokens_carry_what_they_declare_
     assert "reader" in member["realm_access"]["roles"], member
     assert member["resource_access"]["api"]["roles"] == ["admin"], member
     assert api.call("GET", f"/{rn}/identity-provider/instances/corp") is not None
+
+    # A quiet resync of the whole realm: 0 Keycloak writes and 0 Kubernetes writes (no resource, status,
+    # Secret or Event changes) over three rounds.
+    wait_for("the rounds to settle", replication_settled(kubectl, keycloak, ns), timeout=90)
+
+    def kube_versions() -> set[tuple[str, str, str]]:
+        found = set()
+        for kind in [*RESOURCE_OF.values(), "secret", "events"]:
+            for obj in kubectl.list(kind, ns):
+                meta = obj["metadata"]
+                found.add((kind, meta["name"], meta["resourceVersion"]))
+        return found
+
+    before, versions, rounds = api.admin_writes(), kube_versions(), rounds_seen(keycloak)
+    wait_for("three more rounds", lambda: rounds_seen(keycloak) >= rounds + 3, 60)
+    assert api.admin_writes() - before == 0
+    assert kube_versions() == versions
 
     # The flow's resource deleted alone: the binding returns to the built-in first, then the flow goes
     # (Keycloak refuses to delete a bound flow); sign-ins go on through the built-in. Declared again, it is
