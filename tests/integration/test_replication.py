@@ -108,12 +108,17 @@ def rounds_seen(kc: KeycloakProcess) -> int:
     metrics: a round lists the server's realms (GET /admin/realms) once, after logging in, and these tests
     never list them themselves. The operator runs one round per server at a time, so the round that made
     the n-th of these requests had finished before the (n+1)-th was made."""
+    return _requests(kc, "GET", "/admin/realms")
+
+
+def _requests(kc: KeycloakProcess, method: str, uri: str) -> int:
+    """Requests of `method` to the route `uri` (Keycloak's template) so far, from Keycloak's own metrics."""
     with urllib.request.urlopen(f"{kc.management_url}/metrics", timeout=30) as r:
         text = r.read().decode()
     total = 0.0
     for m in _REQUESTS.finditer(text):
         labels = dict(re.findall(r'(\w+)="([^"]*)"', m["labels"]))
-        if labels.get("method") == "GET" and labels.get("uri") == "/admin/realms":
+        if labels.get("method") == method and labels.get("uri") == uri:
             total += float(m["value"])
     return int(total)
 
@@ -724,14 +729,7 @@ FORMAT_RECORD = "kcop.dev.format"
 def _realm_puts(kc: KeycloakProcess) -> int:
     """PUT /admin/realms/{realm} requests so far, from Keycloak's own metrics (the realm writes; a migration
     writes its record that way)."""
-    with urllib.request.urlopen(f"{kc.management_url}/metrics", timeout=30) as r:
-        text = r.read().decode()
-    total = 0.0
-    for m in _REQUESTS.finditer(text):
-        labels = dict(re.findall(r'(\w+)="([^"]*)"', m["labels"]))
-        if labels.get("method") == "PUT" and labels.get("uri") == "/admin/realms/{realm}":
-            total += float(m["value"])
-    return int(total)
+    return _requests(kc, "PUT", "/admin/realms/{realm}")
 
 
 def _record(api: KeycloakApi, rn: str) -> str | None:
