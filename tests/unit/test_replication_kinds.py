@@ -110,6 +110,7 @@ def test_a_realm_put_of_other_fields_sends_the_listed_attributes_back_ours_inclu
     bindings = {"directGrantFlow": "team direct"}
     assert realm_kind.keeping_attributes(bindings, listed) == {**bindings, "attributes": kept}
     assert realm_kind.keeping_attributes(bindings, None) == bindings  # nothing listed: nothing guessed
+    assert realm_kind.keeping_attributes(bindings, {"realm": "r"}) == bindings  # never an empty map
 
 
 def test_the_realm_drift_check_leaves_out_its_roles() -> None:

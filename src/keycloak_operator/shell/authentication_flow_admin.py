@@ -93,7 +93,9 @@ class AuthenticationFlowApi:
         return answer
 
     async def update_realm(self, realm: str, body: dict[str, Any]) -> None:
-        """A partial realm PUT: Keycloak changes only the fields the body holds (here, bindings)."""
+        """A realm PUT of the bindings. Keycloak changes the fields the body holds, and resets the CIBA and
+        PAR settings the body's attributes do not name: callers send the attributes back
+        (core/replication/realm.py keeping_attributes)."""
         await self.admin.request("PUT", f"admin/realms/{self.admin.segment(realm)}", body)
 
     async def delete_execution(self, realm: str, execution_id: str) -> None:

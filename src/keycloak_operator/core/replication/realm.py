@@ -156,9 +156,10 @@ def keeping_attributes(body: Mapping[str, Any], listed: Mapping[str, Any] | None
     defaults on every realm PUT whose attributes do not name them, even a PUT with no attributes at all
     (updateCibaSettings and updateParSettings read the attributes sent; seen on the real server: a binding
     write turned a hand-set CIBA delivery mode `ping` back into `poll`)."""
-    if listed is None:
+    attributes = listed.get("attributes") if listed is not None else None
+    if not isinstance(attributes, Mapping):  # nothing to go by: an empty map would remove them all, ours too
         return dict(body)
-    return {**body, "attributes": string_attributes(listed.get("attributes"))}
+    return {**body, "attributes": string_attributes(attributes)}
 
 
 def disable_body(listed: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -131,7 +131,9 @@ class AuthenticationFlowWriter:
             )
             if plan.body:
                 await self.limiter.acquire(at.realm.key.namespace)
-                await api.update_realm(at.remote, realm_kind.keeping_attributes(plan.body, current))
+                # Read again after the limiter's wait: the attributes sent back are the realm's as of now.
+                fresh = await api.realm_bindings(at.remote)
+                await api.update_realm(at.remote, realm_kind.keeping_attributes(plan.body, fresh))
                 metrics.replication_write(BINDINGS_KIND, "update")
                 message = (
                     f"bound in Keycloak: {', '.join(f'{k}={v!r}' for k, v in sorted(plan.body.items()))}"
