@@ -5,6 +5,7 @@ property: applying a plan to what Keycloak holds converges, so a second plan ove
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, content_hash, group_tree, read_marker
 from keycloak_operator.core.replication import group as gr
+from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
@@ -27,10 +29,15 @@ from keycloak_operator.models.group import KeycloakGroupSpec
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM = ObjectKey(names.REALM_KIND, "team-a", "main")
 Obj = dict[str, Any]
+PLAIN = {n: {"id": n, "name": n, "composite": False} for n in ("reader", "writer", "offline_access")}
+AUTHORITY = functools.partial(
+    ta.Authority, grants=(), granted_by="team-a/main", view=ta.RealmView("main", PLAIN, {})
+)
 AVAILABLE = gr.Available(
     frozenset({"reader", "writer", "offline_access"}),
     {"team-a": {"app": frozenset({"view", "edit"})}, "team-b": {"other": frozenset({"view"})}},
     {"team-a": frozenset({"app", "later"}), "team-b": frozenset({"other"})},
+    AUTHORITY,
 )
 
 
@@ -404,7 +411,7 @@ def test_a_built_in_client_a_keycloakclient_of_the_namespace_names_is_still_out_
     # team-a declares a KeycloakClient whose clientId is realm-management (a Conflict with Keycloak's own):
     # a group mapping its roles is Forbidden, never Pending on a client that will never be team-a's.
     declared = {**AVAILABLE.declared_clients, "team-a": frozenset({"app", "realm-management"})}
-    available = gr.Available(AVAILABLE.realm_roles, AVAILABLE.client_roles, declared)
+    available = gr.Available(AVAILABLE.realm_roles, AVAILABLE.client_roles, declared, AUTHORITY)
     r = resource(clientRoles={"realm-management": ["view-users"]})
     scope, _ = plan([r], [], available)
     verdict = scope.verdicts[r.key]

@@ -201,7 +201,8 @@ class FakeAdmin(KeycloakAdmin):
 
     async def roles(self, realm: str) -> list[Obj]:
         self._call("roles", realm)
-        return copy.deepcopy(list(self.server.roles[realm].values()))
+        # As Keycloak lists them: each says whether it is composite (false unless the test's role says so).
+        return [{"composite": False, **copy.deepcopy(r)} for r in self.server.roles[realm].values()]
 
     async def create_role(self, realm: str, body: Obj) -> None:
         self._call("create_role", realm, body)

@@ -19,6 +19,7 @@ from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.resources import realm_target
 from keycloak_operator.models import crd
+from keycloak_operator.models import service_account as msa
 from keycloak_operator.models.realm import KeycloakClientSpec
 
 NS = "team"
@@ -308,7 +309,11 @@ def test_the_crd_states_the_rules_the_model_checks() -> None:
     assert "patternProperties" not in clients and clients["x-kubernetes-validations"]
     realm = crd.realm_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     grants = realm["properties"]["serviceAccountGrants"]
-    assert grants["maxItems"] == 256 and grants["items"]["required"] == ["namespace", "roles"]
+    assert grants["maxItems"] == 256 and grants["items"]["required"] == ["namespace"]
+    # A grant names roles, claims or both; the model refuses an empty one as the API server does.
+    assert grants["items"]["x-kubernetes-validations"] == [msa.GRANT_RULE]
+    with pytest.raises(ValidationError, match="a grant names roles or claims"):
+        msa.ServiceAccountGrant.model_validate({"namespace": "a"})
 
 
 def test_a_malformed_answer_is_absent_never_a_crash() -> None:

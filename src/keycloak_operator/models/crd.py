@@ -273,6 +273,7 @@ def realm_crd() -> dict[str, Any]:
     spec["defaultRoles"]["properties"]["clients"]["x-kubernetes-validations"] = [rd.CLIENT_KEYS_RULE]
     spec["defaultRoles"]["properties"]["realm"]["x-kubernetes-list-type"] = "set"
     spec["defaultGroups"]["x-kubernetes-list-type"] = "set"
+    spec["serviceAccountGrants"]["items"]["x-kubernetes-validations"] = [sa.GRANT_RULE]
     profile_attributes = spec["userProfile"]["properties"]["attributes"]
     profile_attributes.update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
     profile_attributes["items"]["x-kubernetes-validations"] = [up.NOT_BUILT_IN_RULE, up.NOT_MARKER_RULE]

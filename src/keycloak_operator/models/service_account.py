@@ -31,7 +31,13 @@ CLIENT_KEYS_RULE = {
 
 RoleName = Annotated[str, Field(min_length=1, max_length=255, pattern=pt.NO_CONTROL)]
 ClientIdName = Annotated[str, Field(min_length=1, max_length=CLIENT_ID_MAX, pattern=pt.NO_SPACE)]
+ClaimName = Annotated[str, Field(min_length=1, max_length=255, pattern=pt.NO_SPACE)]
 RoleNames = Annotated[list[RoleName], Field(max_length=ROLES_MAX)]
+
+GRANT_RULE = {
+    "rule": "(has(self.roles) && size(self.roles) > 0) || (has(self.claims) && size(self.claims) > 0)",
+    "message": "a grant names roles or claims",
+}
 
 ENABLED_RULE = {
     "rule": "!has(self.serviceAccountRoles) || "
@@ -90,8 +96,21 @@ class ServiceAccountGrant(CrdModel):
         "roles (needed for a composite realm role).",
     )
     roles: list[RoleName] = Field(
-        min_length=1, max_length=ROLES_MAX, description="Role names of that client, e.g. view-users."
+        default_factory=list, max_length=ROLES_MAX, description="Role names of that client, e.g. view-users."
     )
+    claims: list[ClaimName] = Field(
+        default_factory=list,
+        max_length=ROLES_MAX,
+        description="Reserved top-level token claims (sub, email, preferred_username, realm_access, "
+        "resource_access, groups, aud, ...) that protocol mappers of `namespace`'s clients and client "
+        "scopes may write; without it a mapper writing one is refused.",
+    )
+
+    @model_validator(mode="after")
+    def _grants_something(self) -> ServiceAccountGrant:
+        if not self.roles and not self.claims:
+            raise ValueError("a grant names roles or claims")
+        return self
 
 
 ServiceAccountRoles = RoleRefs  # the name its users know it by

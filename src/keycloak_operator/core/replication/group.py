@@ -14,19 +14,23 @@ shallowest first (a child is created under its parent's id).
 
 Role mappings are exact and written through their own endpoints after the group, as a client scope's
 mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm lacks
-leaves the group Pending; a client role of a client no KeycloakClient of the group's own namespace declares
-(seed 003) makes it Forbidden without a revocation clock (the namespace is still allowed in the realm, only
-the mapping is refused); either names the field, and nothing is written. A group is never adopted yet.
+leaves the group Pending. A composite realm role needs the realm owner's grant, as every path into a
+token does (token_authority.py: a group's members, and whoever an identity provider's mapper puts in it,
+hold what it maps); one the group holds without a grant is removed whatever the group's verdict. A client
+role of a client no KeycloakClient of the group's own namespace declares (seed 003) makes it Forbidden
+without a revocation clock (the namespace is still allowed in the realm, only the mapping is refused);
+either names the field, and nothing is written. A group is never adopted yet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from keycloak_operator.core.replication import adoption, group_tree
+from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.client import BUILT_IN_CLIENTS
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.group_tree import (
@@ -108,6 +112,14 @@ class Available:
     realm_roles: frozenset[str] = frozenset()
     client_roles: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
     declared_clients: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # Each namespace's token authority in the realm; without one no realm role is known to be plain and
+    # every realm role mapping needs a grant (fail-closed).
+    authority: Callable[[str], ta.Authority] | None = None
+
+    def authority_of(self, namespace: str) -> ta.Authority:
+        if self.authority is not None:
+            return self.authority(namespace)
+        return ta.Authority(namespace, (), "", ta.RealmView("", {}, {}))
 
 
 def _reference_problem(r: Resource, available: Available) -> Verdict | None:
@@ -116,6 +128,11 @@ def _reference_problem(r: Resource, available: Available) -> Verdict | None:
     if missing:
         return Verdict("Pending", "RoleNotFound", f"spec.realmRoles: not in the realm: {', '.join(missing)}")
     ns = r.key.namespace
+    authority = available.authority_of(ns)
+    for role in r.content[REALM_ROLES]:
+        refused = authority.judge_role_text(role, f"spec.realmRoles[{role}]", realm_only=True)
+        if refused is not None:
+            return refused
     for client_id, wanted in r.content[CLIENT_ROLES].items():
         where = f"spec.clientRoles.{client_id}"
         roles = available.client_roles.get(ns, {}).get(client_id)
@@ -353,6 +370,14 @@ def plan_role_mappings(content: Obj, observed: Obj) -> list[MappingWrite]:
         if wanted - had:
             adds.append(MappingWrite("add", client, tuple(sorted(wanted - had))))
     return [*removes, *adds]
+
+
+def refused_held(observed: Obj, authority: ta.Authority) -> list[MappingWrite]:
+    """The removals of realm roles a group holds that its namespace may not give (a composite role whose
+    grant was withdrawn, or one added by hand): for a marked group that is not Ready, whose declared
+    mappings are not written this round."""
+    gone = [n for n in _names(observed.get(REALM_ROLES)) if not authority.may_give_realm_role(n)]
+    return [MappingWrite("remove", None, tuple(sorted(gone)))] if gone else []
 
 
 def _names(value: Any) -> list[str]:

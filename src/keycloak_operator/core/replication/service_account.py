@@ -36,10 +36,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import names
 from keycloak_operator.core.reconcile import Event
-from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.sync import Verdict
+
+# The grant rule is the token authority's; these names stay importable from here for the kinds' callers.
+from keycloak_operator.core.replication.token_authority import (
+    DEFAULT_ROLE_DESCRIPTION as DEFAULT_ROLE_DESCRIPTION,
+)
+from keycloak_operator.core.replication.token_authority import Authority
+from keycloak_operator.core.replication.token_authority import Grant as Grant
+from keycloak_operator.core.replication.token_authority import RealmView as RealmView
+from keycloak_operator.core.replication.token_authority import client_owners as client_owners
 from keycloak_operator.models.service_account import RoleRefs, ServiceAccountGrant
 
 SA_ROLES: Final = "serviceAccountRoles"
@@ -47,8 +54,6 @@ FIELD: Final = "spec.serviceAccountRoles"
 NOT_GRANTED: Final = "ServiceAccountRoleNotGranted"
 NOT_FOUND: Final = "ServiceAccountRoleNotFound"
 REVOKED: Final = "ServiceAccountRoleRevoked"
-# Keycloak's description of a realm's default role (RealmManager), besides its name: either tells it.
-DEFAULT_ROLE_DESCRIPTION: Final = "${role_default-roles}"
 # The client role Keycloak maps to a client's own service account when authorization services are on.
 UMA_PROTECTION: Final = "uma_protection"
 
@@ -67,53 +72,10 @@ def roles_content(roles: RoleRefs | None) -> dict[str, Any]:
     return {} if roles is None else {SA_ROLES: refs_content(roles)}
 
 
-@dataclass(frozen=True)
-class Grant:
-    namespace: str
-    client_id: str | None  # None: realm roles (composite ones need a grant)
-    roles: frozenset[str]
-
-
 def grants_of(declared: Iterable[ServiceAccountGrant] | None) -> tuple[Grant, ...]:
-    return tuple(Grant(g.namespace, g.client_id, frozenset(g.roles)) for g in declared or ())
-
-
-@dataclass(frozen=True)
-class RealmView:
-    """What the realm holds, read this round. `clients`: clientId -> (id, the namespace in its client
-    marker, None when unmarked); `client_roles`: clientId -> role name -> id, for the clients declared
-    mappings name; `realm_roles`: name -> representation (id, description)."""
-
-    name: str
-    realm_roles: Mapping[str, Mapping[str, Any]]
-    clients: Mapping[str, tuple[str, str | None]]
-    client_roles: Mapping[str, Mapping[str, str]]
-
-    def is_default(self, role: str) -> bool:
-        if role == f"default-roles-{self.name.lower()}":
-            return True
-        return (self.realm_roles.get(role) or {}).get("description") == DEFAULT_ROLE_DESCRIPTION
-
-    def realm_needs_grant(self, role: str) -> bool:
-        """A realm role hands out what it includes: one not known to be plain (`composite: false`) needs a
-        grant, the default role (every user holds it) excepted."""
-        return not self.is_default(role) and (self.realm_roles.get(role) or {}).get("composite") is not False
-
-
-def client_owners(observed: Iterable[Any]) -> dict[str, tuple[str, str | None]]:
-    """clientId -> (id, namespace of the KeycloakClient its marker names, or None) from a client listing;
-    an entry that is not an object, or lacks either, is skipped (a server's answer is not trusted)."""
-    out: dict[str, tuple[str, str | None]] = {}
-    for c in observed:
-        if not isinstance(c, Mapping):
-            continue
-        cid, uuid = c.get("clientId"), c.get("id")
-        if not isinstance(cid, str) or not isinstance(uuid, str):
-            continue
-        found = read_marker(c.get("attributes"))
-        owner = found.key.namespace if found is not None and found.key.kind == names.CLIENT_KIND else None
-        out[cid] = (uuid, owner)
-    return out
+    return tuple(
+        Grant(g.namespace, g.client_id, frozenset(g.roles), frozenset(g.claims)) for g in declared or ()
+    )
 
 
 @dataclass(frozen=True)
@@ -174,15 +136,13 @@ class MappingPlan:
 
 
 def needs_grant(view: RealmView, client_id: str, namespace: str) -> bool:
-    """Whether roles of `client_id` are beyond what `namespace` owns: its client in Keycloak carries
-    no marker of this namespace (a built-in, a hand-made client, another namespace's, or none yet)."""
-    found = view.clients.get(client_id)
-    return found is None or found[1] != namespace
+    """Whether roles of `client_id` are beyond what `namespace` owns (token_authority.py decides)."""
+    return not Authority(namespace, (), "", view).owns_client(client_id)
 
 
 def granted(grants: Iterable[Grant], namespace: str, client_id: str | None, role: str) -> bool:
-    """`client_id` None: a realm role."""
-    return any(g.namespace == namespace and g.client_id == client_id and role in g.roles for g in grants)
+    """`client_id` None: a realm role granted by name (token_authority.py decides)."""
+    return Authority(namespace, tuple(grants), "", view=RealmView("", {}, {})).granted(client_id, role)
 
 
 def plan_mappings(
@@ -236,11 +196,8 @@ def plan_role_set(
         {cid: set(r) for cid, r in declared["clients"].items()} if declared is not None else {}
     )
 
-    def allowed(cid: str, role: str) -> bool:
-        return not needs_grant(view, cid, namespace) or granted(grants, namespace, cid, role)
-
-    def realm_allowed(role: str) -> bool:
-        return not view.realm_needs_grant(role) or granted(grants, namespace, None, role)
+    authority = Authority(namespace, grants, granted_by, view)
+    allowed, realm_allowed = authority.may_give_client_role, authority.may_give_realm_role
 
     if declared is not None:
         plan.problem = _not_granted(

@@ -11,6 +11,7 @@ from typing import Any
 
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client_parts as parts
+from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.round import Round
@@ -20,6 +21,7 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.fan_out import fan_out
 from keycloak_operator.shell.replication.realm_reads import RealmReads
+from keycloak_operator.shell.replication.token_reads import AuthorityFor
 
 KIND = "ClientPart"  # the metrics' kind for a client's sub-objects
 
@@ -65,6 +67,7 @@ class _Done:
 
     error: str | None = None
     conflict: Verdict | None = None
+    refused: Verdict | None = None  # a mapper the token authority refused: not written, or removed
     repaired: Event | None = None
 
 
@@ -79,13 +82,16 @@ async def sync_parts(
     observed: Mapping[str, Mapping[str, Any]],
     scopes: RealmScopes,
     concurrency: int,
+    authority: AuthorityFor,
 ) -> dict[ObjectKey, Verdict]:
     """Each declared client in sync or just written: its sub-objects brought to what it declares, a few
-    clients at a time (`concurrency`). A failure is that client's alone. `observed`: the clients as listed
-    this round, by id (a client just written is read again: the listing predates the write). Returns the
-    clients with a declared role or mapper held by one made by hand: a Conflict for their status once their
-    Secret is seen to (a status, unlike an event, is written only when it changes, so a lasting conflict
-    costs a quiet round nothing)."""
+    clients at a time (`concurrency`); its protocol mappers only those the token authority allows
+    (`authority`), the operator's refused ones removed. A failure is that client's alone. `observed`: the
+    clients as listed this round, by id (a client just written is read again: the listing predates the
+    write). Returns the clients with a mapper refused (Forbidden, or Pending for a role the realm lacks) or a
+    declared role or mapper held by one made by hand (Conflict), for their status once their Secret is seen
+    to (a status, unlike an event, is written only when it changes, so a lasting conflict costs a quiet round
+    nothing)."""
     written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
     due: list[tuple[Resource, str]] = []
     for c in clients:
@@ -102,7 +108,8 @@ async def sync_parts(
             current = await admin.client(realm, remote) if c.key in written else observed.get(remote, {})
             roles = await reads.client_roles(remote) if parts.ROLES in c.content else None
             usable = parts.usable_scopes(scopes, c.key.namespace, _protocol(c))
-            plan = parts.plan_parts(c.content, current, roles, usable, c.key.namespace + "/" + c.key.name)
+            content, refusals = ta.allowed_mappers(c.content, authority(c.key.namespace))
+            plan = parts.plan_parts(content, current, roles, usable, c.key.namespace + "/" + c.key.name)
             for write in plan.ordered():
                 await limiter.acquire(c.key.namespace)
                 try:
@@ -123,7 +130,8 @@ async def sync_parts(
         if plan.writes and c.key not in written:  # the client's content did not change: a hand edit
             message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
             repaired = Event("Normal", "DriftRepaired", message)
-        return _Done(conflict=conflict, repaired=repaired)
+        refused = ta.one_verdict(refusals, "client")
+        return _Done(conflict=conflict, refused=refused, repaired=repaired)
 
     conflicts: dict[ObjectKey, Verdict] = {}
     done_all = await fan_out(due, one, concurrency, fair_by=lambda item: item[0].key.namespace)
@@ -136,6 +144,45 @@ async def sync_parts(
             continue
         if done.conflict is not None:
             conflicts[c.key] = done.conflict
+        if done.refused is not None:  # worse than a conflict: said first
+            conflicts[c.key] = done.refused
         if done.repaired is not None:
             rnd.note(c.key, done.repaired)
     return conflicts
+
+
+async def revoke_held_mappers(
+    rnd: Round,
+    admin: KeycloakAdmin,
+    limiter: WriteLimiter,
+    realm: str,
+    clients: list[Resource],
+    scope: ScopePlan,
+    observed: Mapping[str, Mapping[str, Any]],
+    authority: AuthorityFor,
+) -> None:
+    """A client whose parts were not seen to this round (not Ready: Pending, Forbidden, in Error) still
+    answers to the token authority: a mapper the operator wrote for it that the authority now refuses (a
+    grant withdrawn) is removed, with a Warning. Read from this round's listing: a quiet round writes
+    nothing. A failure is retried next round and said in an event; the client keeps its verdict."""
+    leaving = {op.key for op in scope.plan.deletes} | {r.key for r in scope.releases}
+    for c in clients:
+        remote = scope.remote_ids.get(c.key)
+        verdict = rnd.verdicts.get(c.key)
+        if remote is None or c.key in leaving or (verdict is not None and verdict.phase == "Ready"):
+            continue
+        held = (observed.get(remote) or {}).get(parts.MAPPERS) or []
+        removed = []
+        for m in ta.held_refusals(authority(c.key.namespace), held, parts.MAPPER_HASH):
+            name = str(m.get("name"))
+            try:
+                await limiter.acquire(c.key.namespace)
+                await admin.write_client_part(realm, remote, "mapper", "delete", name, str(m.get("id")), None)
+            except AdminError as e:
+                rnd.write_failed(c.key, f"protocol mapper {name}: {e}")
+                break
+            metrics.replication_write(KIND, "delete")
+            removed.append(name)
+        if removed:
+            message = f"removed protocol mappers no longer granted: {', '.join(removed)}"
+            rnd.note(c.key, Event("Warning", ta.MAPPER_REVOKED, message))

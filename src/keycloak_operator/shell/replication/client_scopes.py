@@ -8,6 +8,8 @@ from typing import Any
 
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client_scope
+from keycloak_operator.core.replication import token_authority as ta
+from keycloak_operator.core.replication.client_parts import MAPPER_HASH
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
@@ -24,6 +26,12 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.token_reads import (
+    AuthorityFor,
+    authority_for,
+    claims_only,
+    realm_view,
+)
 
 MAPPER_KIND = "ClientScopeMapper"  # the metrics' kind for a client scope's mappers
 
@@ -45,7 +53,54 @@ class ClientScopeWriter:
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         by_id = {str(s.get("id")): s for s in observed if isinstance(s, Mapping)}
-        await self._mappers(rnd, at, declared, scope, by_id)
+        authority = await self._authority(at, declared, observed)
+        await self._mappers(rnd, at, declared, scope, by_id, authority)
+        await self._revoke(rnd, at, declared, scope, by_id, authority)
+
+    @staticmethod
+    async def _authority(at: InRealm, declared: list[Resource], observed: list[Any]) -> AuthorityFor:
+        """The token authority for the scopes' mappers (a scope's mappers reach the token of every client it
+        is attached to); the realm's roles and clients are read only when a mapper declared or held by the
+        operator names a role or an audience."""
+        held = [m for s in observed if isinstance(s, Mapping) for m in s.get(client_scope.MAPPERS) or ()]
+        if not any(ta.needs_realm_read(s.content) for s in declared) and not ta.holds_judged(
+            held, MAPPER_HASH
+        ):
+            return claims_only(at)
+        owners = ta.client_owners(await at.admin.clients(at.remote))
+        return authority_for(at, await realm_view(at, owners))
+
+    async def _revoke(
+        self,
+        rnd: Round,
+        at: InRealm,
+        scopes: list[Resource],
+        scope: ScopePlan,
+        observed: Mapping[str, Mapping[str, Any]],
+        authority: AuthorityFor,
+    ) -> None:
+        """A scope whose mappers were not seen to this round (not Ready) still answers to the token
+        authority: a mapper the operator wrote that it now refuses is removed, with a Warning."""
+        leaving = {op.key for op in scope.plan.deletes} | {r.key for r in scope.releases}
+        for s in scopes:
+            remote = scope.remote_ids.get(s.key)
+            verdict = rnd.verdicts.get(s.key)
+            if remote is None or s.key in leaving or (verdict is not None and verdict.phase == "Ready"):
+                continue
+            held = (observed.get(remote) or {}).get(client_scope.MAPPERS) or []
+            removed = []
+            for m in ta.held_refusals(authority(s.key.namespace), held, MAPPER_HASH):
+                try:
+                    await self.limiter.acquire(s.key.namespace)
+                    await at.admin.write_scope_mapper(at.remote, remote, "delete", str(m.get("id")), None)
+                except AdminError as e:
+                    rnd.write_failed(s.key, f"protocol mapper {m.get('name')}: {e}")
+                    break
+                metrics.replication_write(MAPPER_KIND, "delete")
+                removed.append(str(m.get("name")))
+            if removed:
+                message = f"removed protocol mappers no longer granted: {', '.join(removed)}"
+                rnd.note(s.key, Event("Warning", ta.MAPPER_REVOKED, message))
 
     @staticmethod
     async def _write(admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: ScopeOperation) -> None:
@@ -68,9 +123,11 @@ class ClientScopeWriter:
         scopes: list[Resource],
         scope: ScopePlan,
         observed: Mapping[str, Mapping[str, Any]],
+        authority: AuthorityFor,
     ) -> None:
-        """Each declared scope in sync or just written: its mappers brought to what it declares. A failure,
-        or a declared name held by a hand-made mapper, is that scope's alone."""
+        """Each declared scope in sync or just written: its mappers brought to what it declares, those the
+        token authority refuses left out (and removed if the operator wrote them). A failure, a refusal, or
+        a declared name held by a hand-made mapper, is that scope's alone."""
         written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
         conflicts: dict[ObjectKey, Verdict] = {}
         for s in scopes:
@@ -85,7 +142,8 @@ class ClientScopeWriter:
                 current = (
                     await at.admin.client_scope(at.remote, remote) if s.key in written else observed[remote]
                 )
-                plan = client_scope.plan_mappers(s.content, current)
+                content, refusals = ta.allowed_mappers(s.content, authority(s.key.namespace))
+                plan = client_scope.plan_mappers(content, current)
                 for w in plan.ordered():
                     await self.limiter.acquire(s.key.namespace)
                     await at.admin.write_scope_mapper(at.remote, remote, w.operation, w.remote_id, w.body)
@@ -98,6 +156,9 @@ class ClientScopeWriter:
                 held = ", ".join(plan.conflicts)
                 message = f"held by objects the operator did not create, left alone: {held}"
                 conflicts[s.key] = Verdict("Conflict", "Conflict", message + "; everything else was written")
+            refused = ta.one_verdict(refusals, "scope")
+            if refused is not None:  # worse than a conflict: said first
+                conflicts[s.key] = refused
             if plan.writes and s.key not in written:  # the scope's content did not change: a hand edit
                 message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
                 rnd.note(s.key, Event("Normal", "DriftRepaired", message))

@@ -6,6 +6,8 @@ from typing import Any
 
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client, client_secret
+from keycloak_operator.core.replication import client_parts as parts
+from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import (
@@ -20,11 +22,26 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
-from keycloak_operator.shell.replication.client_parts import realm_scopes, sync_parts, with_missing_scopes
+from keycloak_operator.shell.replication.client_parts import (
+    realm_scopes,
+    revoke_held_mappers,
+    sync_parts,
+    with_missing_scopes,
+)
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
 from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, fan_out
-from keycloak_operator.shell.replication.service_accounts import strip_before_release, sync_service_accounts
+from keycloak_operator.shell.replication.service_accounts import (
+    owners_after,
+    strip_before_release,
+    sync_service_accounts,
+)
+from keycloak_operator.shell.replication.token_reads import (
+    AuthorityFor,
+    authority_for,
+    claims_only,
+    realm_view,
+)
 
 
 class ClientWriter:
@@ -48,11 +65,23 @@ class ClientWriter:
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         by_id = {str(c.get("id")): c for c in observed if isinstance(c, dict)}
+        authority = await self._authority(at, declared, scope, observed, set(failed))
         # Each phase whole before the next (a client's roles before composites naming them, every client
         # written before service accounts map their roles); inside a phase, clients side by side.
         conflicts = await sync_parts(
-            rnd, at.admin, self.limiter, at.reads, at.remote, declared, scope, by_id, scopes, self.concurrency
+            rnd,
+            at.admin,
+            self.limiter,
+            at.reads,
+            at.remote,
+            declared,
+            scope,
+            by_id,
+            scopes,
+            self.concurrency,
+            authority,
         )
+        await revoke_held_mappers(rnd, at.admin, self.limiter, at.remote, declared, scope, by_id, authority)
         refused = await sync_service_accounts(
             rnd, at, self.limiter, declared, scope, observed, set(failed), self.concurrency
         )
@@ -62,6 +91,21 @@ class ClientWriter:
         for key, verdict in {**conflicts, **refused}.items():
             if rnd.verdicts[key].phase == "Ready":
                 rnd.verdicts[key] = verdict
+
+    @staticmethod
+    async def _authority(
+        at: InRealm, declared: list[Resource], scope: ScopePlan, observed: list[Any], failed: set[Any]
+    ) -> AuthorityFor:
+        """The token authority for the clients' mappers, who owns which client as of after this round's
+        client writes (a client created this round is its namespace's already). The realm's roles are read
+        only when a mapper declared or held by the operator names a role or an audience."""
+        held = [m for c in observed if isinstance(c, dict) for m in c.get(parts.MAPPERS) or ()]
+        if not any(ta.needs_realm_read(c.content) for c in declared) and not ta.holds_judged(
+            held, parts.MAPPER_HASH
+        ):
+            return claims_only(at)
+        view = await realm_view(at, owners_after(declared, scope, observed, failed))
+        return authority_for(at, view)
 
     async def _write(
         self, admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: ScopeOperation, observed: list[Any]

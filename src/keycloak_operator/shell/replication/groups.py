@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from keycloak_operator.core import names
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import group
+from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.plan import Create, Delete, Update
@@ -28,6 +29,7 @@ from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
 from keycloak_operator.shell.replication.realm_reads import RealmReads
+from keycloak_operator.shell.replication.token_reads import authority_for
 
 MAPPING_KIND = "GroupRoleMapping"  # the metrics' kind for a group's role mapping writes
 
@@ -127,10 +129,12 @@ class GroupWriter:
                     "Error", "ReadFailed", f"the realm's groups could not be read, nothing was written: {e}"
                 )
             return
+        view = ta.RealmView(at.remote, await lookup.realm_roles() if available.realm_roles else {}, {})
         available = group.Available(
             available.realm_roles,
             available.client_roles,
             {ns: frozenset(ids) for ns, ids in declared_clients.items()},
+            authority_for(at, view),
         )
         scope, planned = group.plan_groups(
             declared, observed, available, at.watched, revocation=at.revocation
@@ -187,9 +191,13 @@ class GroupWriter:
         """Each Ready group's direct role mappings made exactly the declared ones. A failure is that group's
         alone; mappings that differ from a group in step with its spec were edited by hand, and it says so."""
         written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
+        leaving = {op.key for op in scope.plan.deletes} | {r.key for r in scope.releases}
         for g in groups:
             remote = scope.remote_ids.get(g.key)
             verdict = rnd.verdicts.get(g.key)
+            if remote is not None and g.key not in leaving and (verdict is None or verdict.phase != "Ready"):
+                await self._revoke(rnd, at, api, lookup, g, remote, observed.get(remote) or {})
+                continue
             if g.deleting or remote is None or verdict is None or verdict.phase != "Ready":
                 continue
             try:
@@ -209,6 +217,27 @@ class GroupWriter:
             if writes and (g.key not in written or g.key in scope.drift):
                 message = f"restored role mappings edited in Keycloak: {', '.join(w.label for w in writes)}"
                 rnd.note(g.key, Event("Normal", "DriftRepaired", message))
+
+    async def _revoke(
+        self, rnd: Round, at: InRealm, api: GroupApi, lookup: Lookup, g: Resource, remote: str, held: Obj
+    ) -> None:
+        """A marked group that is not Ready still answers to the token authority: a realm role it holds that
+        its namespace may not give (a grant withdrawn) is removed, with a Warning; read from this round's
+        listing, so a quiet round writes nothing."""
+        if not held.get(group.REALM_ROLES):
+            return
+        view = ta.RealmView(at.remote, await lookup.realm_roles(), {})
+        for w in group.refused_held(held, authority_for(at, view)(g.key.namespace)):
+            try:
+                roles, client_uuid = await self._representations(lookup, w)
+                await self.limiter.acquire(g.key.namespace)
+                await api.write_mappings(at.remote, remote, client_uuid, False, roles)
+            except AdminError as e:
+                rnd.write_failed(g.key, f"role mappings: {e}")
+                return
+            metrics.replication_write(MAPPING_KIND, w.operation)
+            message = f"removed role mappings no longer granted: {w.label}"
+            rnd.note(g.key, Event("Warning", "RoleMappingRevoked", message))
 
     @staticmethod
     async def _representations(lookup: Lookup, w: group.MappingWrite) -> tuple[list[Obj], str | None]:

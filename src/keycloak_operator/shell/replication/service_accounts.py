@@ -40,7 +40,7 @@ def _usable(role: Any) -> bool:
     return isinstance(role, Mapping) and isinstance(role.get("name"), str) and isinstance(role.get("id"), str)
 
 
-def _owners(
+def owners_after(
     clients: list[Resource], scope: ScopePlan, observed: Sequence[Any], failed: set[ObjectKey]
 ) -> dict[str, tuple[str, str | None]]:
     """Who owns which clientId after this round's writes (`observed` was listed before them): a client
@@ -123,7 +123,7 @@ async def sync_service_accounts(
     managed = {c.key for c in due if _managed(rnd, c)}
     named = {cid for c in due if c.key in managed for refs in _role_sets(c) for cid in refs["clients"]}
     try:
-        view = await _view(at, named, _owners(clients, scope, observed, failed), concurrency)
+        view = await _view(at, named, owners_after(clients, scope, observed, failed), concurrency)
     except AdminError as e:
         for c in due:
             _failed(rnd, c, f"realm roles: {e}")
