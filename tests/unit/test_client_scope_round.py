@@ -189,3 +189,24 @@ async def test_a_client_never_attaches_a_scope_another_namespace_declares(world:
     # team-a's own client keeps its scope; a built-in (`basic`) stays usable by everyone.
     api = next(c for c in world.server.clients["main"].values() if c["clientId"] == "api")
     assert api["defaultClientScopes"] == ["audit", "basic"]
+
+
+async def test_a_scopes_mappers_answer_to_the_token_authority(world: World) -> None:
+    """A scope's mappers reach every client it is attached to: another team's audience needs a grant."""
+    aud = {
+        "name": "aud",
+        "protocolMapper": "oidc-audience-mapper",
+        "config": {"included.client.audience": "web"},
+    }
+    await world.round(KC_URL)  # team-a's client web is written
+    world.kube.add(_scope("team-b", "b-scope", protocolMappers=[MAPPER, aud]))
+    await world.round(KC_URL)
+    status = _status(world, "team-b", "b-scope")
+    assert status["phase"] == "Forbidden" and "audience 'web'" in status["conditions"][0]["message"]
+    assert "the rest of the scope was written" in status["conditions"][0]["message"]
+    assert {m["name"] for m in _in_keycloak(world, "b-scope").get("protocolMappers") or []} == {"team"}
+    grant = {"namespace": "team-b", "clientId": "web", "roles": ["any"]}
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["serviceAccountGrants"] = [grant]
+    await world.round(KC_URL)
+    assert _status(world, "team-b", "b-scope")["phase"] == "Ready"
+    assert {m["name"] for m in _in_keycloak(world, "b-scope")["protocolMappers"]} == {"team", "aud"}

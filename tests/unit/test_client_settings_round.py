@@ -97,3 +97,79 @@ async def test_a_name_held_by_a_hand_made_mapper_is_a_conflict_that_costs_a_quie
     assert status["phase"] == "Conflict" and "mapper team" in status["conditions"][0]["message"]
     _, calls, writes = await world.round(KC_URL)
     assert _parts(calls) == [] and writes == []
+
+
+HIJACK = [
+    {"name": "steal-role", "protocolMapper": "oidc-hardcoded-role-mapper", "config": {"role": "web.write"}},
+    {
+        "name": "steal-aud",
+        "protocolMapper": "oidc-audience-mapper",
+        "config": {"included.client.audience": "web"},
+    },
+    MAPPER,
+]
+
+
+def _mapper_names(world: World, client_id: str) -> set[str]:
+    c = next(c for c in world.server.clients["main"].values() if c["clientId"] == client_id)
+    return {m["name"] for m in c.get("protocolMappers") or []}
+
+
+def _grant(world: World, *grants: dict[str, Any]) -> None:
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["serviceAccountGrants"] = list(grants) or None
+
+
+async def test_another_teams_role_and_audience_in_mappers_need_the_realm_owners_grant(world: World) -> None:
+    """Issue 26, finding 1: team-b's client hands its tokens team-a's client role and audience through
+    mappers. Refused, naming the field and the grant, the rest written; with the grant, written; the grant
+    withdrawn, removed; and held to the rule while the client is not Ready."""
+    world.obj(names.CLIENT_KIND, "team-a", "web")["spec"]["roles"] = [{"name": "write"}]
+    world.kube.add(
+        _client("team-b", "b-api", {"name": "main", "namespace": "team-a"}, protocolMappers=HIJACK)
+    )
+    await world.round(KC_URL)
+    await world.round(KC_URL)
+    status = world.obj(names.CLIENT_KIND, "team-b", "b-api")["status"]
+    message = status["conditions"][0]["message"]
+    assert status["phase"] == "Forbidden", status
+    assert message.startswith(
+        "spec.protocolMappers[steal-aud].config.included.client.audience: audience 'web'"
+    )
+    assert "KeycloakRealm team-a/main" in message and "(and 1 more mapper)" in message
+    assert _mapper_names(world, "b-api") == {"team"}
+    _, _, writes = await world.round(KC_URL)
+    assert writes == []  # a lasting refusal costs a quiet round nothing
+
+    _grant(world, {"namespace": "team-b", "clientId": "web", "roles": ["write"]})
+    await world.round(KC_URL)
+    assert _mapper_names(world, "b-api") == {"team", "steal-role", "steal-aud"}
+    assert world.obj(names.CLIENT_KIND, "team-b", "b-api")["status"]["phase"] == "Ready"
+
+    _grant(world)
+    await world.round(KC_URL)
+    assert _mapper_names(world, "b-api") == {"team"}
+    assert world.obj(names.CLIENT_KIND, "team-b", "b-api")["status"]["phase"] == "Forbidden"
+
+    # Granted and written again; then the client waits on a missing scope and the grant goes: what it
+    # holds still answers to the rule.
+    _grant(world, {"namespace": "team-b", "clientId": "web", "roles": ["write"]})
+    await world.round(KC_URL)
+    world.obj(names.CLIENT_KIND, "team-b", "b-api")["spec"]["optionalClientScopes"] = ["nope"]
+    _grant(world)
+    _, _, writes = await world.round(KC_URL)
+    assert world.obj(names.CLIENT_KIND, "team-b", "b-api")["status"]["phase"] == "Pending"
+    assert _mapper_names(world, "b-api") == {"team"}
+    revoked = [e for e in _events(writes) if e[3] == "MapperRevoked"]
+    assert revoked and "steal-aud, steal-role" in revoked[0][4]
+
+
+async def test_a_reserved_claim_needs_a_claims_grant(world: World) -> None:
+    sub = {"name": "sub", "protocolMapper": "oidc-hardcoded-claim-mapper", "config": {"claim.name": "sub"}}
+    world.kube.add(_client("team-b", "b-api", {"name": "main", "namespace": "team-a"}, protocolMappers=[sub]))
+    await world.round(KC_URL)
+    status = world.obj(names.CLIENT_KIND, "team-b", "b-api")["status"]
+    assert status["phase"] == "Forbidden" and "reserved claim 'sub'" in status["conditions"][0]["message"]
+    assert _mapper_names(world, "b-api") == set()
+    _grant(world, {"namespace": "team-b", "claims": ["sub"]})
+    await world.round(KC_URL)
+    assert _mapper_names(world, "b-api") == {"sub"}

@@ -199,3 +199,35 @@ async def test_a_failed_read_is_an_error_on_the_groups_only_never_on_the_realm_o
     assert _group_writes(calls) == []
     assert world.obj(names.CLIENT_KIND, "team-b", "other")["status"]["phase"] == "Ready"
     assert world.obj(names.REALM_KIND, "team-a", "main")["status"]["phase"] == "Ready"
+
+
+async def test_a_composite_realm_role_needs_the_realm_owners_grant_and_is_removed_when_it_goes(
+    world: World,
+) -> None:
+    """Issue 26, finding 2: a group holding a composite realm role hands it to whoever joins it (an identity
+    provider's group mapper, say). Refused without a grant; with it, mapped; the grant withdrawn, removed
+    though the group is then Forbidden and its declared mappings are not written."""
+    await world.round(KC_URL)
+    world.server.roles["main"]["admin"]["composite"] = True  # it includes others: the realm owner's choice
+    world.kube.add(_group("team-a", "admins", realmRoles=["admin"]))
+    await world.round(KC_URL)
+    status = world.obj(KIND, "team-a", "admins")["status"]
+    assert status["phase"] == "Forbidden"
+    assert "spec.realmRoles[admin]: composite realm role 'admin'" in status["conditions"][0]["message"]
+    assert "{namespace: team-a, roles: [admin]}" in status["conditions"][0]["message"]
+    with pytest.raises(StopIteration):  # nothing was written for it
+        _in_keycloak(world, "/admins")
+
+    grants = [{"namespace": "team-a", "roles": ["admin"]}]
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["serviceAccountGrants"] = grants
+    await world.round(KC_URL)
+    assert world.obj(KIND, "team-a", "admins")["status"]["phase"] == "Ready"
+    assert _in_keycloak(world, "/admins")["realmRoles"] == ["admin"]
+
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["serviceAccountGrants"] = None
+    _, _, writes = await world.round(KC_URL)
+    assert world.obj(KIND, "team-a", "admins")["status"]["phase"] == "Forbidden"
+    assert _in_keycloak(world, "/admins").get("realmRoles", []) == []
+    assert any(e[3] == "RoleMappingRevoked" and "realmRoles/admin" in e[4] for e in _events(writes))
+    _, _, writes = await world.round(KC_URL)
+    assert writes == []

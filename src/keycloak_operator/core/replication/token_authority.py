@@ -148,21 +148,34 @@ def role_readings(text: str) -> list[tuple[str | None, str]]:
 
 
 def top_claim(path: str) -> str:
-    """The top-level claim a mapper's `claim.name` writes: up to the first '.' not escaped by '\\'
-    (Keycloak's claim paths nest at each unescaped '.'), escapes removed."""
-    out, escaped = [], False
-    for ch in path:
-        if escaped:
-            out.append(ch if ch == "." else "\\" + ch)
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == ".":
-            break
+    """The top-level claim a mapper's `claim.name` writes, as Keycloak splits claim paths (JsonUtils): a
+    component is one or more characters, each a backslash and the character it escapes, or anything but a
+    backslash or a '.', ended by a '.'; escapes are removed. A path starting with '.' has no such component
+    and names one claim, the whole path unescaped."""
+    out: list[str] = []
+    i = 0
+    while i < len(path):
+        ch = path[i]
+        if ch == "\\" and i + 1 < len(path):
+            out.append(path[i + 1])
+            i += 2
+        elif ch == "." and out:
+            return "".join(out)
+        elif ch == "." or ch == "\\":  # a leading '.', or a trailing lone backslash: no component ends here
+            return _unescaped(path)
         else:
             out.append(ch)
-    if escaped:
-        out.append("\\")
+            i += 1
+    return "".join(out)
+
+
+def _unescaped(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            i += 1
+        out.append(text[i])
+        i += 1
     return "".join(out)
 
 
