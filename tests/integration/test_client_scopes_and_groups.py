@@ -29,6 +29,7 @@ from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.test_client_settings import token_claims
+from tests.integration.test_realm_settings import IDP_RES, identity_provider, idp_secret
 from tests.integration.test_replication import (
     CLIENT_RES,
     GROUP_RES,
@@ -463,6 +464,94 @@ def test_seed_003_the_same_group_name_in_two_namespaces_and_another_teams_client
     kubectl.run("delete", GROUP_RES, "shared", "-n", foo, "--wait=false")
     wait_for("foo's group gone", lambda: kubectl.get(GROUP_RES, "shared", foo) is None, 60)
     assert groups_in(api, rn) == {}
+
+
+def test_a_group_and_a_providers_group_mapper_do_not_get_round_the_composite_role_grant(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    api: KeycloakApi,
+    operator: OperatorProcess,
+    namespace_factory: Callable[..., str],
+) -> None:
+    """Issue 26, finding 2: a team allowed to declare groups and identity providers makes a group holding a
+    composite realm role (the realm owner's `boss`, which includes realm-management's view-users) and a
+    provider whose mapper puts everyone signing in through it into that group. Without the realm owner's
+    grant neither is written; with it both are, and a member's token carries the role; the grant withdrawn,
+    the mapping goes and the member's token is back to plain."""
+    owner, team = namespace_factory("own"), namespace_factory("team")
+    rn = f"gi-{owner}"
+    kubectl.apply(admin_secret(keycloak, owner))
+    allowed = {"clientNamespaces": [team], "identityProviderNamespaces": [team]}
+    kubectl.apply(realm(keycloak, owner, "main", realmName=rn, **allowed))
+    wait_phase(kubectl, REALM_RES, owner, "main", "Ready", timeout=90)
+    # The realm owner's composite role, made by hand (no resource declares it).
+    api.call("POST", f"/{rn}/roles", {"name": "boss"})
+    rm = api.client(rn, "realm-management")
+    assert rm is not None
+    view_users = api.call("GET", f"/{rn}/clients/{rm['id']}/roles/view-users")
+    api.call("POST", f"/{rn}/roles/boss/composites", [view_users])
+
+    ref = {"name": "main", "namespace": owner}
+    kubectl.apply(client(team, "app", ref, "app", directAccessGrantsEnabled=True))
+    kubectl.apply(group(team, "vip", ref, realmRoles=["boss"]))
+    kubectl.apply(idp_secret(team, "upstream-secret"))
+    group_mapper = {
+        "name": "everyone-vip",
+        "identityProviderMapper": "oidc-hardcoded-group-idp-mapper",
+        "config": {"group": "/vip", "syncMode": "INHERIT"},
+    }
+    kubectl.apply(
+        identity_provider(team, "corp", ref, "corp", "https://idp.example.com", mappers=[group_mapper])
+    )
+
+    def message(res: str, name: str) -> str:
+        status = (kubectl.get(res, name, team) or {}).get("status") or {}
+        return f"{status.get('phase')}: {(status.get('conditions') or [{}])[0].get('message', '')}"
+
+    wait_for(
+        "the group Forbidden",
+        lambda: message(GROUP_RES, "vip").startswith("Forbidden: spec.realmRoles[boss]"),
+        90,
+    )
+    assert f"spec.serviceAccountGrants needs {{namespace: {team}, roles: [boss]}}" in message(
+        GROUP_RES, "vip"
+    )
+    wait_for(
+        "the provider held", lambda: "spec.mappers[everyone-vip].config.group" in message(IDP_RES, "corp"), 60
+    )
+    assert "/vip" not in groups_in(api, rn)
+    assert (api.call("GET", f"/{rn}/identity-provider/instances/corp/mappers") or []) == []
+
+    # The realm owner grants the composite role: the group and the provider's mapper are written, and a member
+    # (as the mapper would make one) gets the role and what it includes.
+    grant = [{"namespace": team, "roles": ["boss"]}]
+    kubectl.apply(realm(keycloak, owner, "main", realmName=rn, serviceAccountGrants=grant, **allowed))
+    wait_phase(kubectl, GROUP_RES, team, "vip", "Ready", timeout=60)
+    wait_phase(kubectl, IDP_RES, team, "corp", "Ready", timeout=60)
+    vip = groups_in(api, rn)["/vip"]
+    assert vip["realmRoles"] == ["boss"]
+    user = {"username": "mallory", "enabled": True, "email": "m@example.com", "emailVerified": True,
+            "firstName": "M", "lastName": "M",
+            "credentials": [{"type": "password", "value": "pw-Mallory-1", "temporary": False}]}  # fmt: skip
+    api.call("POST", f"/{rn}/users", user)
+    uid = api.call("GET", f"/{rn}/users?username=mallory&exact=true")[0]["id"]
+    api.call("PUT", f"/{rn}/users/{uid}/groups/{vip['id']}")
+    app = api.client(rn, "app")
+    assert app is not None
+    secret = api.client_secret(rn, app["id"])
+    claims = user_token(keycloak, rn, "app", secret, "mallory", "pw-Mallory-1")
+    assert "boss" in claims["realm_access"]["roles"]
+
+    # The grant withdrawn: the group loses the mapping (though it is Forbidden again), said in an event.
+    kubectl.apply(realm(keycloak, owner, "main", realmName=rn, **allowed))
+    wait_for("mapping removed", lambda: groups_in(api, rn)["/vip"].get("realmRoles", []) == [], 60)
+    revoked = wait_for(
+        "revoked event", lambda: events(kubectl, team, name="vip", reason="RoleMappingRevoked")
+    )
+    assert "realmRoles/boss" in revoked[0]["message"]
+    claims = user_token(keycloak, rn, "app", secret, "mallory", "pw-Mallory-1")
+    assert "boss" not in claims["realm_access"]["roles"]
+    assert "realm-management" not in (claims.get("resource_access") or {})
 
 
 HOSTILE_GROUPS = [

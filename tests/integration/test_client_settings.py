@@ -8,7 +8,7 @@ import base64
 import json
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -263,6 +263,88 @@ def test_service_account_roles_need_the_realms_grant_reach_the_token_and_are_rep
     claims = token_claims(keycloak, rn, "svc", api.client_secret(rn, uuid))
     assert "auditor" in claims["resource_access"]["svc"]["roles"]
     assert claims["resource_access"]["realm-management"]["roles"] == ["query-users"]
+
+
+def test_another_teams_role_and_audience_through_mappers_need_the_realm_owners_grant(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    operator: OperatorProcess,
+    namespace_factory: Callable[..., str],
+) -> None:
+    """Issue 26, finding 1, as seen on a real 26.7.3: a team allowed to declare clients, with no grant,
+    gives its confidential client mappers naming another team's client role and audience and
+    realm-management's realm-admin. They are refused (the field and the grant named) and its token carries
+    none of it; with the realm owner's grant the same declarations reach the token, realm-admin still not."""
+    api = KeycloakApi(keycloak)
+    owner, team = namespace_factory("own"), namespace_factory("team")
+    rn = f"m-{owner}"
+    kubectl.apply(admin_secret(keycloak, owner))
+    kubectl.apply(realm(keycloak, owner, "main", realmName=rn, clientNamespaces=[team]))
+    ref = {"name": "main", "namespace": owner}
+    kubectl.apply(client(owner, "payments", ref, "payments", roles=[{"name": "write"}]))
+    wait_phase(kubectl, CLIENT_RES, owner, "payments", "Ready", timeout=90)
+    hijack = [
+        {
+            "name": "steal-role",
+            "protocolMapper": "oidc-hardcoded-role-mapper",
+            "config": {"role": "payments.write"},
+        },
+        {
+            "name": "steal-aud",
+            "protocolMapper": "oidc-audience-mapper",
+            "config": {"included.client.audience": "payments", "access.token.claim": "true"},
+        },
+        {
+            "name": "steal-admin",
+            "protocolMapper": "oidc-hardcoded-role-mapper",
+            "config": {"role": "realm-management.realm-admin"},
+        },
+        HARDCODED,
+    ]
+    spec = {"serviceAccountsEnabled": True, "protocolMappers": hijack}
+    kubectl.apply(client(team, "thief", ref, "thief", **spec))
+
+    def status() -> dict[str, Any]:
+        return dict((kubectl.get(CLIENT_RES, "thief", team) or {}).get("status") or {})
+
+    wait_for("the thief Forbidden", lambda: status().get("phase") == "Forbidden", 90)
+    message = status()["conditions"][0]["message"]
+    assert message.startswith("spec.protocolMappers[steal-admin].config.role: role 'realm-admin' of client")
+    assert f"spec.serviceAccountGrants needs {{namespace: {team}, clientId: realm-management" in message
+    assert "(and 2 more mappers)" in message
+    c = api.client(rn, "thief")
+    assert c is not None
+    uuid = c["id"]
+    assert set(mappers(api, rn, uuid)) == {"team-claim"}
+    secret = api.client_secret(rn, uuid)
+    claims = token_claims(keycloak, rn, "thief", secret)
+    assert claims["team"] == "web" and "payments" not in (claims.get("resource_access") or {})
+    assert "payments" not in str(claims.get("aud"))
+
+    # The realm's owner grants payments' write role: that role and the audience reach the token; realm-admin
+    # stays refused and out of Keycloak.
+    grant = [{"namespace": team, "clientId": "payments", "roles": ["write"]}]
+    kubectl.apply(
+        realm(keycloak, owner, "main", realmName=rn, clientNamespaces=[team], serviceAccountGrants=grant)
+    )
+    wait_for(
+        "granted mappers written",
+        lambda: set(mappers(api, rn, uuid)) == {"team-claim", "steal-role", "steal-aud"},
+        60,
+    )
+    claims = token_claims(keycloak, rn, "thief", secret)
+    assert claims["resource_access"]["payments"]["roles"] == ["write"]
+    assert "payments" in (claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]])
+    assert "realm-management" not in claims["resource_access"]
+    assert status()["phase"] == "Forbidden" and "steal-admin" in status()["conditions"][0]["message"]
+
+    # The grant withdrawn: the mappers go, and the token is back to the team's own.
+    kubectl.apply(realm(keycloak, owner, "main", realmName=rn, clientNamespaces=[team]))
+    wait_for("mappers removed", lambda: set(mappers(api, rn, uuid)) == {"team-claim"}, 60)
+    claims = token_claims(keycloak, rn, "thief", secret)
+    assert "payments" not in (claims.get("resource_access") or {}) and "payments" not in str(
+        claims.get("aud")
+    )
 
 
 # --- a SAML client ------------------------------------------------------------------------------------------
