@@ -219,3 +219,47 @@ def test_adopting_converges_and_the_next_round_is_quiet(
         observed[f"new-{i}"] = in_keycloak(by_key[create.key], f"new-{i}")
     again = plan_clients(resources, list(observed.values()))
     assert again.plan.is_empty() and not again.adopted
+
+
+# --- issue 26, finding 8: our own object, its marker lost ---------------------------------------------------
+
+
+def test_our_object_whose_marker_was_removed_is_re_marked_as_its_status_recorded() -> None:
+    web = client("home", "web", keycloak_id="u1")  # the status recorded the object it created
+    scope = plan_clients([web], [unmarked("web", "u1")])
+    assert scope.remarked == {web.key: "u1"} and scope.adopted == {web.key: "u1"}
+    [update] = scope.plan.updates
+    assert (update.remote_id, update.previous_hash) == ("u1", ADOPTING)
+    rnd = Round()
+    collect(rnd, scope, {web.key: web})
+    assert any(e.reason == "MarkerRepaired" and "u1" in e.message for e in rnd.events[web.key])
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [{}, {"kcop.dev.kind": "KeycloakClient", "kcop.dev.name": "web"}, {"kcop.dev.content-hash": "oops"}],
+    ids=["gone", "half", "damaged"],
+)
+def test_a_damaged_marker_is_repaired_too(attributes: dict[str, Any]) -> None:
+    web = client("home", "web", keycloak_id="u1")
+    scope = plan_clients([web], [{**unmarked("web", "u1"), "attributes": attributes}])
+    assert scope.remarked == {web.key: "u1"}
+
+
+def test_never_an_object_with_another_id_nor_one_another_resource_marks() -> None:
+    web = client("home", "web", keycloak_id="u1")
+    scope = plan_clients([web], [unmarked("web", "u2")])
+    assert not scope.remarked and scope.verdicts[web.key].phase == "Conflict"
+    other = client("away", "web", keycloak_id="u9")
+    held = in_keycloak(other, "u1")  # the id web's status names, but another resource's marker
+    scope = plan_clients([web, other], [held])
+    assert not scope.remarked and scope.plan.is_empty()
+    assert scope.verdicts[web.key].phase == "Conflict" and scope.remote_ids == {other.key: "u1"}
+
+
+def test_of_two_resources_naming_one_lost_object_only_the_oldest_re_marks_it() -> None:
+    old = client("home", "web", keycloak_id="u1")
+    young = client("away", "web", keycloak_id="u1", age=5)
+    scope = plan_clients([old, young], [unmarked("web", "u1")])
+    assert scope.remarked == {old.key: "u1"}
+    assert scope.verdicts[young.key].phase == "Conflict"

@@ -231,3 +231,23 @@ async def test_a_composite_realm_role_needs_the_realm_owners_grant_and_is_remove
     assert any(e[3] == "RoleMappingRevoked" and "realmRoles/admin" in e[4] for e in _events(writes))
     _, _, writes = await world.round(KC_URL)
     assert writes == []
+
+
+async def test_a_group_whose_attributes_were_cleared_by_hand_is_re_marked_not_held_in_conflict(
+    world: World,
+) -> None:
+    """Issue 26, finding 8: clearing a group's attributes in the console removes the operator's marker too.
+    The group its status names is taken back (marker and attributes restored, with a Warning), never held
+    as `Conflict` for ever."""
+    await world.round(KC_URL)
+    eng = _in_keycloak(world, "/eng")
+    assert world.obj(KIND, "team-a", "eng")["status"]["keycloakId"] == eng["id"]
+    eng["attributes"] = {}
+    _, _, writes = await world.round(KC_URL)
+    assert world.obj(KIND, "team-a", "eng")["status"]["phase"] == "Ready"
+    restored = _in_keycloak(world, "/eng")
+    assert restored["id"] == eng["id"] and restored["attributes"]["cost-center"] == ["42"]
+    assert restored["attributes"]["kcop.dev.name"] == ["eng"]
+    assert any(e[3] == "MarkerRepaired" and eng["id"] in e[4] for e in _events(writes))
+    _, _, writes = await world.round(KC_URL)
+    assert writes == []

@@ -67,7 +67,13 @@ def collect(rnd: Round, scope: ScopePlan, resources: Mapping[ObjectKey, Resource
         if update.key not in ok:
             continue
         drift = scope.drift.get(update.key)
-        if update.key in scope.adopted:
+        if update.key in scope.remarked:
+            message = (
+                f"re-marked {update.remote_id}, the object this resource created, whose marker was removed "
+                "or damaged in Keycloak; written as declared"
+            )
+            rnd.note(update.key, Event("Warning", "MarkerRepaired", message))
+        elif update.key in scope.adopted:
             message = f"adopted {update.remote_id}, an object the operator did not create, as declared"
             rnd.note(update.key, Event("Normal", "Adopted", message))
         elif drift:

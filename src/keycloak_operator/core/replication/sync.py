@@ -153,6 +153,7 @@ class ScopePlan:
     drift: dict[ObjectKey, list[str]] = field(default_factory=dict)  # key -> fields edited by hand
     remote_ids: dict[ObjectKey, str] = field(default_factory=dict)  # objects found, by our marker
     adopted: dict[ObjectKey, str] = field(default_factory=dict)  # unmarked objects taken over this round
+    remarked: dict[ObjectKey, str] = field(default_factory=dict)  # of those, ours whose marker was lost
     finalizable: list[ObjectKey] = field(default_factory=list)  # deleting, and nothing left in Keycloak
 
     def phases(self) -> list[list[ScopeOperation]]:
@@ -210,6 +211,7 @@ def plan_scope(
     holders: dict[tuple[str, ...], ObjectKey | None] = {}
     found: dict[ObjectKey, str] = {}
     unmarked: dict[str, str] = {}  # natural key -> remote id of an object without a marker
+    markless: dict[str, str] = {}  # the same, a damaged marker included (adoption.remarked)
     for obj in observed:
         # What a server returns is not trusted to have any shape: an entry without an id cannot be ours.
         if not isinstance(obj, Mapping):
@@ -219,6 +221,8 @@ def plan_scope(
             continue  # no id, or the same id listed twice (the first stands)
         marker = read_marker(obj.get("attributes"))
         holders[(natural,)] = marker.key if marker else None
+        if marker is None:
+            markless.setdefault(natural, remote_id)
         if marker is None and not adoption.marked_in_part(obj.get("attributes")):
             unmarked.setdefault(natural, remote_id)
             by_remote[remote_id] = obj
@@ -260,6 +264,9 @@ def plan_scope(
     resolution = resolve(claims, holders)
     owning = frozenset(found)
     result.adopted = adoption.adopters(resolution.conflicts, wanted, unmarked, never_adopt, owning)
+    undecided = [c for c in resolution.conflicts if c.key not in result.adopted]
+    result.remarked = adoption.remarked(undecided, wanted, markless, owning)
+    result.adopted.update(result.remarked)
     taken_by = {remote: key for key, remote in result.adopted.items()}
     for c in resolution.conflicts:
         if c.key in result.adopted:
