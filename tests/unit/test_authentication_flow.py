@@ -657,7 +657,8 @@ def test_the_resource_whose_flow_holds_a_subflow_or_config_alias_keeps_it_over_a
     scope = plan([holder, held, older, older_config], kc)
     phases = {k.name: v.phase for k, v in scope.verdicts.items()}
     assert phases == {"login": "Ready", "c1": "Ready", "old": "Conflict", "c0": "Conflict"}
-    assert "team-a/login" in scope.verdicts[older.key].message
+    message = scope.verdicts[older.key].message
+    assert "a KeycloakAuthenticationFlow of another namespace" in message and "team-a" not in message
     assert not scope.plan.creates and not scope.plan.updates and not scope.plan.deletes
 
 

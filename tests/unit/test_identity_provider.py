@@ -265,7 +265,9 @@ def test_the_same_alias_from_two_namespaces_goes_to_the_older_and_the_later_is_a
     a, b = resource("team-a", "upstream", created=0), resource("team-b", "upstream", created=5)
     scope = plan([b, a], [])
     assert [c.key for c in scope.plan.creates] == [a.key]
-    assert scope.verdicts[b.key].phase == "Conflict" and str(a.key) in scope.verdicts[b.key].message
+    message = scope.verdicts[b.key].message
+    assert scope.verdicts[b.key].phase == "Conflict" and "of another namespace" in message
+    assert "team-a" not in message  # another namespace's object is named by kind only (issue 26, finding 6)
     held = plan([a, resource("team-b", "upstream", created=-5)], [stored(a)])
     assert held.plan.is_empty()
     # Deleting the later claim touches nothing of the holder's.

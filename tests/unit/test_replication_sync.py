@@ -127,7 +127,13 @@ def test_second_claim_on_a_client_id_conflicts_and_nothing_is_written_for_it() -
     scope = plan_clients([first, second], [])
     assert [c.key for c in scope.plan.creates] == [first.key]
     assert scope.verdicts[second.key].phase == "Conflict"
-    assert "a/web" in scope.verdicts[second.key].message
+    assert "a KeycloakClient of another namespace" in scope.verdicts[second.key].message
+    assert (
+        "a/web" not in scope.verdicts[second.key].message
+    )  # another namespace's object is named by kind only (issue 26, finding 6)
+    # Within one namespace the holder is named in full.
+    third = client("a", "app", "shared", age=9)
+    assert str(first.key) in plan_clients([first, third], []).verdicts[third.key].message
 
 
 def test_the_holder_keeps_a_client_id_even_when_younger() -> None:
@@ -234,9 +240,9 @@ def test_a_realm_name_claimed_from_two_namespaces_goes_to_the_older_the_later_is
     later = named_realm("team-b", "sso", "corp", age=5)
     scope = plan_realms([later, older], [], [])
     assert [c.key for c in scope.plan.creates] == [older.key]
-    assert (
-        scope.verdicts[later.key].phase == "Conflict" and str(older.key) in scope.verdicts[later.key].message
-    )
+    message = scope.verdicts[later.key].message
+    assert scope.verdicts[later.key].phase == "Conflict" and "a KeycloakRealm of another namespace" in message
+    assert "team-a" not in message  # another namespace's object is named by kind only (issue 26, finding 6)
     # Once written, the holder keeps the name and the later claim writes nothing, not even an update.
     held = plan_realms([later, older], [], [realm_in_keycloak(older)])
     assert held.plan.is_empty() and held.verdicts[later.key].phase == "Conflict"

@@ -40,7 +40,7 @@ from keycloak_operator.core.replication.flow_content import (
     flow_content,
     subflow_aliases,
 )
-from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.identity import ObjectKey, told_to
 from keycloak_operator.core.replication.in_realm import declared
 from keycloak_operator.core.replication.marker import content_hash, marker_attributes
 from keycloak_operator.core.replication.plan import Update
@@ -108,8 +108,9 @@ def observed_view(flow: Obj, realm: str, declared: Iterable[Resource]) -> dict[s
     return view
 
 
-def _who(key: ObjectKey) -> str:
-    return f"{key.kind} {key.namespace}/{key.name}"
+def _told(holder: ObjectKey | str, reader: ObjectKey) -> str:
+    """A holder as a message on `reader` names it: another namespace's resource only by kind."""
+    return holder if isinstance(holder, str) else told_to(holder, reader.namespace)
 
 
 def alias_claims(
@@ -127,36 +128,36 @@ def alias_claims(
     Conflict, nothing written for it. (Two resources' flow aliases are plan_scope's natural keys.)"""
     nobody = "a flow the operator did not create"
     seen = list(observed)
-    held: dict[str, str] = {  # flow aliases -> who holds them
+    held: dict[str, ObjectKey | str] = {  # flow aliases -> who holds them
         str(f.get("alias")): nobody for f in seen if owner_of(realm, flows, f.get("id")) is None
     }
-    subflows: dict[str, str] = {}
-    configs: dict[str, str] = {}
+    subflows: dict[str, ObjectKey | str] = {}
+    configs: dict[str, ObjectKey | str] = {}
     for f in seen:  # the aliases held in Keycloak, by the resource whose flow holds them
         owner = owner_of(realm, flows, f.get("id"))
         if owner is None:
             continue
         for step in (executions or {}).get(str(f.get("id")), ()):
             if step.get("subflow"):
-                subflows.setdefault(str(step["subflow"]), _who(owner))
+                subflows.setdefault(str(step["subflow"]), owner)
             config = step.get("config")
             if isinstance(config, Mapping) and config.get("alias"):
-                configs.setdefault(str(config["alias"]), _who(owner))
+                configs.setdefault(str(config["alias"]), owner)
     out: dict[ObjectKey, Verdict] = {}
     for r in sorted(flows, key=lambda r: (r.created, r.key)):
         if r.deleting or r.problem is not None or not r.content:
             continue
-        me = _who(r.key)
+        me: ObjectKey | str = r.key
         top = str(r.content["alias"])
         clash = [
-            f"subflow alias {a!r} is already held by {held.get(a) or subflows[a]}"
+            f"subflow alias {a!r} is already held by {_told(held.get(a) or subflows[a], r.key)}"
             for a in subflow_aliases(r.content)
             if held.get(a, me) != me or subflows.get(a, me) != me
         ]
         if subflows.get(top, me) != me:
-            clash.append(f"alias {top!r} is already a subflow of {subflows[top]}")
+            clash.append(f"alias {top!r} is already a subflow of {_told(subflows[top], r.key)}")
         clash += [
-            f"config alias {a!r} is already held by {configs[a]}"
+            f"config alias {a!r} is already held by {_told(configs[a], r.key)}"
             for a in config_aliases(r.content)
             if configs.get(a, me) != me
         ]

@@ -28,3 +28,12 @@ class ObjectKey:
 def identity(key: ObjectKey) -> Identity:
     """The tuple that equality, hashing and order compare; the diff indexes and sorts by it."""
     return (key.kind, key.namespace, key.name)
+
+
+def told_to(key: ObjectKey, reader: str) -> str:
+    """How a message on a resource of namespace `reader` names another resource: in full within the reader's
+    own namespace; from another namespace only by kind, so that one namespace's statuses and events never
+    tell it the names of another's objects (docs/adr/0012-tenant-isolation.md)."""
+    if key.namespace == reader:
+        return str(key)
+    return f"a {key.kind} of another namespace"

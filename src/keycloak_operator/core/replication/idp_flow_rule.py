@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from keycloak_operator.core.replication.authentication_flow import owner_of
 from keycloak_operator.core.replication.flow_build import STAGED, build_tag
-from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.identity import ObjectKey, told_to
 from keycloak_operator.core.replication.sync import Resource, Verdict
 
 FIELD: Final = "firstBrokerLoginFlowAlias"
@@ -61,7 +61,7 @@ def flow_refusals(
         if owner is not None and owner.namespace == realm_key.namespace:
             continue
         whose = (
-            f"is KeycloakAuthenticationFlow {owner.namespace}/{owner.name}'s"
+            f"is {told_to(owner, r.key.namespace)}'s"
             if owner is not None
             else "was made by the operator for a KeycloakAuthenticationFlow that no longer exists"
         )

@@ -21,7 +21,7 @@ from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.diff import diff
 from keycloak_operator.core.replication.drift import drifted_fields
 from keycloak_operator.core.replication.fairness import round_robin
-from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.identity import ObjectKey, told_to
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.ownership import Claim, resolve
 from keycloak_operator.core.replication.plan import Actual, Create, Delete, Desired, Plan, Update
@@ -273,7 +273,10 @@ def plan_scope(
             continue
         held.add(c.key)
         by = taken_by.get(unmarked.get(c.natural_key[0], ""))
-        holder = str(c.holder or by or "an object the operator did not create")
+        claimed_by = c.holder or by
+        holder = (
+            told_to(claimed_by, c.key.namespace) if claimed_by else "an object the operator did not create"
+        )
         why = adoption.refusal(wanted[c.key], c, never_adopt, owning)
         message = f"{c.natural_key[0]!r} is already held by {holder}; nothing was written{why}"
         result.verdicts[c.key] = Verdict("Conflict", "Conflict", message)
