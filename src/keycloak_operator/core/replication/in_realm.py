@@ -1,6 +1,7 @@
 """What every kind declared inside a realm (a client, a client scope, a group, an identity provider, an
-authentication flow) shares when it is read: its key and flags, its spec validated, the realm resource it
-names, and why it may not be written (its realm unknown, unreadable, or not allowing its namespace)."""
+authentication flow) shares when it is read: its key and flags, the realm resource it names, whether the
+realm allows its namespace (judged first, whatever its spec), its spec validated, and why it may not be
+written (its namespace not allowed, its realm unknown or unreadable)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from keycloak_operator.core.replication.resources import (
     in_realm_problem,
     invalid_spec,
     key_of,
+    namespace_refusal,
     raw_parent,
     resource_flags,
 )
@@ -51,16 +53,23 @@ def declared(
     """The resource read, or, when its spec does not validate, the Resource to hold: still in its realm's
     scope, its object kept, so that an operator upgrade tightening a model never makes a live object look
     like an orphan. `what`: the kind's plural for messages; `allow_list`: the realm field that lets other
-    namespaces declare it."""
+    namespaces declare it.
+
+    Whether its namespace may declare anything in the realm it names is decided first, for every kind, from
+    that name alone (raw_parent): a namespace the realm does not allow is Forbidden whatever the rest of its
+    spec says. An invalid spec from such a namespace would otherwise be an Error, which a deleting realm
+    waits on: any namespace could pin another's realm by declaring garbage in it."""
     key, flags = key_of(obj), resource_flags(obj)
+    parent = raw_parent(obj, key)
+    refused = namespace_refusal(key, parent, realms, what, allow_list) if parent is not None else None
     try:
         spec = model.model_validate(obj.get("spec") or {})
     except ValidationError as e:
-        return Resource(key, key.name, {}, problem=invalid_spec(e), parent=raw_parent(obj, key), **flags)
+        return Resource(key, key.name, {}, problem=refused or invalid_spec(e), parent=parent, **flags)
     read: Any = spec  # every such kind has spec.realm: {name, namespace?}, in a RealmRef of its own
     ref = read.realm
-    parent = ObjectKey(names.REALM_KIND, ref.namespace or key.namespace, ref.name)
-    problem = in_realm_problem(key, parent, realms, unreadable, what, allow_list)
+    parent = ObjectKey(names.REALM_KIND, ref.namespace or key.namespace, ref.name)  # the same as read raw
+    problem = refused or in_realm_problem(key, parent, realms, unreadable, what, allow_list)
     return Declared(key, flags, spec, parent, problem)
 
 
