@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption
+from keycloak_operator.core.replication.called_urls import client_urls, url_problem
 from keycloak_operator.core.replication.client import client_content
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import (
@@ -74,14 +75,21 @@ def declared(
 
 
 def client_resource(
-    obj: Obj, realms: Mapping[ObjectKey, RealmTarget], unreadable: AbstractSet[str] = frozenset()
+    obj: Obj,
+    realms: Mapping[ObjectKey, RealmTarget],
+    unreadable: AbstractSet[str] = frozenset(),
+    *,
+    loopback_http: bool = False,
 ) -> Resource:
-    """A client, with a problem when its realm is unknown or does not allow the client's namespace.
-    `unreadable`: namespaces whose realms could not be listed this round (watched.py)."""
+    """A client, with a problem when its realm is unknown or does not allow the client's namespace, or when
+    a URL Keycloak calls names a host it must not be sent to (called_urls.py; `loopback_http`: the
+    operator's KCOP_IDP_ALLOW_LOOPBACK_HTTP, off by default). `unreadable`: namespaces whose realms could
+    not be listed this round (watched.py)."""
     d = declared(obj, KeycloakClientSpec, realms, unreadable, "clients")
     if isinstance(d, Resource):
         return d
+    problem = d.problem or url_problem(client_urls(d.spec), loopback_http)
     flags = d.flags | adoption.flags(obj, adoption.within_realm(d.key, d.parent))
     return Resource(
-        d.key, d.spec.client_id, client_content(d.spec), problem=d.problem, parent=d.parent, **flags
+        d.key, d.spec.client_id, client_content(d.spec), problem=problem, parent=d.parent, **flags
     )
