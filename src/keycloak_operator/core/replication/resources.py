@@ -37,7 +37,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
 )
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.models.realm import KeycloakRealmSpec, RealmRef
+from keycloak_operator.models.realm import KeycloakRealmSpec
 
 Obj = Mapping[str, Any]
 
@@ -387,17 +387,26 @@ def in_realm_problem(
     return namespace_refusal(key, parent, realms, what, allow_list)
 
 
+# Kubernetes' bounds on the names a realm reference holds: what a stored object's can hold, whatever the
+# model's patterns are or become.
+_NAME_MAX, _NAMESPACE_MAX = 253, 63
+
+
 def raw_parent(obj: Obj, key: ObjectKey) -> ObjectKey | None:
     """The realm resource an object names in spec.realm, read from the object as stored, whatever the rest
-    of its spec: what its namespace is judged by before the spec is. The object is anyone's input, so the
-    reference is read through the same model a valid spec's is (a name and a namespace of Kubernetes'
-    forms and lengths); anything else, or a spec that is not a mapping, names no realm (None)."""
+    of its spec: what its namespace is judged by before its spec is. The object is anyone's input: a name
+    or a namespace that is not a string within Kubernetes' bounds, or a spec or reference that is not a
+    mapping, names no realm (None). Read no stricter than that: a reference a later model refuses still
+    names its realm, so that an upgrade tightening the model never makes a live object an orphan."""
     spec = obj.get("spec")
     realm = spec.get("realm") if isinstance(spec, Mapping) else None
     if not isinstance(realm, Mapping):
         return None
-    try:
-        ref = RealmRef.model_validate({k: realm[k] for k in ("name", "namespace") if k in realm})
-    except ValidationError:
+    name, namespace = realm.get("name"), realm.get("namespace")
+    if not isinstance(name, str) or not 0 < len(name) <= _NAME_MAX:
         return None
-    return ObjectKey(names.REALM_KIND, ref.namespace or key.namespace, ref.name)
+    if namespace is None or namespace == "":  # absent: the object's own, as a valid spec reads it
+        namespace = key.namespace
+    if not isinstance(namespace, str) or len(namespace) > _NAMESPACE_MAX:
+        return None
+    return ObjectKey(names.REALM_KIND, namespace, name)
