@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-LOOPBACK_ENV = "KCOP_IDP_ALLOW_LOOPBACK_HTTP"  # identity providers at http://localhost: tests only
+# URLs Keycloak calls (providers', back-channel logout) on loopback: tests only (called_urls.py)
+LOOPBACK_ENV = "KCOP_IDP_ALLOW_LOOPBACK_HTTP"
 
 
 def _run(args: argparse.Namespace) -> int:

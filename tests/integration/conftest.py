@@ -47,6 +47,8 @@ def operator(
     cluster: localcluster.Cluster, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
     # test_realm_settings' upstream identity provider listens on http://127.0.0.1 (support/upstream_idp.py).
+    # The switch covers every URL Keycloak calls (core/replication/called_urls.py): no test's client has a
+    # back-channel logout URL on loopback, so it is only the providers' that need it.
     loopback = {"KCOP_IDP_ALLOW_LOOPBACK_HTTP": "true"}
     proc = OperatorProcess(cluster.kubeconfig, tmp_path_factory.mktemp("operator"), extra_env=loopback)
     proc.start("--all-namespaces")

@@ -235,6 +235,19 @@ HOSTILE = [
         "spec.realm.namespace",
     ),
     (
+        "a service-account role named twice",
+        {
+            "kind": "client",
+            "spec": {
+                "realm": {"name": "r"},
+                "clientId": "c",
+                "serviceAccountsEnabled": True,
+                "serviceAccountRoles": {"realm": ["reader", "reader"]},
+            },
+        },
+        "spec.serviceAccountRoles.realm",
+    ),
+    (
         "a URL with credentials in it",
         {
             "kind": "realm",
@@ -514,6 +527,56 @@ def test_a_namespace_removed_from_client_namespaces_is_disabled_then_deleted(
     kubectl.run("delete", CLIENT_RES, "guest", "-n", team, "--wait=false")
     wait_for(
         "client resource gone", lambda: kubectl.get(CLIENT_RES, "guest", team) is None, timeout=CONVERGE_S
+    )
+
+
+def test_an_invalid_client_of_a_namespace_the_realm_does_not_allow_never_pins_it(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    api: KeycloakApi,
+    isolated: OperatorProcess,
+    namespace_factory: Any,
+    tidy: list[str],
+) -> None:
+    """Its namespace is judged before its spec: Forbidden, not InvalidSpec, and the realm's deletion does not
+    wait for it (an Error would have kept the realm DeletionBlocked for as long as the stranger liked)."""
+    home, stranger = namespace_factory("home"), namespace_factory("stranger")
+    tidy.extend([home, stranger])
+    realm_name = f"pinned-{home}"
+    kubectl.apply(secret(home, "admin", keycloak.admin_username, keycloak.admin_password))
+    kubectl.apply(realm(home, "shared", keycloak.url, realmName=realm_name))
+    wait_phase(kubectl, REALM_RES, home, "shared", "Ready")
+    # PEM-shaped, so the API server takes it; not a certificate, which only the operator's model checks.
+    not_a_certificate = "-----BEGIN CERTIFICATE-----\n" + "A" * 64 + "\n-----END CERTIFICATE-----\n"
+    kubectl.apply(
+        client(
+            stranger,
+            "pin",
+            {"name": "shared", "namespace": home},
+            protocol="saml",
+            saml={"signingCertificate": not_a_certificate},
+        )
+    )
+    st = wait_phase(kubectl, CLIENT_RES, stranger, "pin", "Forbidden")
+    assert f"does not allow clients from namespace {stranger} (spec.clientNamespaces)" in message(st)
+    assert api.client(realm_name, "pin") is None
+
+    kubectl.run("delete", REALM_RES, "shared", "-n", home, "--wait=false")
+    reasons: set[str] = set()  # every reason the realm's status gave while it was being deleted
+
+    def realm_gone() -> bool:
+        obj = kubectl.get(REALM_RES, "shared", home)
+        reasons.update(
+            str(c.get("reason")) for c in ((obj or {}).get("status") or {}).get("conditions") or []
+        )
+        return obj is None
+
+    wait_for("realm resource gone", realm_gone, timeout=CONVERGE_S)
+    assert api.realm(realm_name) is None
+    assert "DeletionBlocked" not in reasons, reasons
+    kubectl.run("delete", CLIENT_RES, "pin", "-n", stranger, "--wait=false")
+    wait_for(
+        "client resource gone", lambda: kubectl.get(CLIENT_RES, "pin", stranger) is None, timeout=CONVERGE_S
     )
 
 

@@ -145,7 +145,8 @@ class ClientLogout(CrdModel):
         default=None,
         max_length=pt.URL_MAX,
         pattern=pt.HTTP_URL,
-        description="Back-channel logout URL (http or https); absent: none.",
+        description="Back-channel logout URL (http or https), which Keycloak itself calls: not a loopback, "
+        "link-local or cloud metadata host (refused by the operator); absent: none.",
     )
     back_channel_session_required: bool = Field(
         default=True, description="Send the session id (sid) in the back-channel logout token."

@@ -320,6 +320,9 @@ def client_crd() -> dict[str, Any]:
     config["x-kubernetes-validations"] = [cs.CONFIG_RULE]
     for refs in (spec["serviceAccountRoles"], spec["roles"]["items"]["properties"]["composites"]):
         refs["properties"]["clients"]["x-kubernetes-validations"] = [sa.CLIENT_KEYS_RULE]
+        # Each role at most once (a mapping is a set); the model checks the same (service_account.RoleNames).
+        refs["properties"]["realm"]["x-kubernetes-list-type"] = "set"
+        refs["properties"]["clients"]["additionalProperties"]["x-kubernetes-list-type"] = "set"
     return _crd(
         plural=names.CLIENT_PLURAL,
         kind=names.CLIENT_KIND,

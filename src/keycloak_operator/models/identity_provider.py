@@ -7,8 +7,9 @@ names a key of a Secret in the resource's own namespace (no namespace field, ADR
 
 URLs must be https: the token request carries the client secret and the authorization code, which an http
 URL would send in clear. An IdP inside the cluster must serve TLS. The pattern lets plain http to a loopback
-host (localhost, 127.x.x.x, [::1]) through, but the planner refuses it unless the operator runs with
-KCOP_IDP_ALLOW_LOOPBACK_HTTP (tests): Keycloak would call its own pod (core/replication/identity_provider.py).
+host (localhost, 127.x.x.x, [::1]) through, but the planner refuses a loopback host unless the operator runs
+with KCOP_IDP_ALLOW_LOOPBACK_HTTP (tests): Keycloak would call its own pod (core/replication/called_urls.py,
+the rule for every URL Keycloak calls, which refuses link-local and metadata addresses too).
 
 A SAML provider (`providerId: saml`) has its typed fields in `saml` (models/saml_identity_provider.py).
 """

@@ -1,7 +1,8 @@
 """The URLs an identity provider's settings name (OIDC endpoints, SAML services).
 
 https anywhere; http only to a loopback host, which the planner refuses unless the operator runs with
-KCOP_IDP_ALLOW_LOOPBACK_HTTP (tests): Keycloak would call its own pod (core/replication/identity_provider.py).
+KCOP_IDP_ALLOW_LOOPBACK_HTTP (tests): Keycloak would call its own pod (core/replication/called_urls.py, which
+also refuses link-local and metadata hosts, over https too).
 No credentials ('@'), query ('?') or fragment ('#').
 """
 

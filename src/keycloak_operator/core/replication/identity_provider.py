@@ -44,6 +44,7 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption
+from keycloak_operator.core.replication.called_urls import url_problem
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.in_realm import declared
 from keycloak_operator.core.replication.marker import content_hash, is_marker_attribute, marked
@@ -144,23 +145,18 @@ URL_FIELDS: Final = ("issuer", "authorization_url", "token_url", "user_info_url"
 def _spec_problem(
     key: ObjectKey, parent: ObjectKey, spec: KeycloakIdentityProviderSpec, loopback_http: bool
 ) -> Verdict | None:
-    """What the CRD cannot refuse: a plain-http (loopback) URL without the operator's setting, and a
-    first-login flow from a namespace other than the realm's (a flow decides how users are created and
-    linked)."""
+    """What the CRD cannot refuse: a URL Keycloak must not be sent to (called_urls.py: its own pod's
+    loopback without the operator's setting, a link-local or metadata address), and a first-login flow from
+    a namespace other than the realm's (a flow decides how users are created and linked)."""
     urls: list[tuple[str, str | None]] = []
     if spec.oidc is not None:
         urls = [(f"oidc.{OidcSettings.model_fields[n].alias}", getattr(spec.oidc, n)) for n in URL_FIELDS]
     if spec.saml is not None:
         aliases = SamlIdpSettings.model_fields
         urls = [(f"saml.{aliases[n].alias}", getattr(spec.saml, n)) for n in SAML_URL_FIELDS]
-    for path, url in urls:
-        if isinstance(url, str) and url.startswith("http://") and not loopback_http:
-            where = f"spec.{path}"
-            message = (
-                f"{where}: plain http is not allowed (Keycloak would call its own pod's loopback); use "
-                "https; nothing was written"
-            )
-            return Verdict("Error", "InsecureUrl", message, revocable=False)
+    refused = url_problem(urls, loopback_http)
+    if refused is not None:
+        return refused
     if spec.first_broker_login_flow_alias is not None and key.namespace != parent.namespace:
         message = (
             "spec.firstBrokerLoginFlowAlias: only the realm's own namespace "
@@ -178,8 +174,9 @@ def idp_resource(
     loopback_http: bool = False,
 ) -> Resource:
     """An identity provider, with a problem when its realm is unknown or does not allow its namespace, when
-    a URL is plain http (`loopback_http`: the operator's KCOP_IDP_ALLOW_LOOPBACK_HTTP, off by default), or
-    when a namespace other than the realm's names a first-login flow."""
+    a URL names a host Keycloak must not be sent to (called_urls.py; `loopback_http`: the operator's
+    KCOP_IDP_ALLOW_LOOPBACK_HTTP, off by default), or when a namespace other than the realm's names a
+    first-login flow."""
     # Its own allow-list: a provider is a way into every client of the realm, not one team's.
     d = declared(
         obj,

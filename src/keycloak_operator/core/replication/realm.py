@@ -27,6 +27,7 @@ from keycloak_operator.core.replication.marker import (
 from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.roles import role_owner
 from keycloak_operator.core.replication.sync import (
+    NAMESPACE_NOT_ALLOWED,
     NO_REVOCATION,
     Resource,
     Revocation,
@@ -174,12 +175,15 @@ def remote_id(op: Create | Update) -> str:
 
 
 def blocked_realm_deletes(realms: Sequence[Resource], clients: Sequence[Resource]) -> dict[ObjectKey, str]:
-    """A realm resource being deleted while clients (or client scopes) are still declared in it waits,
-    whole: deleting the realm in Keycloak would take them with it behind their owners' backs."""
+    """A realm resource being deleted while clients (or client scopes, groups, ...) are still declared in
+    it waits, whole: deleting the realm in Keycloak would take them with it behind their owners' backs."""
     declared: dict[ObjectKey, list[str]] = {}
     for c in clients:
-        # Only clients the realm allows count: a namespace it never allowed cannot keep it from going.
-        allowed = c.problem is None or c.problem.phase != "Forbidden"
+        # Only what the realm allows counts: a namespace it does not allow cannot keep it from going, whatever
+        # that namespace declared (in_realm.declared judges the namespace before the spec). Judged by the
+        # namespace's verdict, not by Forbidden as such: a refusal of part of an allowed resource (a role not
+        # granted) leaves an object of an allowed namespace in the realm, which still holds it.
+        allowed = c.problem is None or c.problem.reason != NAMESPACE_NOT_ALLOWED
         if not c.deleting and c.parent is not None and allowed:
             what = "" if c.key.kind == names.CLIENT_KIND else f"{c.key.kind} "
             declared.setdefault(c.parent, []).append(f"{what}{c.key.namespace}/{c.key.name}")

@@ -29,7 +29,13 @@ from keycloak_operator.core.replication.servers import (
     normalize_url,
 )
 from keycloak_operator.core.replication.service_account import Grant, grants_of
-from keycloak_operator.core.replication.sync import UNREADABLE, Resource, ScopePlan, Verdict
+from keycloak_operator.core.replication.sync import (
+    NAMESPACE_NOT_ALLOWED,
+    UNREADABLE,
+    Resource,
+    ScopePlan,
+    Verdict,
+)
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakRealmSpec
 
@@ -241,7 +247,7 @@ def realm_target(
                     # namespace lost access has its object revoked there (sync.Revocation).
                     problem = Verdict(
                         "Forbidden",
-                        "NamespaceNotAllowed",
+                        NAMESPACE_NOT_ALLOWED,
                         f"Keycloak {kc_namespace}/{ref.name} does not allow realms from namespace "
                         f"{key.namespace} (spec.realmNamespaces); nothing was written",
                     )
@@ -336,6 +342,30 @@ def _unreadable(what: str, namespace: str) -> Verdict:
     )
 
 
+def namespace_refusal(
+    key: ObjectKey,
+    parent: ObjectKey,
+    realms: Mapping[ObjectKey, RealmTarget],
+    what: str,
+    allow_list: AllowList = "clientNamespaces",
+) -> Verdict | None:
+    """Forbidden when the realm resource `parent` is known and does not allow the namespace of `key` in
+    `allow_list`; None when it does, or when the realm is not known (nothing to judge by). Decided by the two
+    namespaces and the realm's allow-list alone, never by the rest of the resource's spec."""
+    realm = realms.get(parent)
+    if realm is None or key.namespace == parent.namespace:
+        return None
+    allowed = realm.allow_lists()[allow_list]  # by the field's name: an unknown one fails, never opens
+    if key.namespace in allowed:
+        return None
+    return Verdict(
+        "Forbidden",
+        NAMESPACE_NOT_ALLOWED,
+        f"KeycloakRealm {parent.namespace}/{parent.name} does not allow {what} from namespace "
+        f"{key.namespace} (spec.{allow_list}); nothing was written",
+    )
+
+
 def in_realm_problem(
     key: ObjectKey,
     parent: ObjectKey,
@@ -348,29 +378,35 @@ def in_realm_problem(
     may not be written: its realm unknown, unreadable, or not allowing the resource's namespace in
     `allow_list` (`clientNamespaces` for clients, client scopes and groups; identity providers and
     authentication flows have their own, `identityProviderNamespaces` and `flowNamespaces`)."""
-    realm = realms.get(parent)
-    if realm is None and parent.namespace in unreadable:
+    if parent not in realms and parent.namespace in unreadable:
         return _unreadable(f"KeycloakRealm {parent.namespace}/{parent.name}", parent.namespace)
-    if realm is None:
+    if parent not in realms:
         return Verdict(
             "Pending", "RealmNotFound", f"KeycloakRealm {parent.namespace}/{parent.name} not found"
         )
-    allowed = realm.allow_lists()[allow_list]  # by the field's name: an unknown one fails, never opens
-    if key.namespace != parent.namespace and key.namespace not in allowed:
-        return Verdict(
-            "Forbidden",
-            "NamespaceNotAllowed",
-            f"KeycloakRealm {parent.namespace}/{parent.name} does not allow {what} from namespace "
-            f"{key.namespace} (spec.{allow_list}); nothing was written",
-        )
-    return None
+    return namespace_refusal(key, parent, realms, what, allow_list)
+
+
+# Kubernetes' bounds on the names a realm reference holds: what a stored object's can hold, whatever the
+# model's patterns are or become.
+_NAME_MAX, _NAMESPACE_MAX = 253, 63
 
 
 def raw_parent(obj: Obj, key: ObjectKey) -> ObjectKey | None:
-    realm = (obj.get("spec") or {}).get("realm")
-    if not isinstance(realm, Mapping) or not isinstance(realm.get("name"), str):
+    """The realm resource an object names in spec.realm, read from the object as stored, whatever the rest
+    of its spec: what its namespace is judged by before its spec is. The object is anyone's input: a name
+    or a namespace that is not a string within Kubernetes' bounds, or a spec or reference that is not a
+    mapping, names no realm (None). Read no stricter than that: a reference a later model refuses still
+    names its realm, so that an upgrade tightening the model never makes a live object an orphan."""
+    spec = obj.get("spec")
+    realm = spec.get("realm") if isinstance(spec, Mapping) else None
+    if not isinstance(realm, Mapping):
         return None
-    namespace = realm.get("namespace")
-    return ObjectKey(
-        names.REALM_KIND, namespace if isinstance(namespace, str) else key.namespace, realm["name"]
-    )
+    name, namespace = realm.get("name"), realm.get("namespace")
+    if not isinstance(name, str) or not 0 < len(name) <= _NAME_MAX:
+        return None
+    if namespace is None or namespace == "":  # absent: the object's own, as a valid spec reads it
+        namespace = key.namespace
+    if not isinstance(namespace, str) or len(namespace) > _NAMESPACE_MAX:
+        return None
+    return ObjectKey(names.REALM_KIND, namespace, name)

@@ -29,8 +29,9 @@ class ServerPolicy:
     # Hosts `spec.server.external.url` may name: `sso.example.com`, or `*.example.com` for any host under
     # it. Empty: any host (the default; the install guide says when to set it).
     external_hosts: tuple[str, ...] = ()
-    # KCOP_IDP_ALLOW_LOOPBACK_HTTP: whether an identity provider's URLs may be plain http to a loopback host
-    # (Keycloak's own pod: its management port, its sidecars). Off: for tests with an upstream on the node.
+    # KCOP_IDP_ALLOW_LOOPBACK_HTTP: whether a URL Keycloak calls (an identity provider's, a client's
+    # back-channel logout URL: called_urls.py) may name a loopback host (Keycloak's own pod: its management
+    # port, its sidecars). Off: for tests with an upstream on the node. Named for the providers it was first.
     idp_loopback_http: bool = False
 
     def __post_init__(self) -> None:

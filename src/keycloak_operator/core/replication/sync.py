@@ -44,6 +44,10 @@ class Verdict:
 
 # The reason given to what depends on a watched namespace that could not be read this round (watched.py).
 UNREADABLE = "NamespaceUnreadable"
+# The reason of the verdict on a resource whose realm (or Keycloak) does not allow its namespace: the one
+# Forbidden that says the namespace may declare nothing there at all (resources.namespace_refusal), whatever
+# the resource's spec, so that such a resource never holds the realm back (realm.blocked_realm_deletes).
+NAMESPACE_NOT_ALLOWED = "NamespaceNotAllowed"
 
 
 def waits_on_unreadable(problem: Verdict | None) -> bool:

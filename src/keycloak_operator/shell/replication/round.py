@@ -136,7 +136,10 @@ class Replicator:
         ]
         # Everything declared inside a realm, of every kind; each writer takes its own (context.InRealm).
         children = [
-            *(client_resource(o, targets, blind) for o in client_objs),
+            *(
+                client_resource(o, targets, blind, loopback_http=self.policy.idp_loopback_http)
+                for o in client_objs
+            ),
             *(scope_resource(o, targets, blind) for o in scope_objs),
             *(group_resource(o, targets, blind) for o in group_objs),
             *(idp_resource(o, targets, blind, loopback_http=self.policy.idp_loopback_http) for o in idp_objs),
