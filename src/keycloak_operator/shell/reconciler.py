@@ -67,10 +67,10 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
     )
     existing = {s for s in wanted_secrets if await kube.get(SECRETS, ns, s) is not None}
     maps = {m for m in keycloak_config.referenced_config_maps(spec) if await kube.get(CONFIG_MAPS, ns, m)}
-    own_labels = names.selector_string(names.instance_labels(name))
-    # By name, not by label: a Service under one of these names that this Keycloak did not make must be seen
-    # (and left alone), not applied over.
+    # By name, not by label: an object under one of these names that this Keycloak did not make must be seen
+    # (and left alone), not applied over (core/child_ownership).
     membership = [await kube.get(SERVICES, ns, names.membership_service(name, t)) for t in names.TRACKS]
+    policies = [await kube.get(NETWORK_POLICIES, ns, names.network_policy(name, t)) for t in names.TRACKS]
     version = versions.version_of(spec).format()
     # The ServiceMonitor is read whether wanted or not (one this Keycloak made may have to go; where the
     # kind is not served the read is a 404); discovery is asked only when one is wanted.
@@ -87,11 +87,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
         service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
-        network_policies=tuple(
-            # A list's items carry no apiVersion and kind; a policy to delete needs them (resource_of).
-            {"apiVersion": NETWORK_POLICIES.api_version, "kind": "NetworkPolicy", **p}
-            for p in await kube.list(NETWORK_POLICIES, ns, label_selector=own_labels)
-        ),
+        network_policies=tuple(p for p in policies if p is not None),
         service_monitor_served=monitoring.wanted(spec) and await kube.serves(SERVICE_MONITORS),
         operator_namespace=operator_namespace(),
     )
