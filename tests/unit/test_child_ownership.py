@@ -1,6 +1,6 @@
 """A Keycloak never writes over, nor deletes, an object under one of its child names that it did not make;
 it reports each one (Degraded, ChildNotOwned) instead. The rule itself, then every child kind of the
-reconcile."""
+reconcile, then the names the blue-green machine writes."""
 
 from __future__ import annotations
 
@@ -10,8 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import child_ownership, conditions, names, reconcile
+from keycloak_operator.core.bluegreen import writes
+from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from tests.unit.builders import NOW, OWNER, deployment, observed, spec
+
+NEW = "quay.io/keycloak/keycloak:27.0.1"
 
 
 def platforms(kind: str, name: str, **meta: Any) -> dict[str, Any]:
@@ -190,3 +195,78 @@ def test_another_owners_deployment_is_not_taken_for_the_keycloaks_own() -> None:
     assert decision.revision is None  # no version recorded as rolled out on someone else's pods
     assert ("Deployment", "kc-keycloak") not in keys(decision.apply)
     assert degraded(decision)["reason"] == child_ownership.REASON
+
+
+# --- the blue-green machine's children ----------------------------------------------------------------------
+
+
+def upgrading(state: str) -> BlueGreenStatus:
+    return BlueGreenStatus(state=state, blue_track="a", green_track="b", green_image=NEW)
+
+
+def test_the_serving_track_switch_is_reported_when_the_public_service_is_someone_elses() -> None:
+    s = spec(image=NEW, upgradePolicy={"strategy": "BlueGreen"})
+    machine = writes.touched([bg.SwitchTraffic(track="b")], OWNER, s, None)
+    assert machine == {("Service", "kc-service")}
+    blue = deployment(spec())
+    theirs = {"public_service": platforms("Service", "kc-service")}
+    decision = reconcile.decide(
+        s,
+        observed(s, deployment=blue, **theirs),
+        now=NOW,
+        blue_green=upgrading(bg.CUTTING_OVER),
+        machine_writes=machine,
+    )
+    assert ("Service", "kc-service") not in keys(decision.apply)
+    assert "Service kc-service in namespace ns" in degraded(decision)["message"]
+
+
+def test_greens_names_are_reported_when_someone_elses() -> None:
+    s = spec(image=NEW, upgradePolicy={"strategy": "BlueGreen"})
+    machine = writes.touched([bg.ApplyGreen(image=NEW, track="b")], OWNER, s, None)
+    assert machine == {
+        ("Service", "kc-discovery-b"),
+        ("Deployment", "kc-green-keycloak"),
+        ("Service", "kc-green-discovery"),
+    }
+    theirs = {
+        "green": platforms("Deployment", "kc-green-keycloak"),
+        "green_discovery_service": platforms("Service", "kc-green-discovery"),
+    }
+    decision = reconcile.decide(
+        s,
+        observed(s, deployment=deployment(spec()), **theirs),
+        now=NOW,
+        blue_green=upgrading(bg.WAITING_FOR_GREEN),
+        machine_writes=machine,
+    )
+    message = degraded(decision)["message"]
+    assert "Deployment kc-green-keycloak, Service kc-green-discovery in namespace ns" in message
+
+
+def test_every_child_an_action_writes_or_deletes_is_named() -> None:
+    s: KeycloakSpec = spec(networkPolicy={"enabled": True})
+    assert writes.touched([bg.ApplyGreen(image=NEW, track="b", apart=True)], OWNER, s, None) == {
+        ("NetworkPolicy", "kc-keycloak-b"),
+        ("Service", "kc-discovery-b"),
+        ("Deployment", "kc-green-keycloak"),
+    }
+    assert writes.touched([bg.AdoptAsCanonical(image=NEW, track="b")], OWNER, s, None) == {
+        ("Deployment", "kc-keycloak")
+    }
+    deleting: list[bg.Action] = [
+        bg.DeleteGreen(),
+        bg.DeleteBlue(uid="u"),
+        bg.OrphanGreen(uid="g"),
+        bg.DeleteGreenDiscovery(),
+    ]
+    assert writes.touched(deleting, OWNER, s, None) == {
+        ("Deployment", "kc-green-keycloak"),
+        ("Deployment", "kc-keycloak"),
+        ("Service", "kc-green-discovery"),
+    }
+    creating: list[bg.Action] = [
+        bg.CreateBackup("kc-pre-1", "cnpg", "db"),
+        bg.CopyDatabase(job="j", source="db", target="db2"),
+    ]
+    assert writes.touched(creating, OWNER, s, None) == frozenset()

@@ -27,6 +27,7 @@ from keycloak_operator.core import (
     rollout,
     versions,
 )
+from keycloak_operator.core.bluegreen import writes
 from keycloak_operator.core.bluegreen.milestones import transition
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -118,12 +119,26 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
     stored = reconcile.stored_status(keycloak).blue_green  # read back from the stored object, every pass
     step = None
     if upgrade.wanted(spec, stored):
+        green = await upgrade.read_green(kube, namespace, name)
         world = await upgrade.observe(
-            kube, keycloak, spec, observed.deployment, observed.public_service, stored, observed.compatibility
+            kube,
+            keycloak,
+            spec,
+            observed.deployment,
+            observed.public_service,
+            green,
+            stored,
+            observed.compatibility,
         )
         step = bg.step(stored, world, dt.datetime.now(dt.UTC))
-        observed = dataclasses.replace(observed, green=world.green)
-    decision = reconcile.decide(spec, observed, now=now(), blue_green=step.status if step else stored)
+        observed = dataclasses.replace(
+            observed, green=green.deployment, green_discovery_service=green.discovery_service
+        )
+    owner = reconcile.owner_of(keycloak)
+    machine = writes.touched(step.actions, owner, spec, operator_namespace()) if step else frozenset()
+    decision = reconcile.decide(
+        spec, observed, now=now(), blue_green=step.status if step else stored, machine_writes=machine
+    )
     # Status first: nextVersion must be stored before any side effect of the change it names.
     if decision.status is not None:
         patch = merge_patch.merge_patch(keycloak.get("status") or {}, decision.status)
@@ -138,8 +153,8 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
                 metrics.upgrade_transition(transition(stored, step.status))
                 failpoints.after_persist(step.status.state)
     if decision.create_admin_secret:
-        owner = reconcile.owner_of(keycloak)
-        if await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24))) is not None:
+        made = await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24)))
+        if made is not None:
             created = Event("Normal", "AdminSecretCreated", f"generated Secret {names.admin_secret(name)}")
             decision.events.append(created)
     # The routine applies run before the upgrade's actions: a Service the machine deletes this pass is not
