@@ -231,7 +231,7 @@ def decide(
     owner = owner_of(observed.keycloak)
     # Objects under this Keycloak's child names that it did not make: the decision below sees only its own
     # children, and whatever it would write under one of those names is dropped at the end.
-    foreign = child_ownership.foreign(named_children(observed), owner)
+    foreign = child_ownership.foreign(_named_children(observed), owner)
     observed = _own_children(observed, owner)
     generation = int(observed.keycloak["metadata"].get("generation", 0))
     previous = stored_status(observed.keycloak)
@@ -454,7 +454,7 @@ def decide(
     )
 
 
-def named_children(observed: Observed) -> dict[child_ownership.Key, dict[str, Any] | None]:
+def _named_children(observed: Observed) -> dict[child_ownership.Key, dict[str, Any] | None]:
     """Every name this Keycloak writes a child under that the shell read, with what it found there."""
     name = observed.keycloak["metadata"]["name"]
     found: dict[child_ownership.Key, dict[str, Any] | None] = {
@@ -490,8 +490,8 @@ def _own_children(observed: Observed, owner: children.Owner) -> Observed:
         pod_disruption_budget=own(observed.pod_disruption_budget),
         ingress=own(observed.ingress),
         service_monitor=own(observed.service_monitor),
-        membership_services=tuple(s for s in observed.membership_services if owner.owns(s)),
-        network_policies=tuple(p for p in observed.network_policies if owner.owns(p)),
+        membership_services=tuple(s for s in observed.membership_services if own(s) is not None),
+        network_policies=tuple(p for p in observed.network_policies if own(p) is not None),
     )
 
 
