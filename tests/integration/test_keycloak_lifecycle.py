@@ -271,6 +271,69 @@ def test_operator_judged_problem_is_degraded_with_event(
     wait_for("Ready after the fix", lambda: ready(kubectl, namespace, "eps", 2), timeout=90)
 
 
+def platform_service(namespace: str, name: str, port: int) -> dict:
+    """A Service someone else made (a platform team, say), under a name a Keycloak would give a child."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"team": "platform"}},
+        "spec": {"selector": {"app": "platform-pay"}, "ports": [{"name": "p", "port": port}]},
+    }
+
+
+def test_objects_it_did_not_make_are_left_alone_and_reported(
+    kubectl: Kubectl, operator: OperatorProcess, namespace: str
+):
+    """A Keycloak named `pay` beside the platform's `pay-service` and `pay-discovery-a` neither takes them
+    over nor deletes them, pass after pass; it says so (issue 26)."""
+    taken = [names.public_service("pay"), names.membership_service("pay", "a")]
+    for service, port in zip(taken, (80, 7800), strict=True):
+        kubectl.apply(platform_service(namespace, service, port))
+    before = {s: kubectl.get("service", s, namespace) for s in taken}
+    kc = create(kubectl, namespace, "pay", replicas=1)
+
+    def not_owned() -> dict | None:
+        c = condition(kubectl.get(KC, "pay", namespace), "Degraded")
+        return c if c and c["status"] == "True" and c["reason"] == "ChildNotOwned" else None
+
+    c = wait_for("Degraded naming the platform's Services", not_owned, timeout=60)
+    assert all(f"Service {s}" in c["message"] for s in taken), c["message"]
+    wait_for(
+        "a ChildNotOwned Warning event",
+        lambda: events(kubectl, namespace, name="pay", type_="Warning", reason="ChildNotOwned"),
+        timeout=30,
+    )
+    # The rest is reconciled: the Deployment is the Keycloak's.
+    deployment = wait_for(
+        "the Keycloak's Deployment", lambda: kubectl.get("deployment", names.deployment("pay"), namespace)
+    )
+    assert [o["uid"] for o in deployment["metadata"]["ownerReferences"]] == [kc["metadata"]["uid"]]
+
+    # Two more reconcile passes that demonstrably ran (each spec change reaches the Deployment and the
+    # status's observedGeneration), and the platform's Services are still exactly as they were made.
+    for replicas in (2, 3):
+        kubectl.run(
+            "patch", KC, "pay", "-n", namespace, "--type=merge", "-p", f'{{"spec":{{"replicas":{replicas}}}}}'
+        )
+
+        def reconciled(replicas: int = replicas) -> bool:
+            kc = kubectl.get(KC, "pay", namespace) or {}
+            dep = kubectl.get("deployment", names.deployment("pay"), namespace) or {}
+            return (
+                (kc.get("status") or {}).get("observedGeneration") == kc["metadata"]["generation"]
+                and dep.get("spec", {}).get("replicas") == replicas
+                and not_owned() is not None
+            )
+
+        wait_for(f"the change to {replicas} replicas reconciled, still Degraded", reconciled, timeout=60)
+        for s, made in before.items():
+            now = kubectl.get("service", s, namespace)
+            assert now is not None, f"{s} deleted"
+            assert now["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"], s
+            assert now["metadata"].get("ownerReferences") is None, s
+            assert (now["metadata"]["labels"], now["spec"]) == (made["metadata"]["labels"], made["spec"]), s
+
+
 def test_one_broken_keycloak_does_not_stop_the_others(
     kubectl: Kubectl, operator: OperatorProcess, namespace: str
 ):

@@ -43,6 +43,7 @@ def observed(
     s: KeycloakSpec,
     *,
     deployment: dict[str, Any] | None = None,
+    public_service: dict[str, Any] | None = None,
     generation: int = 1,
     status: dict[str, Any] | None = None,
     owner: children.Owner = OWNER,
@@ -54,7 +55,7 @@ def observed(
     return reconcile.Observed(
         keycloak=keycloak(s, generation=generation, status=status, owner=owner),
         deployment=deployment,
-        public_service=None,
+        public_service=public_service,
         existing_secrets=existing_secrets,
         version=versions.version_of(s).format(),
         **fields,

@@ -21,6 +21,20 @@ NEW = "quay.io/keycloak/keycloak:27.0.1"
 KEYCLOAK = {"metadata": {"name": "kc", "namespace": "ns", "uid": "u1", "generation": 1}, "spec": BASE}
 
 
+# Track b's NetworkPolicy, this Keycloak's, as a read by name returns it (with apiVersion and kind).
+POLICY_B = {
+    "apiVersion": "networking.k8s.io/v1",
+    "kind": "NetworkPolicy",
+    "metadata": {
+        "name": "kc-keycloak-b",
+        "namespace": "ns",
+        "uid": "np-b",
+        "ownerReferences": [{"uid": "u1", "controller": True}],
+    },
+    "spec": {},
+}
+
+
 class FakeKube:
     """The adapter's calls the operations settings make, recorded (typed loosely: it stands in for Kube)."""
 
@@ -31,12 +45,13 @@ class FakeKube:
 
     async def get(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any] | None:
         self.calls.append(("get", res.plural))
+        if res == kube_module.NETWORK_POLICIES and name == "kc-keycloak-b":
+            return POLICY_B
         return None
 
     async def list(self, res: Resource, namespace: str | None, **kw: Any) -> list[dict[str, Any]]:
         self.calls.append(("list", f"{res.plural}?{kw.get('label_selector')}"))
-        # As the API server lists them: items without apiVersion and kind.
-        return [{"metadata": {"name": "kc-keycloak-b", "namespace": "ns", "uid": "np-b"}, "spec": {}}]
+        return []
 
     async def serves(self, res: Resource) -> bool:
         self.calls.append(("serves", res.plural))
@@ -61,10 +76,11 @@ async def test_discovery_is_asked_only_when_a_service_monitor_is_wanted() -> Non
     plain = await reconciler.observe(fake, KEYCLOAK, spec())
     assert ("serves", "servicemonitors") not in fake.calls and plain.service_monitor_served is False
     # The ServiceMonitor, the Ingress and this Keycloak's NetworkPolicies are read anyway: one of ours may
-    # have to go.
+    # have to go. The policies by name, once per track: another owner's policy under one of those names
+    # carries none of this Keycloak's labels, and must be seen to be left alone.
     assert {("get", "servicemonitors"), ("get", "ingresses")} <= set(fake.calls)
-    selector = names.selector_string(names.instance_labels("kc"))
-    assert ("list", f"networkpolicies?{selector}") in fake.calls
+    assert fake.calls.count(("get", "networkpolicies")) == len(names.TRACKS)
+    assert not [c for c in fake.calls if c[0] == "list" and c[1].startswith("networkpolicies")]
     wanted = spec(monitoring={"serviceMonitor": {"enabled": True}})
     served = await reconciler.observe(FakeKube(served=True), KEYCLOAK, wanted)
     assert served.service_monitor_served
@@ -72,12 +88,12 @@ async def test_discovery_is_asked_only_when_a_service_monitor_is_wanted() -> Non
     assert not absent.service_monitor_served
 
 
-async def test_a_listed_policy_can_be_deleted() -> None:
-    """List items come without apiVersion and kind: the observed ones get them back, so a policy the
-    reconcile decides to delete names its resource."""
+async def test_an_observed_policy_can_be_deleted() -> None:
+    """A policy the reconcile decides to delete names its resource (read by name, it has apiVersion and
+    kind, which list items lack)."""
     observed = await reconciler.observe(FakeKube(), KEYCLOAK, spec())
-    (listed,) = observed.network_policies
-    assert kube_module.resource_of(listed) == kube_module.NETWORK_POLICIES
+    (read,) = observed.network_policies
+    assert kube_module.resource_of(read) == kube_module.NETWORK_POLICIES
 
 
 async def test_the_operators_namespace_is_a_fact_passed_in() -> None:

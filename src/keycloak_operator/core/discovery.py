@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from keycloak_operator.core import children, drift, names, rollout, upgrade_plan
+from keycloak_operator.core import child_ownership, children, drift, names, rollout, upgrade_plan
 from keycloak_operator.models.keycloak import BlueGreenStatus
 
 _QUERY = "-Djgroups.dns.query="
@@ -62,7 +62,7 @@ def membership(
     out = Writes()
     for track in names.TRACKS:
         actual = by_name.get(names.membership_service(owner.name, track))
-        if actual is not None and not owner.owns(actual):
+        if not child_ownership.may_write(actual, owner):
             continue  # someone else's object under our name: neither taken over nor deleted
         if track not in tracks:
             if actual is not None:

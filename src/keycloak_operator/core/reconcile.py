@@ -6,11 +6,13 @@ writes returned. Nothing here knows about kopf or any client.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
+    child_ownership,
     children,
     compatibility_check,
     conditions,
@@ -59,6 +61,7 @@ class Observed:
     existing_secrets: frozenset[str]
     version: str = ""
     green: dict[str, Any] | None = None  # `{name}-green-keycloak`, read only when blue-green is in use
+    green_discovery_service: dict[str, Any] | None = None  # `{name}-green-discovery`, likewise
     # The per-track membership Services that exist (`{name}-discovery-<track>`, read by name), and the
     # colour-named `{name}-discovery` that pods rendered before ADR 0018 query.
     membership_services: tuple[dict[str, Any], ...] = ()
@@ -66,7 +69,7 @@ class Observed:
     pod_disruption_budget: dict[str, Any] | None = None
     ingress: dict[str, Any] | None = None
     service_monitor: dict[str, Any] | None = None
-    network_policies: tuple[dict[str, Any], ...] = ()  # this Keycloak's, by its labels
+    network_policies: tuple[dict[str, Any], ...] = ()  # those that exist under its names, whoever's
     existing_config_maps: frozenset[str] = frozenset()  # of those the spec references
     # The compatibility check for the image change at hand, when one is wanted (core/compatibility_check).
     compatibility: compatibility_check.Answer = field(default_factory=compatibility_check.Answer)
@@ -216,10 +219,20 @@ def render_deployment(
 
 
 def decide(
-    spec: KeycloakSpec, observed: Observed, *, now: str, blue_green: BlueGreenStatus | None = None
+    spec: KeycloakSpec,
+    observed: Observed,
+    *,
+    now: str,
+    blue_green: BlueGreenStatus | None = None,
+    machine_writes: frozenset[child_ownership.Key] = frozenset(),
 ) -> Decision:
-    """`blue_green` is the upgrade machine's status after this pass's step (None when never used)."""
+    """`blue_green` is the upgrade machine's status after this pass's step (None when never used);
+    `machine_writes` the children its actions of this pass write or delete (bluegreen/writes.touched)."""
     owner = owner_of(observed.keycloak)
+    # Objects under this Keycloak's child names that it did not make: the decision below sees only its own
+    # children, and whatever it would write under one of those names is dropped at the end.
+    foreign = child_ownership.foreign(_named_children(observed), owner)
+    observed = _own_children(observed, owner)
     generation = int(observed.keycloak["metadata"].get("generation", 0))
     previous = stored_status(observed.keycloak)
     canonical = observed.deployment
@@ -380,6 +393,16 @@ def decide(
         events.append(Event("Warning", monitoring.UNAVAILABLE, monitored.message))
     if cache.warning and previous.cache_cluster.reason != cache.reason:
         events.append(Event("Warning", "CacheIsolationDisabled", cache.reason))
+    # Whatever this pass (or the upgrade machine's actions) would write under a name another owner holds is
+    # not written, and said: first, as the Degraded condition shows one problem and this one needs a person.
+    touched = {child_ownership.key(o) for o in [*writes, *removals, *create]} | machine_writes
+    refused = foreign & touched
+    writes = child_ownership.allowed(writes, refused)
+    removals = child_ownership.allowed(removals, refused)
+    create = child_ownership.allowed(create, refused)
+    not_owned = child_ownership.condition(refused, owner.namespace)
+    if not_owned is not None:
+        problems.insert(0, not_owned)
     for problem in problems:
         already = conditions.find(previous.conditions, conditions.DEGRADED)
         if already is None or already.message != problem.message:
@@ -431,6 +454,47 @@ def decide(
     )
 
 
+def _named_children(observed: Observed) -> dict[child_ownership.Key, dict[str, Any] | None]:
+    """Every name this Keycloak writes a child under that the shell read, with what it found there."""
+    name = observed.keycloak["metadata"]["name"]
+    found: dict[child_ownership.Key, dict[str, Any] | None] = {
+        ("Deployment", names.deployment(name)): observed.deployment,
+        ("Deployment", names.deployment(name, green=True)): observed.green,
+        ("Service", names.public_service(name)): observed.public_service,
+        ("Service", names.discovery_service(name)): observed.discovery_service,
+        ("Service", names.discovery_service(name, green=True)): observed.green_discovery_service,
+        ("PodDisruptionBudget", names.pod_disruption_budget(name)): observed.pod_disruption_budget,
+        ("Ingress", names.ingress(name)): observed.ingress,
+        ("ServiceMonitor", names.service_monitor(name)): observed.service_monitor,
+    }
+    for service in observed.membership_services:
+        found["Service", service["metadata"]["name"]] = service
+    for policy in observed.network_policies:
+        found["NetworkPolicy", policy["metadata"]["name"]] = policy
+    return found
+
+
+def _own_children(observed: Observed, owner: children.Owner) -> Observed:
+    """`observed` with another owner's objects taken out, as if nothing stood under their names."""
+
+    def own(obj: dict[str, Any] | None) -> dict[str, Any] | None:
+        return child_ownership.ours(obj, owner)
+
+    return dataclasses.replace(
+        observed,
+        deployment=own(observed.deployment),
+        green=own(observed.green),
+        public_service=own(observed.public_service),
+        discovery_service=own(observed.discovery_service),
+        green_discovery_service=own(observed.green_discovery_service),
+        pod_disruption_budget=own(observed.pod_disruption_budget),
+        ingress=own(observed.ingress),
+        service_monitor=own(observed.service_monitor),
+        membership_services=tuple(s for s in observed.membership_services if own(s) is not None),
+        network_policies=tuple(p for p in observed.network_policies if own(p) is not None),
+    )
+
+
 def _same_plan(a: UpgradePlanStatus, b: UpgradePlanStatus) -> bool:
     """The same change planned the same way (a measurement in progress is not part of the plan)."""
     return (a.path, a.from_image, a.to_image, a.reason) == (b.path, b.from_image, b.to_image, b.reason)
@@ -445,7 +509,7 @@ def _reconcile_child(
 ) -> None:
     """Apply `desired` when it differs, delete `existing` when nothing is desired; either only when the
     existing object is this Keycloak's (or there is none)."""
-    ours = existing is None or _owned(existing, owner)
+    ours = child_ownership.may_write(existing, owner)
     if desired is not None and ours and drift.needs_apply(desired, existing):
         writes.append(desired)
     elif desired is None and existing is not None and ours:
@@ -464,11 +528,6 @@ def _tracks_in_use(
     if green is not None and green_track and green_track not in tracks:
         tracks[green_track] = rollout.cache_cluster_of(green)
     return tracks
-
-
-def _owned(child: dict[str, Any] | None, owner: children.Owner) -> bool:
-    """Made by this Keycloak (its controller reference): only such a child is ever deleted."""
-    return owner.owns(child or {})
 
 
 def _canonical_track(

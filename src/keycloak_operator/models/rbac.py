@@ -115,9 +115,10 @@ PERMISSIONS: tuple[Permission, ...] = (
     Permission(
         "networking.k8s.io",
         "networkpolicies",
-        ("list", "create", "patch", "delete"),
-        "the server pods' NetworkPolicies, one per track (listed by the Keycloak's labels); deleted when "
-        "disabled or when no Deployment is left on their track",
+        ("get", "create", "patch", "delete"),
+        "the server pods' NetworkPolicies, one per track (read by name, so another owner's policy under "
+        "that name is seen and left alone); deleted when disabled or when no Deployment is left on their "
+        "track",
     ),
     Permission(
         "monitoring.coreos.com",

@@ -27,6 +27,7 @@ from keycloak_operator.core import (
     rollout,
     versions,
 )
+from keycloak_operator.core.bluegreen import writes
 from keycloak_operator.core.bluegreen.milestones import transition
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -67,10 +68,10 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
     )
     existing = {s for s in wanted_secrets if await kube.get(SECRETS, ns, s) is not None}
     maps = {m for m in keycloak_config.referenced_config_maps(spec) if await kube.get(CONFIG_MAPS, ns, m)}
-    own_labels = names.selector_string(names.instance_labels(name))
-    # By name, not by label: a Service under one of these names that this Keycloak did not make must be seen
-    # (and left alone), not applied over.
+    # By name, not by label: an object under one of these names that this Keycloak did not make must be seen
+    # (and left alone), not applied over (core/child_ownership).
     membership = [await kube.get(SERVICES, ns, names.membership_service(name, t)) for t in names.TRACKS]
+    policies = [await kube.get(NETWORK_POLICIES, ns, names.network_policy(name, t)) for t in names.TRACKS]
     version = versions.version_of(spec).format()
     # The ServiceMonitor is read whether wanted or not (one this Keycloak made may have to go; where the
     # kind is not served the read is a 404); discovery is asked only when one is wanted.
@@ -87,11 +88,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
         service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
-        network_policies=tuple(
-            # A list's items carry no apiVersion and kind; a policy to delete needs them (resource_of).
-            {"apiVersion": NETWORK_POLICIES.api_version, "kind": "NetworkPolicy", **p}
-            for p in await kube.list(NETWORK_POLICIES, ns, label_selector=own_labels)
-        ),
+        network_policies=tuple(p for p in policies if p is not None),
         service_monitor_served=monitoring.wanted(spec) and await kube.serves(SERVICE_MONITORS),
         operator_namespace=operator_namespace(),
     )
@@ -122,12 +119,26 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
     stored = reconcile.stored_status(keycloak).blue_green  # read back from the stored object, every pass
     step = None
     if upgrade.wanted(spec, stored):
+        green = await upgrade.read_green(kube, namespace, name)
         world = await upgrade.observe(
-            kube, keycloak, spec, observed.deployment, observed.public_service, stored, observed.compatibility
+            kube,
+            keycloak,
+            spec,
+            observed.deployment,
+            observed.public_service,
+            green,
+            stored,
+            observed.compatibility,
         )
         step = bg.step(stored, world, dt.datetime.now(dt.UTC))
-        observed = dataclasses.replace(observed, green=world.green)
-    decision = reconcile.decide(spec, observed, now=now(), blue_green=step.status if step else stored)
+        observed = dataclasses.replace(
+            observed, green=green.deployment, green_discovery_service=green.discovery_service
+        )
+    owner = reconcile.owner_of(keycloak)
+    machine = writes.touched(step.actions, owner, spec, operator_namespace()) if step else frozenset()
+    decision = reconcile.decide(
+        spec, observed, now=now(), blue_green=step.status if step else stored, machine_writes=machine
+    )
     # Status first: nextVersion must be stored before any side effect of the change it names.
     if decision.status is not None:
         patch = merge_patch.merge_patch(keycloak.get("status") or {}, decision.status)
@@ -142,8 +153,8 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
                 metrics.upgrade_transition(transition(stored, step.status))
                 failpoints.after_persist(step.status.state)
     if decision.create_admin_secret:
-        owner = reconcile.owner_of(keycloak)
-        if await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24))) is not None:
+        made = await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24)))
+        if made is not None:
             created = Event("Normal", "AdminSecretCreated", f"generated Secret {names.admin_secret(name)}")
             decision.events.append(created)
     # The routine applies run before the upgrade's actions: a Service the machine deletes this pass is not

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from keycloak_operator.core import (
     backups,
+    child_ownership,
     children,
     cnpg_copy,
     compatibility_check,
     database_copy,
     durations,
     names,
-    network_policy,
     upgrade_plan,
 )
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import discovery as dsc
-from keycloak_operator.core.cache_cluster import resolve_cache_cluster
-from keycloak_operator.core.reconcile import canonical_database, owner_of, render_deployment
-from keycloak_operator.core.versions import version_of
+from keycloak_operator.core.bluegreen import writes
+from keycloak_operator.core.reconcile import canonical_database, owner_of
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from keycloak_operator.shell.kube import (
     CNPG_BACKUPS,
@@ -31,10 +31,27 @@ from keycloak_operator.shell.kube import (
     SERVICES,
     VOLUME_SNAPSHOTS,
     Kube,
+    Resource,
     operator_namespace,
+    resource_of,
 )
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Green:
+    """What stands under green's names, whoever made it: the reconcile reports another owner's object."""
+
+    deployment: dict[str, Any] | None
+    discovery_service: dict[str, Any] | None
+
+
+async def read_green(kube: Kube, ns: str, name: str) -> Green:
+    return Green(
+        deployment=await kube.get(DEPLOYMENTS, ns, names.deployment(name, green=True)),
+        discovery_service=await kube.get(SERVICES, ns, names.discovery_service(name, green=True)),
+    )
 
 
 def wanted(spec: KeycloakSpec, stored: BlueGreenStatus | None) -> bool:
@@ -48,10 +65,16 @@ async def observe(
     spec: KeycloakSpec,
     canonical: dict[str, Any] | None,
     public: dict[str, Any] | None,
+    green: Green,
     stored: BlueGreenStatus | None,
     check: compatibility_check.Answer | None = None,
 ) -> bg.Observed:
     ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
+    # The machine sees only this Keycloak's own objects: another owner's Deployment is no green to wait
+    # for, nor its Service a selector to read (core/child_ownership).
+    owner = owner_of(keycloak)
+    canonical = child_ownership.ours(canonical, owner)
+    public = child_ownership.ours(public, owner)
     tier = spec.database.tier
     backup_phase = None
     if stored is not None and stored.backup_name and tier in ("cnpg", "managed"):
@@ -85,7 +108,7 @@ async def observe(
         tier=tier,  # type: ignore[arg-type]
         managed_pvc=bool(spec.database.managed and spec.database.managed.pvc_name),
         blue=canonical,
-        green=await kube.get(DEPLOYMENTS, ns, names.deployment(name, green=True)),
+        green=child_ownership.ours(green.deployment, owner),
         public_selector_track=selector.get(names.LABEL_TRACK),
         backup_phase=backup_phase,
         green_serving_endpoints=green_serving,
@@ -94,8 +117,7 @@ async def observe(
         spec_database=database_copy.spec_database(spec),
         copy_timeout_s=durations.parse(copy.timeout) if copy is not None else 600.0,
         copy_phase=copy_phase,
-        green_discovery_exists=await kube.get(SERVICES, ns, names.discovery_service(name, green=True))
-        is not None,
+        green_discovery_exists=child_ownership.ours(green.discovery_service, owner) is not None,
     )
 
 
@@ -117,44 +139,54 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
             await kube.create(made)
         case bg.CopyDatabase(job=job, source=source, target=target):
             await kube.create(database_copy.job(owner, spec, name=job, source=source, target=target))
-        case bg.ApplyGreen(image=image, track=track, database=database, apart=apart):
-            # The version is the spec's as written: which database the pods use is status, not spec.
-            version = version_of(spec.model_copy(update={"image": image})).format()
-            cluster = _cache_cluster_of(owner, spec, image)
-            # Green's NetworkPolicy before green's pods: they start inside their own cache cluster's policy.
-            # The reconcile keeps it from then on, while green's Deployment exists.
-            policy = network_policy.policy(
-                spec, owner, track=track, cache_cluster=cluster, operator_namespace=operator_namespace()
-            )
-            if policy is not None:
-                await kube.apply(policy)
-            # Green's track's membership Service before green's pods, which query only it (ADR 0018).
-            await kube.apply(children.membership_service(owner, track, cluster, apart=apart))
-            await kube.apply(
-                render_deployment(
-                    owner, spec, image=image, track=track, version=version, green=True, database=database
-                )
-            )
-            if not apart:  # how the machine sees green's pods serving; on a copy: dsc.green_view
-                await kube.apply(children.discovery_service(owner, track, cluster, green=True))
-        case bg.SwitchTraffic(track=track):
-            await kube.apply(children.public_service(owner, track, spec))
-        case bg.DeleteGreen():
-            await kube.delete(DEPLOYMENTS, ns, names.deployment(name, green=True))
-        case bg.DeleteBlue(uid=uid):
-            await kube.delete(DEPLOYMENTS, ns, names.deployment(name), uid=uid)
-        case bg.OrphanGreen(uid=uid):
-            # The ReplicaSet and its pods stay: the canonical Deployment adopts them.
-            await kube.delete(
-                DEPLOYMENTS, ns, names.deployment(name, green=True), propagation="Orphan", uid=uid
-            )
-        case bg.AdoptAsCanonical(image=image, track=track, database=database):
-            version = version_of(spec.model_copy(update={"image": image})).format()
-            await kube.apply(
-                render_deployment(owner, spec, image=image, track=track, version=version, database=database)
-            )
-        case bg.DeleteGreenDiscovery():
-            await kube.delete(SERVICES, ns, names.discovery_service(name, green=True))
+        case _:
+            # Every other action writes or deletes children, listed by the pure core (bluegreen/writes),
+            # each only over nothing or over this Keycloak's own object.
+            for obj in writes.applied(action, owner, spec, operator_namespace()):
+                await _apply(kube, owner, obj)
+            uid = action.uid if isinstance(action, bg.DeleteBlue | bg.OrphanGreen) else None
+            for kind, child in writes.deleted(action, name):
+                # OrphanGreen: the ReplicaSet and its pods stay, for the canonical Deployment to adopt.
+                orphan = isinstance(action, bg.OrphanGreen)
+                await _delete(kube, owner, _RESOURCES[kind], child, uid=uid, orphan=orphan)
+
+
+_RESOURCES = {"Deployment": DEPLOYMENTS, "Service": SERVICES}
+
+
+async def _apply(kube: Kube, owner: children.Owner, obj: dict[str, Any]) -> None:
+    """Server-side apply with force takes every field it sets: only over nothing, or over this Keycloak's
+    own object. Another owner's is left alone (the reconcile reports it, having read the same name)."""
+    meta = obj["metadata"]
+    existing = await kube.get(resource_of(obj), owner.namespace, meta["name"])
+    if not child_ownership.may_write(existing, owner):
+        log.warning("left %s %s/%s alone: not this Keycloak's", obj["kind"], owner.namespace, meta["name"])
+        return
+    await kube.apply(obj)
+
+
+async def _delete(
+    kube: Kube,
+    owner: children.Owner,
+    res: Resource,
+    name: str,
+    *,
+    uid: str | None = None,
+    orphan: bool = False,
+) -> None:
+    """Delete this Keycloak's own object under `name`, on condition it is still the one read (its uid)."""
+    existing = await kube.get(res, owner.namespace, name)
+    if existing is None or not child_ownership.may_write(existing, owner):
+        if existing is not None:
+            log.warning("left %s %s/%s alone: not this Keycloak's", res.plural, owner.namespace, name)
+        return
+    await kube.delete(
+        res,
+        owner.namespace,
+        name,
+        propagation="Orphan" if orphan else "Background",
+        uid=uid or existing["metadata"].get("uid"),
+    )
 
 
 def _path(
@@ -165,7 +197,3 @@ def _path(
     if canonical is None or check.pending:
         return None
     return upgrade_plan.for_deployment(spec, name, canonical, check.exit).path
-
-
-def _cache_cluster_of(owner: children.Owner, spec: KeycloakSpec, image: str) -> str | None:
-    return resolve_cache_cluster(owner.name, spec.cache_isolation, image).name

@@ -60,7 +60,7 @@
   verbs: [get, create, patch, delete]
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
-  verbs: [list, create, patch, delete]
+  verbs: [get, create, patch, delete]
 - apiGroups: [monitoring.coreos.com]
   resources: [servicemonitors]
   verbs: [get, create, patch, delete]

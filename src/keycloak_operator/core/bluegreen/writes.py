@@ -1,0 +1,79 @@
+"""The children each blue-green action writes or deletes, rendered from the spec.
+
+Pure. The shell performs them (shell/upgrade.perform) and the reconcile reports any of these names that
+another owner's object holds (core/child_ownership): both read the one list, so what is performed is what
+is checked. Not imported by the package: it renders with core/reconcile, which imports the machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from keycloak_operator.core import child_ownership, children, names, network_policy
+from keycloak_operator.core.bluegreen import model as bg
+from keycloak_operator.core.cache_cluster import resolve_cache_cluster
+from keycloak_operator.core.reconcile import render_deployment
+from keycloak_operator.core.versions import version_of
+from keycloak_operator.models.keycloak import KeycloakSpec
+
+
+def applied(
+    action: bg.Action, owner: children.Owner, spec: KeycloakSpec, operator_namespace: str | None
+) -> list[dict[str, Any]]:
+    """What `action` applies, in order (server-side apply, with force)."""
+    match action:
+        case bg.ApplyGreen(image=image, track=track, database=database, apart=apart):
+            # The version is the spec's as written: which database the pods use is status, not spec.
+            version = version_of(spec.model_copy(update={"image": image})).format()
+            cluster = resolve_cache_cluster(owner.name, spec.cache_isolation, image).name
+            # Green's NetworkPolicy before green's pods: they start inside their own cache cluster's policy.
+            # The reconcile keeps it from then on, while green's Deployment exists.
+            policy = network_policy.policy(
+                spec, owner, track=track, cache_cluster=cluster, operator_namespace=operator_namespace
+            )
+            green = render_deployment(
+                owner, spec, image=image, track=track, version=version, green=True, database=database
+            )
+            return [
+                *([policy] if policy is not None else []),
+                # Green's track's membership Service before green's pods, which query only it (ADR 0018).
+                children.membership_service(owner, track, cluster, apart=apart),
+                green,
+                # How the machine sees green's pods serving; on a copy: discovery.green_view.
+                *([] if apart else [children.discovery_service(owner, track, cluster, green=True)]),
+            ]
+        case bg.SwitchTraffic(track=track):
+            return [children.public_service(owner, track, spec)]
+        case bg.AdoptAsCanonical(image=image, track=track, database=database):
+            version = version_of(spec.model_copy(update={"image": image})).format()
+            return [
+                render_deployment(owner, spec, image=image, track=track, version=version, database=database)
+            ]
+        case _:
+            return []
+
+
+def deleted(action: bg.Action, keycloak: str) -> list[child_ownership.Key]:
+    """What `action` deletes, by kind and name."""
+    match action:
+        case bg.DeleteGreen() | bg.OrphanGreen():
+            return [("Deployment", names.deployment(keycloak, green=True))]
+        case bg.DeleteBlue():
+            return [("Deployment", names.deployment(keycloak))]
+        case bg.DeleteGreenDiscovery():
+            return [("Service", names.discovery_service(keycloak, green=True))]
+        case _:
+            return []
+
+
+def touched(
+    actions: Iterable[bg.Action], owner: children.Owner, spec: KeycloakSpec, operator_namespace: str | None
+) -> frozenset[child_ownership.Key]:
+    """Every child name `actions` apply or delete (their creations, of backups and copies, never write over
+    an object: a create under a taken name is refused by the API server)."""
+    keys: set[child_ownership.Key] = set()
+    for action in actions:
+        keys.update(child_ownership.key(o) for o in applied(action, owner, spec, operator_namespace))
+        keys.update(deleted(action, owner.name))
+    return frozenset(keys)
