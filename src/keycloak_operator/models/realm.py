@@ -211,11 +211,11 @@ class KeycloakRealmSpec(CrdModel):
         description="Roles of realm-management, of another built-in client, of a client of another "
         "namespace, or composite realm roles, that KeycloakClients of a namespace may map to their service "
         "accounts (spec.serviceAccountRoles) and include in their client roles' composites "
-        "(spec.roles[].composites), which hands them to every user, group or service account holding such a "
-        "role. The same grants open what a namespace's protocol mappers, identity-provider mappers and groups "
-        "may put into tokens (roles, audiences, reserved claims: docs/adr/0012-tenant-isolation.md). Only the "
-        "realm's own grants count; a withdrawn grant's mappings, composites and mappers are removed from "
-        "every object of the namespace, whatever it declares.",
+        "(spec.roles[].composites), which hands them to every user, group or service account holding such "
+        "a role. The same grants open what a namespace's protocol mappers, identity-provider mappers and "
+        "groups may put into tokens (roles, audiences, reserved claims: docs/adr/0012-tenant-isolation.md). "
+        "Only the realm's own grants count; a withdrawn grant's mappings, composites and mappers are removed "
+        "from every object of the namespace, whatever it declares.",
     )
 
     flow_namespaces: list[pt.NamespaceName] = pt.namespace_list(
