@@ -162,7 +162,7 @@ class FakeAdmin(KeycloakAdmin):
 
     def __init__(self, server: FakeKeycloak, login: Login) -> None:  # no super(): no HTTP client
         self.server, self.login_ = server, login
-        self.timed_out = False
+        self.timed_out = self.unusable = False
 
     def _call(self, *call: Any) -> None:
         self.server.calls.append((self.login_.username, *call))

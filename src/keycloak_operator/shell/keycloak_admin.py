@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import httpx
 from keycloak import KeycloakOpenIDConnection
-from keycloak.exceptions import KeycloakError
+from keycloak.exceptions import KeycloakConnectionError, KeycloakError
 
 from keycloak_operator.shell.http_limits import IDENTITY, CappedTransport
 
@@ -88,6 +88,9 @@ class KeycloakAdmin:
         # A server that let one request run out its deadline is not asked again by this client: a round
         # costs a trickling server one deadline, not one per call.
         self.timed_out = False
+        # The server could not be reached mid-round, ran out a deadline, or sent an answer refused as
+        # oversize or malformed: the round counts it as not reached, and it backs off (replication/retry.py).
+        self.unusable = False
 
     async def _guarded(self, what: str, call: Awaitable[T]) -> T:
         """Every way a request can go wrong, an AdminError: a deadline, a refused or broken answer, and
@@ -99,11 +102,15 @@ class KeycloakAdmin:
             async with asyncio.timeout(REQUEST_DEADLINE_S):
                 return await call
         except TimeoutError:
-            self.timed_out = True
+            self.timed_out = self.unusable = True
             raise AdminError(0, f"{what}: no complete answer within {REQUEST_DEADLINE_S:.0f} s") from None
+        except KeycloakConnectionError:
+            self.unusable = True  # no connection, or an answer the transport refused (http_limits.py)
+            raise
         except (AdminError, KeycloakError):
             raise
         except Exception as e:  # a server's answer must never end the round for the others
+            self.unusable = True
             raise AdminError(0, f"{what}: unusable answer ({type(e).__name__})") from None
 
     async def login(self) -> None:
@@ -148,6 +155,7 @@ class KeycloakAdmin:
         try:
             return response.json()
         except (ValueError, RecursionError):
+            self.unusable = True
             raise AdminError(response.status_code, f"{method} {path}: the answer is not JSON") from None
 
     async def request(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
@@ -179,6 +187,7 @@ class KeycloakAdmin:
         if answer is None:
             return []
         if not isinstance(answer, list):
+            self.unusable = True
             raise AdminError(0, f"GET {path}: expected a list, got {type(answer).__name__}")
         return answer
 

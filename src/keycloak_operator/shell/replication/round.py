@@ -159,7 +159,7 @@ class Replicator:
             else:
                 realms, passwords = await with_smtp_passwords(self.kube, realms, rnd.objects)
                 reached = await self._realms(rnd, admins, realms, in_scope, targets, read.listing, passwords)
-            reached = reached and not admins.timed_out
+            reached = reached and not admins.unusable
         finally:
             await admins.close()
         without_server(rnd, unresolved, children, blind)
