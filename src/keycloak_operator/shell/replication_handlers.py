@@ -94,6 +94,7 @@ def start(kube: Kube, settings: Settings) -> None:
             revocation_grace=settings.revocation_grace,
             concurrency=settings.replication_concurrency,
             format_in_effect=leadership.format_in_effect,
+            round_budget=settings.round_budget,
         )
     if runtime.own is None or runtime.external is None:
         runtime.own = WorkQueue(_process, workers=WORKERS_PER_LANE)
