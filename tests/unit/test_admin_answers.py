@@ -9,6 +9,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
+from keycloak_operator.core.bounded_json import JsonLimits
+from keycloak_operator.shell import keycloak_admin
 from keycloak_operator.shell.http_limits import CappedTransport
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 
@@ -63,3 +65,40 @@ async def test_a_refusal_is_an_answer() -> None:
     assert await a2.roles("r") == [{"name": "r"}] and not a2.unusable
     await a.close()
     await a2.close()
+
+
+async def test_an_answer_over_the_parse_limits_is_refused_and_marks_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(keycloak_admin, "JSON_LIMITS", JsonLimits(max_entries=5, max_values=50))
+    for body, why in (
+        ("[" + ",".join(["{}"] * 6) + "]", "more than 5 entries"),
+        ('[{"a":[' + ",".join(["0"] * 60) + "]}]", "more than 50 JSON values"),
+    ):
+        a = admin(
+            lambda _, body=body: httpx.Response(
+                200, content=body.encode(), headers={"content-type": "application/json"}
+            )
+        )
+        await a.login()
+        with pytest.raises(AdminError, match=f"GET admin/realms/r/roles: answer refused, .*{why}"):
+            await a.roles("r")
+        assert a.unusable
+        await a.close()
+
+
+async def test_after_one_unusable_answer_the_server_is_not_asked_again_in_the_round() -> None:
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        return httpx.Response(200, content=b"not json", headers={"content-type": "application/json"})
+
+    a = admin(answer)
+    await a.login()
+    with pytest.raises(AdminError, match="not JSON"):
+        await a.roles("r")
+    with pytest.raises(AdminError, match="not sent, the server could not be reached or answered unusably"):
+        await a.clients("r")
+    assert asked == ["/admin/realms/r/roles"]
+    await a.close()
