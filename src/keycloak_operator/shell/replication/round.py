@@ -162,15 +162,18 @@ class Replicator:
         )
 
         admins = Admins(mine)
+        budget = asyncio.timeout(self.round_budget)
         try:
-            async with asyncio.timeout(self.round_budget):
+            async with budget:
                 reached = await self._server(rnd, admins, url, in_scope, targets, read.listing)
         except TimeoutError:
-            budget = (
+            if not budget.expired():
+                raise  # some other timeout inside, not the budget: the work queue retries the round
+            why = (
                 f"{url}: the round ran out its budget of {self.round_budget:g} s (KCOP_ROUND_BUDGET_SECONDS)"
             )
-            log.warning("%s", budget)
-            out_of_budget(rnd, [t.resource for t in mine.values()], in_scope, budget)
+            log.warning("%s", why)
+            out_of_budget(rnd, [t.resource for t in mine.values()], in_scope, why)
             reached = False
         finally:
             await admins.close()
