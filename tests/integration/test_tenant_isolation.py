@@ -9,6 +9,7 @@ listeners that play hostile servers, what it wrote inside Keycloak through Keycl
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -441,6 +442,90 @@ def test_hostile_servers_and_orphans_never_stop_another_tenant(
             kubectl.run("delete", CLIENT_RES, name, "-n", victim, "--wait=false", check=False)
         kubectl.run("delete", REALM_RES, "--all", "-n", victim, "--wait=false", check=False)
         wait_for("victim's realms deleted", lambda: not kubectl.list(REALM_RES, victim), timeout=CONVERGE_S)
+
+
+ROUND_BUDGET_S = 6  # KCOP_ROUND_BUDGET_SECONDS for the test below: a slow server's round runs out in seconds
+CHART_MEMORY_LIMIT = 512 * 1024 * 1024  # the chart's limit on the operator's container
+
+
+def converge(kubectl: Kubectl, namespace: str, name: str, url: str) -> float:
+    """Seconds from declaring a realm and a client in it until the client is Ready."""
+    started = time.monotonic()
+    kubectl.apply(realm(namespace, name, url, realmName=f"{name}-{namespace}"))
+    kubectl.apply(client(namespace, f"{name}-app", {"name": name}))
+    wait_phase(kubectl, CLIENT_RES, namespace, f"{name}-app", "Ready")
+    return time.monotonic() - started
+
+
+def test_slow_huge_and_malformed_servers_delay_another_tenant_by_at_most_one_resync(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    api: KeycloakApi,
+    operator_proc: OperatorProcess,
+    namespace_factory: Any,
+    tidy: list[str],
+) -> None:
+    """Servers that let the login in and then misbehave within every per-request limit: one answering each
+    call just inside the deadline (the round budget cuts it), one sending 8 MiB of `{},` that would parse
+    to about 194 MiB (refused before parsing), one sending what is not JSON. Another namespace's realm on a
+    healthy server converges within one resync of the time it takes alone, and the operator's peak memory
+    stays under the chart's limit."""
+    eight_mib = 8 * 1024 * 1024
+    operator_proc.start(
+        "--all-namespaces",
+        env={
+            "KCOP_ROUND_BUDGET_SECONDS": str(ROUND_BUDGET_S),
+            "KCOP_KEYCLOAK_MAX_RESPONSE_BYTES": str(eight_mib),  # the huge answers get through the byte cap
+        },
+    )
+    attacker, victim = namespace_factory("attacker"), namespace_factory("victim")
+    tidy.extend([attacker, victim])
+    kubectl.apply(secret(attacker, "admin", "attacker", "attacker-password"))
+    kubectl.apply(secret(victim, "admin", keycloak.admin_username, keycloak.admin_password))
+    alone = converge(kubectl, victim, "alone", keycloak.url)
+
+    servers = {
+        "slow": HostileServer("slow", pace=DEADLINE_S - 1).start(),
+        "huge": HostileServer("huge", size=eight_mib - 1024).start(),
+        "malformed": HostileServer("malformed").start(),
+    }
+    try:
+        hostile_since = time.monotonic()
+        for mode, server in servers.items():
+            kubectl.apply(realm(attacker, f"h-{mode}", server.url))
+        for mode, needle in {
+            "slow": f"ran out its budget of {ROUND_BUDGET_S} s (KCOP_ROUND_BUDGET_SECONDS)",
+            "huge": "answer refused, more than 250000 JSON values",
+            "malformed": "the answer is not JSON",
+        }.items():
+            wait_for(
+                f"{mode} server reported on its realm",
+                lambda mode=mode, needle=needle: (
+                    needle in message(status(kubectl, REALM_RES, attacker, f"h-{mode}"))
+                ),
+                timeout=CONVERGE_S,
+            )
+        beside = converge(kubectl, victim, "beside", keycloak.url)
+        assert api.client(f"beside-{victim}", "beside-app") is not None
+        peak = operator_proc.peak_rss_bytes()
+        print(
+            f"victim's realm and client Ready in {beside:.1f} s beside three hostile servers ({alone:.1f} s "
+            f"alone); operator peak RSS {peak / 2**20:.0f} MiB"
+        )
+        assert beside <= alone + operator_proc.resync_seconds, (alone, beside)
+        assert peak < CHART_MEMORY_LIMIT, peak
+        # The servers whose answers were refused backed off: a round after 10 s, 20 s, 40 s..., where one per
+        # resync (3 s) would have come without it.
+        elapsed = time.monotonic() - hostile_since
+        for mode in ("huge", "malformed"):
+            logins = [r for r in servers[mode].requests if r.path.endswith("/protocol/openid-connect/token")]
+            assert len(logins) <= 2 + math.log2(1 + elapsed / 10), (mode, len(logins), elapsed)
+        assert operator_proc.alive(), operator_proc.tail()
+    finally:
+        for mode in servers:
+            release(kubectl, REALM_RES, attacker, f"h-{mode}")
+        for server in servers.values():
+            server.stop()
 
 
 # --- the allow-list ----------------------------------------------------------------------------------------

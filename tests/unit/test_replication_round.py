@@ -8,6 +8,7 @@ write, and an unreachable external server retried later and later.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import re
@@ -162,7 +163,7 @@ class FakeAdmin(KeycloakAdmin):
 
     def __init__(self, server: FakeKeycloak, login: Login) -> None:  # no super(): no HTTP client
         self.server, self.login_ = server, login
-        self.timed_out = False
+        self.timed_out = self.unusable = False
 
     def _call(self, *call: Any) -> None:
         self.server.calls.append((self.login_.username, *call))
@@ -710,6 +711,55 @@ async def test_an_external_server_that_refuses_the_login_is_retried_later_and_la
     await world.round(EXT_URL)
     world.now += 1.0
     assert await world.round(EXT_URL) == (None, [], [])
+
+
+async def test_a_round_that_runs_out_its_budget_says_so_on_the_servers_realms_and_backs_off(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Keycloak this operator runs (any namespace may create one) that answers slowly enough: the round is
+    cut at its budget, whatever each request's deadline, and the next one waits longer each time."""
+    world.replicator.round_budget = 0.05
+
+    async def never(*_: Any) -> list[Obj]:
+        await asyncio.Event().wait()
+        return []
+
+    monkeypatch.setattr(FakeAdmin, "clients", never)
+    delays = []
+    for _ in range(5):
+        delays.append((await world.round(KC_URL))[0])
+        # Within the delay, a resync or an event costs the server nothing.
+        assert await world.round(KC_URL) == (None, [], [])
+        world.now += delays[-1] or 0.0
+    assert delays == [10.0, 20.0, 40.0, 60.0, 60.0]  # MAX_OWN_RETRY_S: one resync at most
+    for name, ns in (("main", "team-a"), ("other", "team-b")):
+        status = world.obj(names.REALM_KIND, ns, name)["status"]
+        assert status["phase"] == "Error"
+        condition = status["conditions"][0]
+        assert condition["reason"] == "RoundBudgetExceeded"
+        assert "budget of 0.05 s (KCOP_ROUND_BUDGET_SECONDS)" in condition["message"]
+    web = world.obj(names.CLIENT_KIND, "team-a", "web")["status"]
+    assert web["phase"] == "Pending" and "budget" in web["conditions"][0]["message"]
+    # Once it answers again, the round converges.
+    monkeypatch.undo()
+    assert (await world.round(KC_URL))[0] is None
+    assert world.obj(names.REALM_KIND, "team-a", "main")["status"]["phase"] == "Ready"
+
+
+async def test_an_operator_run_keycloak_with_unusable_answers_backs_off(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def malformed(self: FakeAdmin) -> list[Obj]:
+        self.unusable = True  # as KeycloakAdmin does for an answer refused as oversize or not JSON
+        raise AdminError(0, "GET admin/realms: the answer is not JSON")
+
+    monkeypatch.setattr(FakeAdmin, "realms", malformed)
+    delays = []
+    for _ in range(3):
+        delay = (await world.round(KC_URL))[0]
+        delays.append(delay)
+        world.now += delay or 0.0
+    assert delays == [10.0, 20.0, 40.0]
 
 
 async def test_resources_that_name_no_server_are_reported_by_the_round_without_one(world: World) -> None:

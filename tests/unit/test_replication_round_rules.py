@@ -22,7 +22,7 @@ from keycloak_operator.core.replication.resources import (
     keep_orphans_of,
     names_keycloaks,
 )
-from keycloak_operator.core.replication.retry import MAX_RETRY_S, RETRY_S, Backoff
+from keycloak_operator.core.replication.retry import MAX_OWN_RETRY_S, MAX_RETRY_S, RETRY_S, Backoff
 from keycloak_operator.core.replication.round import (
     Round,
     collect,
@@ -372,32 +372,39 @@ def test_a_forbidden_status_shows_the_revocation_schedule_once_the_clock_runs() 
 OWN = names.keycloak_url("kc", "team", HTTP_PORT)
 
 
-@given(st.lists(st.booleans(), max_size=12))
-def test_an_unreachable_external_server_waits_twice_as_long_each_time_up_to_a_bound(
-    reached: list[bool],
+@given(st.lists(st.booleans(), max_size=12), st.sampled_from(["https://sso.example.com", OWN]))
+def test_an_unreachable_server_waits_twice_as_long_each_time_up_to_a_bound(
+    reached: list[bool], server: str
 ) -> None:
+    """Every server backs off, the Keycloaks this operator runs included (a tenant may create one whose
+    image answers as it likes); those stop growing at MAX_OWN_RETRY_S."""
     backoff = Backoff()
+    ceiling = MAX_OWN_RETRY_S if server == OWN else MAX_RETRY_S
     now, streak = 0.0, 0
     for ok in reached:
-        assert not backoff.waiting("https://sso.example.com/auth", now)
-        delay = backoff.after("https://sso.example.com/x", failed=not ok, reached=ok, now=now)
+        assert not backoff.waiting(server + "/auth", now)
+        delay = backoff.after(server + "/x", failed=not ok, reached=ok, now=now)
         streak = 0 if ok else streak + 1
         if ok:
             assert delay is None
         else:
-            assert delay == min(RETRY_S * 2 ** (streak - 1), MAX_RETRY_S)
-            assert backoff.waiting("https://sso.example.com", now + delay - 1.5)  # any path on that host
+            assert delay == min(RETRY_S * 2 ** (streak - 1), ceiling)
+            assert backoff.waiting(server, now + delay - 1.5)  # any path on that host
             assert not backoff.waiting("https://other.example.com", now)
+            assert not backoff.waiting(server, now + delay)  # the retry itself runs
         now += delay or 0.0
 
 
-def test_the_keycloaks_this_operator_runs_are_always_retried_soon() -> None:
+def test_an_operator_run_keycloak_backs_off_but_never_longer_than_one_resync() -> None:
     backoff = Backoff()
-    for _ in range(5):
-        assert backoff.after(OWN, failed=True, reached=False, now=0.0) == RETRY_S
-        assert not backoff.waiting(OWN, 0.0)
-    assert backoff.after(OWN, failed=False, reached=True, now=0.0) is None
+    delays = [backoff.after(OWN, failed=True, reached=False, now=100.0 * i) for i in range(8)]
+    assert delays == [10.0, 20.0, 40.0, 60.0, 60.0, 60.0, 60.0, 60.0]
+    assert MAX_OWN_RETRY_S <= 60.0  # KCOP_RESYNC_SECONDS' default: an upgrade's restart costs one resync
+    assert backoff.after(OWN, failed=False, reached=True, now=900.0) is None
+    assert not backoff.waiting(OWN, 900.0)  # reached again: no delay left over
+    assert backoff.after(OWN, failed=True, reached=False, now=900.0) == RETRY_S  # the streak starts over
     assert backoff.after("https://sso", failed=True, reached=True, now=0.0) == RETRY_S
     other_domain = Backoff("corp.internal")
     assert other_domain.after(OWN, failed=True, reached=False, now=0.0) == RETRY_S  # an external name there
-    assert other_domain.after(OWN, failed=True, reached=False, now=100.0) == 2 * RETRY_S
+    delays = [other_domain.after(OWN, failed=True, reached=False, now=1000.0 * i) for i in range(1, 7)]
+    assert delays[-1] == MAX_RETRY_S

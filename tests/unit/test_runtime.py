@@ -28,10 +28,12 @@ def test_the_settings_are_read_from_the_environment_with_the_documented_defaults
         "KCOP_REPLICATION_NAMESPACE_WRITES_PER_SECOND": "2",
         "KCOP_REVOCATION_GRACE_SECONDS": "0",
         "KCOP_REPLICATION_CONCURRENCY": "3",
+        "KCOP_ROUND_BUDGET_SECONDS": "30",
     }
     policy = ServerPolicy(external_hosts=("sso.example.com",))
     parsed = Settings.parse(["team-a"], policy, env)
-    assert parsed == Settings(["team-a"], policy, 5.0, 3, 20, 7.5, 2.0, timedelta(0), 3)
+    assert parsed == Settings(["team-a"], policy, 5.0, 3, 20, 7.5, 2.0, timedelta(0), 3, 30.0)
+    assert Settings().round_budget == 120.0
     with pytest.raises(ValueError):
         Settings.parse(None, env={"KCOP_WORKERS": "many"})
     with pytest.raises(ValueError, match="KCOP_REPLICATION_CONCURRENCY"):
@@ -40,6 +42,11 @@ def test_the_settings_are_read_from_the_environment_with_the_documented_defaults
     assert Settings.parse(None, env={"KCOP_REPLICATION_CONCURRENCY": "64"}).replication_concurrency == 64
     with pytest.raises(ValueError, match="KCOP_REPLICATION_CONCURRENCY must be between 1 and 64, got 65"):
         Settings.parse(None, env={"KCOP_REPLICATION_CONCURRENCY": "65"})
+    # A round's budget ends before the work queue's 300 s limit, with room to report that it ran out.
+    assert Settings.parse(None, env={"KCOP_ROUND_BUDGET_SECONDS": "240"}).round_budget == 240.0
+    for bad in ("0", "-1", "241", "nan", "inf"):
+        with pytest.raises(ValueError, match="KCOP_ROUND_BUDGET_SECONDS must be above 0 and at most 240"):
+            Settings.parse(None, env={"KCOP_ROUND_BUDGET_SECONDS": bad})
 
 
 class FakeKube:

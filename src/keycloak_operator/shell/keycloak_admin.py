@@ -22,17 +22,24 @@ from urllib.parse import quote
 
 import httpx
 from keycloak import KeycloakOpenIDConnection
-from keycloak.exceptions import KeycloakError
+from keycloak.exceptions import KeycloakConnectionError, KeycloakError
 
+from keycloak_operator.core import bounded_json
 from keycloak_operator.shell.http_limits import IDENTITY, CappedTransport
 
 # Whole request, first byte to last: a trickling server is cut off here, whatever its pace.
 REQUEST_DEADLINE_S = float(os.environ.get("KCOP_KEYCLOAK_REQUEST_DEADLINE_SECONDS", "20"))
-# Largest answer read. JSON can grow twentyfold in memory once parsed ("[{},{},...]"), and four rounds of
-# external servers run at once: 2 MiB from a server a tenant names (a list of a few hundred full realms)
-# stays well inside the chart's memory limit even then; the Keycloaks the operator runs get more room.
+# Largest answer read: what the answer's text costs. What it costs parsed (up to twenty-four times its
+# size: "[{},{},...]") is bounded by JSON_LIMITS below, whoever runs the server; the Keycloaks the operator
+# runs get more bytes for realm lists of full realms, which are long in text but not in values.
 MAX_RESPONSE_BYTES = int(os.environ.get("KCOP_KEYCLOAK_MAX_RESPONSE_BYTES", str(2 * 1024 * 1024)))
 MAX_OWN_RESPONSE_BYTES = int(os.environ.get("KCOP_OWN_KEYCLOAK_MAX_RESPONSE_BYTES", str(8 * 1024 * 1024)))
+MAX_TOKEN_RESPONSE_BYTES = 1024 * 1024  # the token endpoint's answer, parsed by python-keycloak itself
+# What an answer may hold once parsed, whatever its size in bytes (core/bounded_json.py says why).
+JSON_LIMITS = bounded_json.JsonLimits(
+    max_entries=int(os.environ.get("KCOP_KEYCLOAK_MAX_LIST_ENTRIES", str(bounded_json.DEFAULT_MAX_ENTRIES))),
+    max_values=int(os.environ.get("KCOP_KEYCLOAK_MAX_JSON_VALUES", str(bounded_json.DEFAULT_MAX_VALUES))),
+)
 
 T = TypeVar("T")
 
@@ -83,27 +90,38 @@ class KeycloakAdmin:
         # takes no transport: both are replaced, before either has opened a connection.
         verify: ssl.SSLContext | bool = ssl.create_default_context(cadata=ca_pem) if ca_pem else True
         self._conn.async_s = _bounded_client(verify, max_response_bytes)
-        self._conn.keycloak_openid.connection.async_s = _bounded_client(verify, max_response_bytes)
+        # The token endpoint's answer is parsed by python-keycloak, outside the bounded parse here: its cap
+        # is what bounds it. A token answer is a few kilobytes, tens with many roles.
+        token_cap = min(max_response_bytes, MAX_TOKEN_RESPONSE_BYTES)
+        self._conn.keycloak_openid.connection.async_s = _bounded_client(verify, token_cap)
         self._on_write = on_write
-        # A server that let one request run out its deadline is not asked again by this client: a round
-        # costs a trickling server one deadline, not one per call.
-        self.timed_out = False
+        self.timed_out = False  # a request ran out its deadline
+        # The server could not be reached mid-round, ran out a deadline, or sent an answer refused as
+        # oversize or malformed. It is not asked again by this client (a round costs a trickling server one
+        # deadline, and a hostile one one refused answer, not one per call); the round counts it as not
+        # reached, and it backs off (core/replication/retry.py).
+        self.unusable = False
 
     async def _guarded(self, what: str, call: Awaitable[T]) -> T:
         """Every way a request can go wrong, an AdminError: a deadline, a refused or broken answer, and
         whatever a hostile answer makes the client library raise (a token reply of the wrong shape, say)."""
-        if self.timed_out:
+        if self.unusable:
             call.close()  # type: ignore[attr-defined]  # a coroutine never awaited
-            raise AdminError(0, f"{what}: not sent, the server ran out a deadline earlier in this round")
+            earlier = "ran out a deadline" if self.timed_out else "could not be reached or answered unusably"
+            raise AdminError(0, f"{what}: not sent, the server {earlier} earlier in this round")
         try:
             async with asyncio.timeout(REQUEST_DEADLINE_S):
                 return await call
         except TimeoutError:
-            self.timed_out = True
+            self.timed_out = self.unusable = True
             raise AdminError(0, f"{what}: no complete answer within {REQUEST_DEADLINE_S:.0f} s") from None
+        except KeycloakConnectionError:
+            self.unusable = True  # no connection, or an answer the transport refused (http_limits.py)
+            raise
         except (AdminError, KeycloakError):
             raise
         except Exception as e:  # a server's answer must never end the round for the others
+            self.unusable = True
             raise AdminError(0, f"{what}: unusable answer ({type(e).__name__})") from None
 
     async def login(self) -> None:
@@ -146,8 +164,12 @@ class KeycloakAdmin:
         if "json" not in response.headers.get("content-type", ""):
             return None
         try:
-            return response.json()
+            return bounded_json.loads(response.content.decode("utf-8"), JSON_LIMITS)
+        except bounded_json.TooLarge as e:
+            self.unusable = True
+            raise AdminError(response.status_code, f"{method} {path}: answer refused, {e}") from None
         except (ValueError, RecursionError):
+            self.unusable = True
             raise AdminError(response.status_code, f"{method} {path}: the answer is not JSON") from None
 
     async def request(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
@@ -179,6 +201,7 @@ class KeycloakAdmin:
         if answer is None:
             return []
         if not isinstance(answer, list):
+            self.unusable = True
             raise AdminError(0, f"GET {path}: expected a list, got {type(answer).__name__}")
         return answer
 

@@ -6,10 +6,12 @@ client, a client scope or a group, or to a Keycloak that realms target, queues t
 runs one round per URL at a time and folds events that arrive meanwhile into one more round. The resync tick
 re-queues every server seen, which is what repairs hand edits made inside Keycloak.
 
-Two lanes, each its own queue and workers: the Keycloaks this operator runs, and external servers (which a
-tenant names, and which may be slow or hostile). A URL's lane follows from the URL alone, so one server is
-never in two queues at once; a tenant's servers can hold only external workers, and only for a request
-deadline at a time (shell/keycloak_admin.py), with a growing delay while they stay unreachable.
+Two lanes, each its own queue and workers: the Keycloaks this operator runs, and external servers. A URL's
+lane follows from the URL alone, so one server is never in two queues at once. Either lane may hold a
+tenant's server (any namespace can create a `Keycloak`, and its image answers as it likes), so every round
+is bounded the same way whatever its lane: a deadline per request and a size and shape cap per answer
+(shell/keycloak_admin.py), a time budget per round (shell/replication/round.py), and a growing delay while
+a server stays unusable (core/replication/retry.py). ADR 0012.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ def start(kube: Kube, settings: Settings) -> None:
             revocation_grace=settings.revocation_grace,
             concurrency=settings.replication_concurrency,
             format_in_effect=leadership.format_in_effect,
+            round_budget=settings.round_budget,
         )
     if runtime.own is None or runtime.external is None:
         runtime.own = WorkQueue(_process, workers=WORKERS_PER_LANE)

@@ -10,6 +10,11 @@ from datetime import timedelta
 
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
+from keycloak_operator.shell.replication.round import DEFAULT_ROUND_BUDGET_S
+
+# A round's budget must end before the work queue's own limit on one key (300 s, shell/workqueue.py), with
+# room left to write the statuses that say the budget ran out.
+MAX_ROUND_BUDGET_S = 240.0
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,10 @@ class Settings:
     # KCOP_REPLICATION_CONCURRENCY: per-client steps of a round (a client's roles and mappers, its service
     # account, its Secret) in flight at once in a realm; each write still within the limits above.
     replication_concurrency: int = DEFAULT_CONCURRENCY
+    # KCOP_ROUND_BUDGET_SECONDS: the most one replication round may spend on one Keycloak server, whoever
+    # runs it (shell/replication/round.py); a round that runs out reports it on the server's realms and the
+    # server backs off.
+    round_budget: float = DEFAULT_ROUND_BUDGET_S
 
     @classmethod
     def parse(
@@ -57,6 +66,7 @@ class Settings:
                 "KCOP_REPLICATION_CONCURRENCY",
                 env.get("KCOP_REPLICATION_CONCURRENCY", str(DEFAULT_CONCURRENCY)),
             ),
+            round_budget=_round_budget(env.get("KCOP_ROUND_BUDGET_SECONDS", str(DEFAULT_ROUND_BUDGET_S))),
         )
 
 
@@ -67,3 +77,13 @@ def _in_flight(name: str, value: str) -> int:
     if not 1 <= n <= MAX_CONCURRENCY:
         raise ValueError(f"{name} must be between 1 and {MAX_CONCURRENCY}, got {n}")
     return n
+
+
+def _round_budget(value: str) -> float:
+    """Seconds, above 0 (a round with no time would never write) and at most MAX_ROUND_BUDGET_S."""
+    budget = float(value)
+    if not 0 < budget <= MAX_ROUND_BUDGET_S:
+        raise ValueError(
+            f"KCOP_ROUND_BUDGET_SECONDS must be above 0 and at most {MAX_ROUND_BUDGET_S:g}, got {value}"
+        )
+    return budget

@@ -84,6 +84,14 @@ class OperatorProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
 
+    def peak_rss_bytes(self) -> int:
+        """The process's peak resident memory so far (VmHWM in /proc/<pid>/status), while it runs."""
+        assert self.proc is not None and self.alive()
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024  # kB
+        raise AssertionError("no VmHWM in /proc/<pid>/status")
+
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 

@@ -1,9 +1,12 @@
-"""When a server's next round runs after one that failed: soon, or, for an external server that could not be
-reached at all, later and later.
+"""When a server's next round runs after one that failed: soon, or, for a server that could not be reached or
+answered unusably, later and later.
 
-A dead or trickling server a tenant names costs a worker one request deadline per period, and the period
-grows while it stays unreachable; the Keycloaks this operator runs are always retried soon (a restart or a
-rollout of theirs is not a reason to wait minutes). Times are the caller's monotonic clock, in seconds.
+Every server backs off, the Keycloaks this operator runs included: any namespace may create a `Keycloak`,
+whose image then answers as slowly or as hugely as it likes, so "runs it" does not mean "trusts it" (ADR
+0012). A dead, trickling or hostile server costs a worker at most one round budget per period, and the
+period grows while it stays that way. The operator's own Keycloaks stop growing sooner: their restarts (a
+rollout, an upgrade) are routine, and a restarted one waits at most MAX_OWN_RETRY_S (one default resync)
+before its realms converge again. Times are the caller's monotonic clock, in seconds.
 """
 
 from __future__ import annotations
@@ -14,8 +17,13 @@ from keycloak_operator.core import names
 from keycloak_operator.core.replication.servers import backoff_key
 
 RETRY_S: Final = 10.0
-# A server that could not be reached at all (no login, no realm list) is retried later each time, up to this.
+# A server that could not be reached (no login, no realm list, a deadline or the round budget run out, an
+# answer refused as oversize or malformed) is retried later each time, up to this.
 MAX_RETRY_S: Final = 300.0
+# The same for a Keycloak this operator runs: one default resync (KCOP_RESYNC_SECONDS), so an upgrade's
+# restart delays its realms by at most that much, while a hostile image still costs a worker only one round
+# budget per minute.
+MAX_OWN_RETRY_S: Final = 60.0
 
 
 class Backoff:
@@ -33,16 +41,17 @@ class Backoff:
         return now < self._not_before.get(backoff_key(url), 0.0)
 
     def after(self, url: str, *, failed: bool, reached: bool, now: float) -> float | None:
-        """The delay before the next round (None: none needed). RETRY_S after a round with failures. An
-        external server that could not be reached at all (no login, no realm list, or a request that ran
-        out its deadline) waits twice as long after each such round in a row, up to MAX_RETRY_S."""
+        """The delay before the next round (None: none needed). RETRY_S after a round with failures. A
+        server that could not be reached or answered unusably waits twice as long after each such round in
+        a row, up to MAX_RETRY_S (MAX_OWN_RETRY_S for a Keycloak this operator runs)."""
         host = backoff_key(url)
-        if reached or names.is_keycloak_url(url, self.cluster_domain):
+        if reached:
             self._unreachable.pop(host, None)
             self._not_before.pop(host, None)
-            return RETRY_S if failed or not reached else None
+            return RETRY_S if failed else None
         streak = self._unreachable.get(host, 0) + 1
         self._unreachable[host] = streak
-        delay = min(RETRY_S * 2 ** (streak - 1), MAX_RETRY_S)
+        ceiling = MAX_OWN_RETRY_S if names.is_keycloak_url(host, self.cluster_domain) else MAX_RETRY_S
+        delay = min(RETRY_S * 2 ** (streak - 1), ceiling)
         self._not_before[host] = now + delay - 1.0  # the retry itself must not be skipped
         return delay

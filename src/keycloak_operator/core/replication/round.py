@@ -157,3 +157,16 @@ def realm_failed(rnd: Round, realm: Resource, children: Iterable[Resource], mess
         rnd.verdicts[c.key] = c.problem or Verdict(
             "Pending", "RealmNotReady", f"realm {realm.key.namespace}/{realm.key.name}: {message}"
         )
+
+
+def out_of_budget(rnd: Round, realms: Iterable[Resource], children: Iterable[Resource], message: str) -> None:
+    """The round over a server ran out its time budget: each of its realms says so (what was written stays
+    written; the next round, after a growing delay, goes on from there), and what lives in them waits."""
+    rnd.failed = True
+    for r in realms:
+        rnd.verdicts[r.key] = r.problem or Verdict("Error", "RoundBudgetExceeded", message)
+        for c in children:
+            if c.parent == r.key:
+                rnd.verdicts[c.key] = c.problem or Verdict(
+                    "Pending", "RealmNotReady", f"realm {r.key.namespace}/{r.key.name}: {message}"
+                )

@@ -33,9 +33,10 @@ class Admins:
         return [c for c, a in self.by_credentials.items() if isinstance(a, KeycloakAdmin)]
 
     @property
-    def timed_out(self) -> bool:
-        """Some request of this round ran out its deadline: the server counts as not reached."""
-        return any(isinstance(a, KeycloakAdmin) and a.timed_out for a in self.by_credentials.values())
+    def unusable(self) -> bool:
+        """Some request of this round found the server unreachable, ran out its deadline or had its answer
+        refused: the server counts as not reached, and backs off."""
+        return any(isinstance(a, KeycloakAdmin) and a.unusable for a in self.by_credentials.values())
 
     def with_login_problem(self, t: RealmTarget) -> Resource:
         """The realm, with its login's failure as its problem if that login failed."""

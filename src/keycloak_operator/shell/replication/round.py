@@ -9,6 +9,7 @@ to Kubernetes, when nothing changed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +28,7 @@ from keycloak_operator.core.replication.retry import Backoff
 from keycloak_operator.core.replication.round import (
     Round,
     no_login,
+    out_of_budget,
     realm_failed,
     settled_realm,
     without_realm,
@@ -57,6 +59,13 @@ from keycloak_operator.shell.replication.smtp_secrets import with_smtp_passwords
 
 log = logging.getLogger(__name__)
 
+# KCOP_ROUND_BUDGET_SECONDS: the most one round may spend talking to one server, its login included. A
+# server's requests each have a deadline (shell/keycloak_admin.py), but one that answers every request
+# just inside it could hold a worker for the work queue's whole 300 s; any namespace can make such a server,
+# a `Keycloak` included (ADR 0012). A round cut short has written what it wrote, so a legitimate large first
+# sync (1,000 clients took about 300 s: bench/results/replication_sync_reads.txt) finishes over a few rounds.
+DEFAULT_ROUND_BUDGET_S = 120.0
+
 
 class InsideRealm(Protocol):
     """A writer of what lives inside a realm (its roles, client scopes, clients), run once it is settled."""
@@ -77,8 +86,10 @@ class Replicator:
         clock: Callable[[], float] = time.monotonic,
         concurrency: int = DEFAULT_CONCURRENCY,
         format_in_effect: Callable[[], int | None] | None = None,
+        round_budget: float = DEFAULT_ROUND_BUDGET_S,
     ) -> None:
         self.kube = kube
+        self.round_budget = round_budget
         self.policy = policy
         self.revocation_grace = revocation_grace
         self.admin_writes = 0
@@ -154,20 +165,43 @@ class Replicator:
         )
 
         admins = Admins(mine)
+        budget = asyncio.timeout(self.round_budget)
         try:
-            await admins.login(self.logins, url)
-            realms = [admins.with_login_problem(t) for t in mine.values()]
-            if not admins.logged_in:
-                reached = no_login(rnd, realms)
-            else:
-                realms, passwords = await with_smtp_passwords(self.kube, realms, rnd.objects)
-                reached = await self._realms(rnd, admins, realms, in_scope, targets, read.listing, passwords)
-            reached = reached and not admins.timed_out
+            async with budget:
+                reached = await self._server(rnd, admins, url, in_scope, targets, read.listing)
+        except TimeoutError:
+            if not budget.expired():
+                raise  # some other timeout inside, not the budget: the work queue retries the round
+            why = (
+                f"{url}: the round ran out its budget of {self.round_budget:g} s (KCOP_ROUND_BUDGET_SECONDS)"
+            )
+            log.warning("%s", why)
+            out_of_budget(rnd, [t.resource for t in mine.values()], in_scope, why)
+            reached = False
         finally:
             await admins.close()
         without_server(rnd, unresolved, children, blind)
         await self.reporter.report(rnd, self.revocation_grace)
         return self.backoff.after(url, failed=rnd.failed, reached=reached, now=self.clock())
+
+    async def _server(
+        self,
+        rnd: Round,
+        admins: Admins,
+        url: str,
+        in_scope: list[Resource],
+        targets: dict[ObjectKey, RealmTarget],
+        listing: Listing,
+    ) -> bool:
+        """Everything the round asks of the server, within its budget. False when the server counts as not
+        reached: no login, no realm list, or an answer it could not use."""
+        await admins.login(self.logins, url)
+        realms = [admins.with_login_problem(t) for t in admins.targets.values()]
+        if not admins.logged_in:
+            return no_login(rnd, realms)
+        realms, passwords = await with_smtp_passwords(self.kube, realms, rnd.objects)
+        reached = await self._realms(rnd, admins, realms, in_scope, targets, listing, passwords)
+        return reached and not admins.unusable
 
     async def _realms(
         self,
