@@ -46,6 +46,9 @@ NEVER = [
     "http://[fd00:ec2::254]/latest/",
     "http://100.100.100.200/latest/",
     "http://2852039166/",  # 169.254.169.254
+    "http://metadata/computeMetadata/v1/",  # the short names clouds give their metadata service
+    "http://instance-data/latest/",
+    "http://instance-data.ec2.internal/latest/",
 ]
 FINE = [
     "https://web.example.com/logout",
@@ -149,6 +152,19 @@ OIDC = {
 def provider(**oidc: str) -> dict[str, Any]:
     body = {"realm": {"name": "main"}, "alias": "up", "providerId": "oidc", "oidc": {**OIDC, **oidc}}
     return {"kind": idp.KIND, "metadata": {"namespace": "team-a", "name": "up"}, "spec": body}
+
+
+def test_an_identity_providers_plain_http_is_refused_without_the_switch_whatever_its_host() -> None:
+    # Not an address inet_aton reads, so not caught as loopback: still plain http, the secret in clear.
+    for url in ("http://127.999.1.1/token", "http://127.0.0.1:9/token"):
+        r = idp.idp_resource(provider(tokenUrl=url), targets())
+        assert (
+            r.problem is not None and r.problem.reason == "InsecureUrl" and "plain http" in r.problem.message
+        )
+    assert (
+        idp.idp_resource(provider(tokenUrl="http://127.0.0.1:9/token"), targets(), loopback_http=True).problem
+        is None
+    )
 
 
 @pytest.mark.parametrize(

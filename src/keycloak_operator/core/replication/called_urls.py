@@ -34,7 +34,9 @@ METADATA_ADDRESSES: Final = frozenset(
     ipaddress.ip_address(a)
     for a in ("fd00:ec2::254", "100.100.100.200")  # AWS (IPv6), Alibaba Cloud
 )
-METADATA_NAMES: Final = frozenset({"metadata.google.internal", "metadata.goog"})
+METADATA_NAMES: Final = frozenset(
+    {"metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"}
+)
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # One to four numbers, decimal, octal or hex, dot-separated: the IPv4 forms a resolver takes.

@@ -157,6 +157,12 @@ def _spec_problem(
     refused = url_problem(urls, loopback_http)
     if refused is not None:
         return refused
+    for path, url in urls:
+        # Plain http to an upstream carries the client secret in clear: only for the tests' loopback
+        # upstreams, with the operator's setting (the model's pattern lets http through for those).
+        if isinstance(url, str) and url.startswith("http://") and not loopback_http:
+            message = f"spec.{path}: plain http is not allowed; use https; nothing was written"
+            return Verdict("Error", "InsecureUrl", message, revocable=False)
     if spec.first_broker_login_flow_alias is not None and key.namespace != parent.namespace:
         message = (
             "spec.firstBrokerLoginFlowAlias: only the realm's own namespace "
