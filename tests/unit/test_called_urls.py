@@ -158,9 +158,7 @@ def test_an_identity_providers_plain_http_is_refused_without_the_switch_whatever
     # Not an address inet_aton reads, so not caught as loopback: still plain http, the secret in clear.
     for url in ("http://127.999.1.1/token", "http://127.0.0.1:9/token"):
         r = idp.idp_resource(provider(tokenUrl=url), targets())
-        assert (
-            r.problem is not None and r.problem.reason == "InsecureUrl" and "plain http" in r.problem.message
-        )
+        assert r.problem is not None and r.problem.reason == "InsecureUrl"
     assert (
         idp.idp_resource(provider(tokenUrl="http://127.0.0.1:9/token"), targets(), loopback_http=True).problem
         is None
