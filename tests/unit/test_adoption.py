@@ -263,3 +263,11 @@ def test_of_two_resources_naming_one_lost_object_only_the_oldest_re_marks_it() -
     scope = plan_clients([old, young], [unmarked("web", "u1")])
     assert scope.remarked == {old.key: "u1"}
     assert scope.verdicts[young.key].phase == "Conflict"
+
+
+def test_keycloaks_own_objects_are_never_re_marked_whatever_a_status_says() -> None:
+    """Review finding: a status is no proof the operator made an object; Keycloak's own are never taken."""
+    forged = client("home", "rm", "realm-management", keycloak_id="rm-uuid")
+    scope = plan_clients([forged], [unmarked("realm-management", "rm-uuid")])
+    assert not scope.remarked and scope.plan.is_empty()
+    assert scope.verdicts[forged.key].phase == "Conflict"

@@ -173,3 +173,24 @@ async def test_a_reserved_claim_needs_a_claims_grant(world: World) -> None:
     _grant(world, {"namespace": "team-b", "claims": ["sub"]})
     await world.round(KC_URL)
     assert _mapper_names(world, "b-api") == {"sub"}
+
+
+async def test_a_granted_mapper_left_unmanaged_still_goes_when_the_grant_does(world: World) -> None:
+    """Review finding: dropping spec.protocolMappers (unmanaged) keeps nothing a withdrawn grant gave."""
+    world.obj(names.CLIENT_KIND, "team-a", "web")["spec"]["roles"] = [{"name": "write"}]
+    world.kube.add(
+        _client("team-b", "b-api", {"name": "main", "namespace": "team-a"}, protocolMappers=HIJACK)
+    )
+    _grant(world, {"namespace": "team-b", "clientId": "web", "roles": ["write"]})
+    await world.round(KC_URL)
+    await world.round(KC_URL)
+    assert _mapper_names(world, "b-api") == {"team", "steal-role", "steal-aud"}
+    del world.obj(names.CLIENT_KIND, "team-b", "b-api")["spec"]["protocolMappers"]
+    await world.round(KC_URL)
+    assert _mapper_names(world, "b-api") == {"team", "steal-role", "steal-aud"}  # unmanaged: kept
+    _grant(world)
+    _, _, writes = await world.round(KC_URL)
+    assert _mapper_names(world, "b-api") == {"team"}
+    assert any(e[3] == "MapperRevoked" for e in _events(writes))
+    _, _, writes = await world.round(KC_URL)
+    assert writes == []

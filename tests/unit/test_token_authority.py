@@ -167,6 +167,49 @@ def test_role_mappers_without_a_claim_name_write_where_keycloaks_roles_scope_doe
     assert judge(mapper("oidc-usermodel-client-role-mapper", claim_name="my_roles")) is None
 
 
+def test_a_client_id_placeholder_is_judged_as_the_client_id_keycloak_puts_there() -> None:
+    """Review finding: a client of the team named `resource_access` makes `${client_id}.payments.roles`
+    Keycloak's own `resource_access.payments.roles`."""
+    role_mapper = "oidc-usermodel-client-role-mapper"
+    forged = mapper(
+        role_mapper,
+        claim_name="${client_id}.app-b.roles",
+        usermodel_clientRoleMapping_clientId="resource_access",
+    )
+    found = judge(forged)
+    assert found.phase == "Forbidden" and "reserved claim 'resource_access'" in found.message
+    unnamed = judge(mapper(role_mapper, claim_name="${client_id}.roles"))
+    assert unnamed.phase == "Forbidden" and "names none" in unnamed.message
+    # A dotted clientId is one component (Keycloak escapes its dots); a placeholder below the top is fine.
+    assert (
+        judge(
+            mapper(role_mapper, claim_name="${client_id}.roles", usermodel_clientRoleMapping_clientId="sub.x")
+        )
+        is None
+    )
+    assert judge(mapper(role_mapper, claim_name="mine.${client_id}.roles")) is None
+
+
+def test_a_hardcoded_role_is_written_as_keycloak_parses_it_at_the_last_dot() -> None:
+    """Review finding: `app-a.x.admin` is written as client `app-a.x`'s role, and a realm role named
+    `payments.admin` as client `payments`' role, whether or not that client exists."""
+    found = judge(mapper(ta.HARDCODED_ROLE, role="app-a.x.admin"))
+    assert found.phase == "Forbidden" and "no client 'app-a.x' in the realm" in found.message
+    realm_role = ta.Authority(
+        NS, (), GRANTED_BY, ta.RealmView("main", {"payments.admin": {"composite": False}}, {})
+    )
+    assert (
+        realm_role.judge_oidc_mapper(mapper(ta.HARDCODED_ROLE, role="payments.admin"), "w").phase
+        == "Forbidden"
+    )
+    assert judge(mapper(ta.HARDCODED_ROLE, role="app-a.admin")) is None
+
+
+def test_a_grant_of_claims_alone_opens_no_audience() -> None:
+    claims_only = ta.Grant(NS, "app-b", frozenset(), frozenset({"email"}))
+    assert judge(mapper(ta.AUDIENCE, included_client_audience="app-b"), claims_only).phase == "Forbidden"
+
+
 @pytest.mark.parametrize(
     ("path", "top"),
     [
@@ -239,12 +282,17 @@ def test_held_mappers_the_operator_wrote_and_the_authority_refuses_are_found() -
 
 
 def _effects_of_role(text: str, *, forged: bool = False) -> set[tuple[str, ...]]:
-    """Whatever Keycloak may read `text` as (every reading; `forged`: names written as they are)."""
+    """A role a user is given (every reading Keycloak's lookups may take, of existing clients); `forged`: a
+    name written into the token as KeycloakModelUtils.parseRole reads it, at the last '.', whether or not
+    that client exists."""
+    if forged:
+        prefix, dot, role = text.rpartition(".")
+        return {("client-role", prefix, role)} if dot else {("realm-role", text)}
     out: set[tuple[str, ...]] = set()
-    if forged or text in REALM_ROLES:
+    if text in REALM_ROLES:
         out.add(("realm-role", text))
     for i, ch in enumerate(text):
-        if ch == "." and (forged or text[:i] in CLIENTS):
+        if ch == "." and text[:i] in CLIENTS:
             out.add(("client-role", text[:i], text[i + 1 :]))
     return out
 
@@ -256,10 +304,15 @@ def oidc_effects(m: Mapping[str, Any]) -> set[tuple[str, ...]]:
         "oidc-usermodel-realm-role-mapper": "realm_access",
         "oidc-usermodel-client-role-mapper": "resource_access",
     }.get(kind)
-    if claim:
+    if claim and kind == "oidc-usermodel-client-role-mapper" and "${client_id}" in claim:
+        # Keycloak puts each mapped client's id there, dots escaped: the one named, else any of the realm's
+        named = config.get("usermodel.clientRoleMapping.clientId")
+        for cid in [named] if named else [*CLIENTS, "resource_access", "sub"]:
+            out.add(("claim", keycloak_top_claim(claim.replace("${client_id}", cid.replace(".", "\\.")))))
+    elif claim:
         out.add(("claim", keycloak_top_claim(claim)))
     if kind == "oidc-hardcoded-role-mapper":
-        out |= _effects_of_role(config.get("role", ""))
+        out |= _effects_of_role(config.get("role", ""), forged=True)
     if kind == "oidc-role-name-mapper" and config.get("new.role.name"):
         out |= _effects_of_role(config["new.role.name"], forged=True)
     if kind == "oidc-audience-mapper":
@@ -273,7 +326,7 @@ def beyond_own(effects: Iterable[tuple[str, ...]], ns: str = NS) -> list[tuple[s
     """What a team without any grant must never reach."""
     bad = []
     for e in effects:
-        if e[0] == "client-role" and e[1] in CLIENTS and CLIENTS[e[1]][1] != ns:
+        if e[0] == "client-role" and CLIENTS.get(e[1], ("", None))[1] != ns:  # no such client: nobody's
             bad.append(e)
         elif e[0] == "realm-role" and e[1] in REALM_ROLES and REALM_ROLES[e[1]].get("composite") is not False:
             if e[1] != "default-roles-main":
@@ -310,6 +363,9 @@ ROLE_TEXTS = st.one_of(
 CLAIMS = st.one_of(
     st.sampled_from(sorted(ta.RESERVED_CLAIMS)),
     st.sampled_from(["team", "tier", "resource_access.app-b.roles", r"realm\.access", "sub.x", r"s\ub"]),
+    st.sampled_from(
+        ["${client_id}.roles", "${client_id}.app-b.roles", "x.${client_id}.roles", "${client_id}"]
+    ),
 )
 AUDIENCES = st.sampled_from([*CLIENTS, "ghost", "https://api.example"])
 OIDC_MAPPER = st.one_of(
@@ -332,6 +388,13 @@ OIDC_MAPPER = st.one_of(
     ),
     st.sampled_from(
         [mapper("oidc-usermodel-realm-role-mapper"), mapper("oidc-usermodel-client-role-mapper")]
+    ),
+    st.builds(
+        lambda c, cid: mapper(
+            "oidc-usermodel-client-role-mapper", claim_name=c, usermodel_clientRoleMapping_clientId=cid
+        ),
+        CLAIMS,
+        st.sampled_from([*CLIENTS, "resource_access", "a.b"]),
     ),
 )
 

@@ -86,19 +86,24 @@ def remarked(
     claimants: Mapping[ObjectKey, Any],
     markless: Mapping[str, str],
     owning: AbstractSet[ObjectKey],
+    never: AbstractSet[str] = frozenset(),
 ) -> dict[ObjectKey, str]:
     """Objects the operator made whose marker was removed or damaged by hand (a console edit clearing a
     group's attributes, say): the object holding a claimed name, with no marker that reads, whose id the
     claimant's own status recorded (`keycloak_id`: the object it created). Each is taken back as its own
     and written as declared, marker included, whatever the claimant's adoption rights: it never was anyone
     else's. Never an object another resource's marker names (its holder is then that resource), never one
-    with another id. `markless`: natural key -> remote id of the object without a readable marker."""
+    with another id, and never one of the names no resource adopts (`never`: Keycloak's own, whose ids
+    may be known: the status that names the id is no proof the operator made it).
+    `markless`: natural key -> remote id of the object without a readable marker."""
     out: dict[ObjectKey, str] = {}
     taken: set[str] = set()
     for c in sorted(conflicts, key=lambda c: (claimants[c.key].created, identity(c.key))):
         r = claimants[c.key]
         remote = markless.get(c.natural_key[0])
         if c.holder is not None or remote is None or c.key in owning or remote in taken:
+            continue
+        if c.natural_key[0] in never:
             continue
         if r.keycloak_id == remote:
             out[c.key] = remote

@@ -269,7 +269,7 @@ def plan_scope(
     owning = frozenset(found)
     result.adopted = adoption.adopters(resolution.conflicts, wanted, unmarked, never_adopt, owning)
     undecided = [c for c in resolution.conflicts if c.key not in result.adopted]
-    result.remarked = adoption.remarked(undecided, wanted, markless, owning)
+    result.remarked = adoption.remarked(undecided, wanted, markless, owning, never_adopt)
     result.adopted.update(result.remarked)
     taken_by = {remote: key for key, remote in result.adopted.items()}
     for c in resolution.conflicts:

@@ -67,6 +67,9 @@ CUSTOM_AUDIENCE: Final = "included.custom.audience"
 HARDCODED_ROLE: Final = "oidc-hardcoded-role-mapper"
 ROLE_NAME: Final = "oidc-role-name-mapper"
 AUDIENCE: Final = "oidc-audience-mapper"
+CLIENT_ROLE_MAPPER: Final = "oidc-usermodel-client-role-mapper"
+CLIENT_ROLE_CLIENT: Final = "usermodel.clientRoleMapping.clientId"
+CLIENT_ID_PLACEHOLDER: Final = "${client_id}"
 # Mappers that write the user's roles under a claim of their choosing; with no claim name Keycloak writes
 # them where its own `roles` scope does.
 DEFAULT_CLAIMS: Final = {
@@ -209,8 +212,9 @@ class Authority:
         return self.owns_client(client_id) or self.granted(client_id, role)
 
     def may_name_audience(self, client_id: str) -> bool:
+        """Its own client, or one a grant of some of its roles names (a grant of claims alone opens none)."""
         return self.owns_client(client_id) or any(
-            g.namespace == self.namespace and g.client_id == client_id for g in self.grants
+            g.namespace == self.namespace and g.client_id == client_id and g.roles for g in self.grants
         )
 
     def may_write_claim(self, claim_path: str) -> bool:
@@ -239,12 +243,17 @@ class Authority:
             if not self.may_give_client_role(cid, role):
                 needs = f"{{namespace: {self.namespace}, clientId: {cid}, roles: [{role}]}}"
                 return self._refuse(where, f"role {role!r} of client {cid!r}", needs)
+        if forged and "." in text:
+            # Keycloak writes the name as it parses it (KeycloakModelUtils.parseRole: at the last '.'),
+            # whether or not that client exists: it must be one in the realm (allowed, checked above).
+            prefix = text.rsplit(".", 1)[0]
+            if prefix not in self.view.clients:
+                needs = f"a client {prefix!r} in the realm, of namespace {self.namespace} or granted to it"
+                return self._refuse(where, f"role name {text!r} (no client {prefix!r} in the realm)", needs)
+            return None
         if as_client:
             return None
         if text not in self.view.realm_roles:
-            if forged and "." in text:
-                needs = f"a client named by {text!r}'s prefix owned by namespace {self.namespace}"
-                return self._refuse(where, f"role name {text!r}", needs)
             message = f"{where}: no realm role {text!r} (nor a client of its prefix); nothing was written"
             return Verdict("Pending", NOT_FOUND, message)
         if not self.may_give_realm_role(text):
@@ -273,6 +282,24 @@ class Authority:
         needs = f"{{namespace: {self.namespace}, claims: [{top}]}}"
         return self._refuse(where, f"reserved claim {top!r}", needs)
 
+    def _judge_claim_of(self, kind: str, claim: str, config: Mapping[str, Any], where: str) -> Verdict | None:
+        """A mapper's claim path as Keycloak writes it: the client-role mapper puts the clientId it maps (its
+        dots escaped) where `${client_id}` stands, so the top-level claim may be a clientId of the team's
+        choosing (a client named `resource_access`, say)."""
+        if kind == CLIENT_ROLE_MAPPER and CLIENT_ID_PLACEHOLDER in claim:
+            mapped = config.get(CLIENT_ROLE_CLIENT)
+            if not mapped:
+                if CLIENT_ID_PLACEHOLDER in top_claim(claim):
+                    message = (
+                        f"{where}: {CLIENT_ID_PLACEHOLDER} at the top of the claim stands for every client's "
+                        f"id when {CLIENT_ROLE_CLIENT} names none; name the client or the claim; nothing was "
+                        "written"
+                    )
+                    return Verdict("Forbidden", NOT_GRANTED, message, revocable=False)
+            else:
+                claim = claim.replace(CLIENT_ID_PLACEHOLDER, str(mapped).replace(".", "\\."))
+        return self.judge_claim(claim, where)
+
     def judge_group(self, path: str, where: str) -> Verdict | None:
         if self.may_give_group(path):
             return None
@@ -290,8 +317,11 @@ class Authority:
         config = config if isinstance(config, Mapping) else {}
         at = f"{where}.config"
         claim = config.get(CLAIM_NAME) or DEFAULT_CLAIMS.get(str(kind))
-        found = self.judge_claim(str(claim), f"{at}.{CLAIM_NAME}") if claim else None
-        if found is None and kind in (HARDCODED_ROLE, ROLE_NAME):
+        found = self._judge_claim_of(str(kind), str(claim), config, f"{at}.{CLAIM_NAME}") if claim else None
+        if found is None and kind == HARDCODED_ROLE:
+            # Written into the token as named, parsed at the last '.' (KeycloakModelUtils.parseRole).
+            found = self.judge_role_text(str(config.get(ROLE) or ""), f"{at}.{ROLE}", forged=True)
+        if found is None and kind == ROLE_NAME:  # the role renamed: one the user holds, looked up
             found = self.judge_role_text(str(config.get(ROLE) or ""), f"{at}.{ROLE}")
         if found is None and kind == ROLE_NAME and config.get(NEW_ROLE_NAME):
             found = self.judge_role_text(str(config[NEW_ROLE_NAME]), f"{at}.{NEW_ROLE_NAME}", forged=True)

@@ -161,15 +161,17 @@ async def revoke_held_mappers(
     observed: Mapping[str, Mapping[str, Any]],
     authority: AuthorityFor,
 ) -> None:
-    """A client whose parts were not seen to this round (not Ready: Pending, Forbidden, in Error) still
-    answers to the token authority: a mapper the operator wrote for it that the authority now refuses (a
-    grant withdrawn) is removed, with a Warning. Read from this round's listing: a quiet round writes
-    nothing. A failure is retried next round and said in an event; the client keeps its verdict."""
+    """A client whose mappers were not brought to what it declares this round (not Ready: Pending,
+    Forbidden, in Error; or Ready with `protocolMappers` left unmanaged) still answers to the token
+    authority: a mapper the operator wrote for it that the authority now refuses (a grant withdrawn) is
+    removed, with a Warning. Read from this round's listing: a quiet round writes nothing. A failure is
+    retried next round and said in an event; the client keeps its verdict."""
     leaving = {op.key for op in scope.plan.deletes} | {r.key for r in scope.releases}
     for c in clients:
         remote = scope.remote_ids.get(c.key)
         verdict = rnd.verdicts.get(c.key)
-        if remote is None or c.key in leaving or (verdict is not None and verdict.phase == "Ready"):
+        managed = verdict is not None and verdict.phase == "Ready" and parts.MAPPERS in c.content
+        if remote is None or c.key in leaving or managed:
             continue
         held = (observed.get(remote) or {}).get(parts.MAPPERS) or []
         removed = []

@@ -79,13 +79,15 @@ class ClientScopeWriter:
         observed: Mapping[str, Mapping[str, Any]],
         authority: AuthorityFor,
     ) -> None:
-        """A scope whose mappers were not seen to this round (not Ready) still answers to the token
-        authority: a mapper the operator wrote that it now refuses is removed, with a Warning."""
+        """A scope whose mappers were not brought to what it declares this round (not Ready, or its
+        `protocolMappers` left unmanaged) still answers to the token authority: a mapper the operator wrote
+        that it now refuses is removed, with a Warning."""
         leaving = {op.key for op in scope.plan.deletes} | {r.key for r in scope.releases}
         for s in scopes:
             remote = scope.remote_ids.get(s.key)
             verdict = rnd.verdicts.get(s.key)
-            if remote is None or s.key in leaving or (verdict is not None and verdict.phase == "Ready"):
+            managed = verdict is not None and verdict.phase == "Ready" and client_scope.MAPPERS in s.content
+            if remote is None or s.key in leaving or managed:
                 continue
             held = (observed.get(remote) or {}).get(client_scope.MAPPERS) or []
             removed = []
