@@ -17,7 +17,7 @@ from keycloak_operator.models.extensions import (
     unique_names,
 )
 from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
-from keycloak_operator.models.ingress import IngressSpec
+from keycloak_operator.models.ingress import NO_HOST_MESSAGE, IngressSpec, routable_host
 from keycloak_operator.models.monitoring import MonitoringSpec
 from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
@@ -420,6 +420,15 @@ class KeycloakSpec(CrdModel):
         copy = self.upgrade_policy.database_copy
         if copy is not None and copy.image is None and self.database.cnpg is None:
             raise ValueError(COPY_IMAGE_MESSAGE)
+        return self
+
+    @model_validator(mode="after")
+    def _ingress_has_a_host(self) -> KeycloakSpec:
+        wanted = self.ingress
+        if wanted is None or not wanted.enabled or wanted.hosts:
+            return self
+        if self.hostname is None or routable_host(self.hostname.hostname) is None:
+            raise ValueError(NO_HOST_MESSAGE)
         return self
 
     @model_validator(mode="after")
