@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from keycloak_operator.core import ingress_policy
+from keycloak_operator.core.ingress_policy import IngressPolicy
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 
@@ -35,6 +37,7 @@ class Settings:
     # KCOP_REPLICATION_CONCURRENCY: per-client steps of a round (a client's roles and mappers, its service
     # account, its Secret) in flight at once in a realm; each write still within the limits above.
     replication_concurrency: int = DEFAULT_CONCURRENCY
+    ingress: IngressPolicy = ingress_policy.DEFAULT_POLICY  # what spec.ingress may ask for (flags)
 
     @classmethod
     def parse(
@@ -42,11 +45,13 @@ class Settings:
         namespaces: list[str] | None,
         policy: ServerPolicy = DEFAULT_POLICY,
         env: Mapping[str, str] = os.environ,
+        ingress: IngressPolicy = ingress_policy.DEFAULT_POLICY,
     ) -> Settings:
         """Raises ValueError for a variable that is not a number."""
         return cls(
             namespaces=namespaces,
             policy=policy,
+            ingress=ingress,
             resync_seconds=float(env.get("KCOP_RESYNC_SECONDS", "60")),
             workers=int(env.get("KCOP_WORKERS", "8")),
             peering_lifetime=int(env.get("KCOP_PEERING_LIFETIME", "60")),
