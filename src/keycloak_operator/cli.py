@@ -7,6 +7,10 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from keycloak_operator.core.ingress_policy import IngressPolicy
 
 # URLs Keycloak calls (providers', back-channel logout) on loopback: tests only (called_urls.py)
 LOOPBACK_ENV = "KCOP_IDP_ALLOW_LOOPBACK_HTTP"
@@ -27,10 +31,11 @@ def _run(args: argparse.Namespace) -> int:
             tuple(h.lower() for h in args.external_server_host or ()),
             idp_loopback_http=os.environ.get(LOOPBACK_ENV, "").strip().lower() in ("1", "true", "yes"),
         )
+        allowed_ingress = ingress_policy(args)
     except ValueError as e:
         print(f"keycloak-operator run: {e}", file=sys.stderr)
         return 2
-    runtime.configure(Settings.parse(args.namespace, policy))
+    runtime.configure(Settings.parse(args.namespace, policy, ingress=allowed_ingress))
     priority = args.priority if args.priority is not None else default_priority()
     identity = _identity()
     leadership.configure(args.peering, identity, priority, args.namespace)
@@ -56,6 +61,17 @@ def _run(args: argparse.Namespace) -> int:
         liveness_endpoint=args.liveness,
     )
     return 0
+
+
+def ingress_policy(args: argparse.Namespace) -> IngressPolicy:
+    """The installation's allow-lists for spec.ingress; raises ValueError for an entry that is no name."""
+    from keycloak_operator.core.ingress_policy import IngressPolicy
+
+    return IngressPolicy(
+        classes=tuple(args.ingress_class or ()),
+        annotation_keys=tuple(args.ingress_annotation_key or ()),
+        host_suffixes=tuple(args.ingress_host or ()),
+    )
 
 
 def _identity() -> str:
@@ -156,6 +172,27 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST",
         help="allow KeycloakRealms on external servers only on this host (repeatable; *.example.com for "
         "any host under example.com). Default: any host",
+    )
+    run.add_argument(
+        "--ingress-class",
+        action="append",
+        metavar="NAME",
+        help="allow a Keycloak's spec.ingress.className only to be this IngressClass (repeatable; once set, "
+        "an unset className is refused too). Default: any class",
+    )
+    run.add_argument(
+        "--ingress-annotation-key",
+        action="append",
+        metavar="KEY",
+        help="allow this annotation key in a Keycloak's spec.ingress.annotations (repeatable; "
+        "nginx.ingress.kubernetes.io/* for every key with that prefix). Default: any key",
+    )
+    run.add_argument(
+        "--ingress-host",
+        action="append",
+        metavar="HOST",
+        help="allow a Keycloak's Ingress to route this host (repeatable; .example.com for any host under "
+        "example.com). Default: any host",
     )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=_run)

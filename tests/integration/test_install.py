@@ -102,6 +102,21 @@ def test_chart_lints_and_renders_least_privilege_rbac(helm: Path, cluster: local
         "team-b",
     ]
     assert "strategy" not in of_kind(restricted, "Deployment")[0]["spec"]  # rolling, agreeing by peering
+    assert not any(a.startswith("--ingress-") for a in container["args"])  # not restricted unless set
+    shared = render(
+        helm,
+        cluster,
+        "ingress.allowedClasses={nginx}",
+        "ingress.allowedAnnotationKeys={nginx.ingress.kubernetes.io/*,example.com/team}",
+        "ingress.allowedHostSuffixes={.example.com}",
+    )
+    shared_args = of_kind(shared, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert [a for a in shared_args if a.startswith("--ingress-")] == [
+        "--ingress-class=nginx",
+        "--ingress-annotation-key=nginx.ingress.kubernetes.io/*",
+        "--ingress-annotation-key=example.com/team",
+        "--ingress-host=.example.com",
+    ]
     args = of_kind(restricted, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert (
         "--namespace=team-a" in args

@@ -101,6 +101,81 @@ def test_the_ingress_fronts_the_public_service_and_an_upgrade_never_writes_it(
     wait_for("the Ingress deleted", lambda: kubectl.get("ingress", name, namespace) is None, timeout=60)
 
 
+def degraded_by(kubectl: Kubectl, ns: str, name: str, reason: str, field: str) -> dict | None:
+    c = condition(kubectl, ns, name, "Degraded")
+    ok = c is not None and c["status"] == "True" and c["reason"] == reason and c["message"].startswith(field)
+    return c if ok else None
+
+
+def test_an_ingress_the_installation_does_not_allow_is_not_made_and_the_keycloak_says_which_field(
+    cluster, kubectl: Kubectl, session_operator_stopped: None, namespace: str, tmp_path: Path
+):
+    """The operator's allow-lists for classes, annotation keys and hosts (ADR 0012): each refused value is
+    named on the Keycloak and in a Warning, no Ingress is made, and the rest of the Keycloak is."""
+    refused = kubectl.apply(
+        manifests.keycloak("open", namespace, ingress={"className": "nginx"}), check=False
+    )
+    assert refused.returncode != 0 and "spec.ingress.hosts" in refused.stderr  # no host: every host
+
+    operator = OperatorProcess(cluster.kubeconfig, tmp_path)
+    operator.start(
+        "--all-namespaces",
+        "--ingress-class=nginx",
+        "--ingress-annotation-key=nginx.ingress.kubernetes.io/*",
+        "--ingress-host=.example.com",
+    )
+    try:
+        name = names.ingress("gate")
+        allowed = {
+            "className": "nginx",
+            "annotations": {"nginx.ingress.kubernetes.io/proxy-buffer-size": "128k"},
+            "hosts": ["sso.example.com"],
+        }
+        for change, field, value in [
+            ({"className": "traefik"}, "spec.ingress.className", "'traefik'"),
+            (
+                {"annotations": {"example.org/snippet": "x"}},
+                "spec.ingress.annotations",
+                "'example.org/snippet'",
+            ),
+            ({"hosts": ["sso.evil-example.com"]}, "spec.ingress.hosts", "'sso.evil-example.com'"),
+        ]:
+            apply(kubectl, namespace, "gate", ingress={**allowed, **change})
+            c = wait_for(
+                f"Degraded naming {field}",
+                lambda field=field: degraded_by(kubectl, namespace, "gate", "IngressNotAllowed", field),
+                timeout=60,
+            )
+            assert value in c["message"]
+            warning = wait_for(
+                f"a Warning naming {field}",
+                lambda field=field: [
+                    e
+                    for e in events(
+                        kubectl, namespace, name="gate", type_="Warning", reason="IngressNotAllowed"
+                    )
+                    if e["message"].startswith(field)
+                ],
+                timeout=60,
+            )
+            assert value in warning[0]["message"]
+            # The rest of the Keycloak was reconciled in the same pass; the Ingress was not.
+            wait_for("the Deployment", lambda: kubectl.get("deployment", names.deployment("gate"), namespace))
+            assert kubectl.get("ingress", name, namespace) is None
+
+        apply(kubectl, namespace, "gate", ingress=allowed)
+        made = wait_for("the Ingress", lambda: kubectl.get("ingress", name, namespace), timeout=60)
+        assert made["spec"]["ingressClassName"] == "nginx"
+        assert [r["host"] for r in made["spec"]["rules"]] == ["sso.example.com"]
+        wait_for(
+            "no longer Degraded",
+            lambda: (condition(kubectl, namespace, "gate", "Degraded") or {}).get("status") == "False",
+            timeout=60,
+        )
+    finally:
+        operator.stop()
+
+
 def jgroups_cluster(policy: dict) -> str | None:
     labels = policy["spec"]["ingress"][0]["from"][0]["podSelector"].get("matchLabels", {})
     return labels.get(names.LABEL_CACHE_CLUSTER)

@@ -15,7 +15,7 @@ def leading(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def failing_with(error: Exception):
-    async def reconcile_once(kube: object, namespace: str, name: str) -> float | None:
+    async def reconcile_once(kube: object, namespace: str, name: str, *_: object) -> float | None:
         raise error
 
     return reconcile_once
@@ -44,7 +44,7 @@ async def test_transitions_asking_to_go_on_at_once_are_followed_in_the_same_pass
     answers = [0.0, 0.0, 5.0, 0.0]
     calls = 0
 
-    async def reconcile_once(kube: object, namespace: str, name: str) -> float | None:
+    async def reconcile_once(kube: object, namespace: str, name: str, *_: object) -> float | None:
         nonlocal calls
         calls += 1
         return answers[calls - 1]
@@ -59,7 +59,7 @@ async def test_the_chain_is_bounded_and_the_rest_goes_back_to_the_queue(
 ) -> None:
     calls = 0
 
-    async def reconcile_once(kube: object, namespace: str, name: str) -> float | None:
+    async def reconcile_once(kube: object, namespace: str, name: str, *_: object) -> float | None:
         nonlocal calls
         calls += 1
         return 0.0

@@ -323,10 +323,12 @@ def test_the_most_annotations_the_model_accepts_fit_in_one_ingress() -> None:
         for i in range(ingress_model.ANNOTATIONS_MAX)
     }
     spec = KeycloakSpec.model_validate(
-        {**KC_BASE, "tls": {"secret": "tls"}, "ingress": {"annotations": longest}}
+        {**KC_BASE, "tls": {"secret": "tls"}, "ingress": {"annotations": longest, "hosts": ["sso.example"]}}
     )
     rendered = ingress.ingress(spec, OWNER)
     assert rendered is not None and len(rendered["metadata"]["annotations"]) == len(longest) + 1
     assert problems_of_operations_object(rendered) == []
     with pytest.raises(ValidationError):
-        KeycloakSpec.model_validate({**KC_BASE, "ingress": {"annotations": {**longest, "one/more": "x"}}})
+        KeycloakSpec.model_validate(
+            {**KC_BASE, "ingress": {"annotations": {**longest, "one/more": "x"}, "hosts": ["sso.example"]}}
+        )

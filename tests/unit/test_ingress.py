@@ -11,11 +11,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import children, drift, ingress, names, reconcile, versions
+from keycloak_operator.core import children, drift, ingress, ingress_policy, names, reconcile, versions
+from keycloak_operator.models import crd
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.keycloak import KeycloakSpec
-from tests.unit.builders import NOW, OWNER, fields_v1, observed, spec
+from tests.unit import builders
+from tests.unit.builders import NOW, OWNER, fields_v1, observed
+
+# The host every Ingress here routes unless a test lists its own: an Ingress needs one.
+HOSTNAME = {"hostname": "https://sso.example.com"}
+
+
+def spec(**fields: Any) -> KeycloakSpec:
+    """builders.spec, with spec.hostname set whenever an Ingress is asked for and no hostname is given."""
+    if "ingress" in fields:
+        fields.setdefault("hostname", HOSTNAME)
+    return builders.spec(**fields)
 
 
 def render(s: KeycloakSpec) -> dict[str, Any]:
@@ -70,22 +82,50 @@ def test_the_backend_port_is_one_the_public_service_has() -> None:
         ("https://sso.example.com", ["sso.example.com"]),
         ("https://SSO.Example.com:8443/auth", ["sso.example.com"]),
         ("sso.example.com", ["sso.example.com"]),
-        ("10.0.0.1", []),  # an Ingress cannot route by an IP address: every host
-        ("http://[::1]:8080", []),
     ],
 )
 def test_hosts_default_to_the_host_of_spec_hostname(hostname: str, expected: list[str]) -> None:
     s = spec(ingress={}, hostname={"hostname": hostname})
     assert ingress.hosts(s) == expected
     rules = render(s)["spec"]["rules"]
-    assert [r.get("host") for r in rules] == (expected or [None])
+    assert [r.get("host") for r in rules] == expected
 
 
-def test_listed_hosts_win_over_the_hostname_and_no_host_routes_every_host() -> None:
+def test_listed_hosts_win_over_the_hostname() -> None:
     s = spec(ingress={"hosts": ["a.example.com", "*.b.example.com"]}, hostname={"hostname": "sso.example"})
     assert [r["host"] for r in render(s)["spec"]["rules"]] == ["a.example.com", "*.b.example.com"]
-    (catch_all,) = render(spec(ingress={}))["spec"]["rules"]
-    assert "host" not in catch_all
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"ingress": {}},
+        {"ingress": {"hosts": []}},
+        {"ingress": {"className": "nginx"}},
+        # An Ingress cannot route by an IP address: spec.hostname gives it no host.
+        {"ingress": {}, "hostname": {"hostname": "10.0.0.1"}},
+        {"ingress": {}, "hostname": {"hostname": "http://[::1]:8080"}},
+    ],
+)
+def test_an_ingress_without_a_host_is_refused_naming_the_field(fields: dict[str, Any]) -> None:
+    """A rule without a host would route every host the ingress controller serves to this Keycloak. Refused
+    as the installation's allow-lists refuse (no Ingress, Degraded), whatever they say, not by the model: a
+    Keycloak stored before the CRD's rule keeps reconciling, only its Ingress waits."""
+    spec = builders.spec(**fields)
+    found = ingress_policy.refusal(spec, ingress_policy.DEFAULT_POLICY)
+    assert found is not None and found.message.startswith("spec.ingress.hosts: an Ingress needs a host")
+
+
+def test_a_disabled_ingress_needs_no_host() -> None:
+    assert ingress.ingress(builders.spec(ingress={"enabled": False}), OWNER) is None
+
+
+def test_the_crd_refuses_an_ingress_without_a_host_on_the_spec() -> None:
+    rules = crd.keycloak_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ]
+    assert ingress_model.NO_HOST_RULE in rules
+    assert ingress_model.NO_HOST_RULE["fieldPath"] == ".ingress.hosts"
 
 
 def test_class_path_and_tls() -> None:
@@ -97,8 +137,8 @@ def test_class_path_and_tls() -> None:
     assert rendered["spec"]["ingressClassName"] == "nginx"
     assert rendered["spec"]["rules"][0]["http"]["paths"][0]["path"] == "/auth"
     assert rendered["spec"]["tls"] == [{"hosts": ["sso.example.com"], "secretName": "sso-tls"}]
-    # TLS with the controller's default certificate, for every host.
-    assert render(spec(ingress={"tls": {}}))["spec"]["tls"] == [{}]
+    # TLS with the controller's default certificate.
+    assert render(spec(ingress={"tls": {}}))["spec"]["tls"] == [{"hosts": ["sso.example.com"]}]
     assert "tls" not in render(spec(ingress={}))["spec"]
     assert "ingressClassName" not in render(spec(ingress={}))["spec"]
 
@@ -168,7 +208,8 @@ def test_annotation_keys_follow_the_label_key_pattern(key: str) -> None:
 
 def test_the_ingress_is_not_part_of_the_version() -> None:
     """Changing the way in must not start an upgrade, and a rollback keeps today's."""
-    assert versions.spec_hash(spec(ingress={"className": "nginx"})) == versions.spec_hash(spec())
+    way_in = builders.spec(ingress={"className": "nginx", "hosts": ["sso.example.com"]})
+    assert versions.spec_hash(way_in) == versions.spec_hash(builders.spec())
     assert versions.is_excluded("ingress.hosts")
 
 

@@ -7,13 +7,10 @@ and a rollback render the same Ingress, so they never write it.
 
 from __future__ import annotations
 
-import ipaddress
-import re
-import urllib.parse
 from typing import Any
 
 from keycloak_operator.core import children, names
-from keycloak_operator.models.ingress import INGRESS_HOST
+from keycloak_operator.models.ingress import routable_host
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 # What the ingress-nginx controller needs to speak HTTPS to a backend; other controllers ignore it.
@@ -22,25 +19,11 @@ BACKEND_PROTOCOL_ANNOTATION = "nginx.ingress.kubernetes.io/backend-protocol"
 
 def hosts(spec: KeycloakSpec) -> list[str]:
     """The hosts routed: the spec's, else the host of spec.hostname (when an Ingress can route by it: not an
-    IP address), else none (every host)."""
+    IP address), else none (a spec the model refuses when it asks for an Ingress)."""
     if spec.ingress is not None and spec.ingress.hosts:
         return list(spec.ingress.hosts)
-    if spec.hostname is None:
-        return []
-    text = spec.hostname.hostname
-    host = urllib.parse.urlsplit(text).hostname if "://" in text else text
-    host = (host or "").lower()
-    if not host or _is_ip(host) or not re.fullmatch(INGRESS_HOST, host):
-        return []
-    return [host]
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
+    host = routable_host(spec.hostname.hostname) if spec.hostname is not None else None
+    return [host] if host else []
 
 
 def backend_port(spec: KeycloakSpec) -> str:

@@ -22,6 +22,7 @@ from keycloak_operator.core import (
     drift,
     durations,
     ingress,
+    ingress_policy,
     keycloak_config,
     monitoring,
     names,
@@ -225,9 +226,11 @@ def decide(
     now: str,
     blue_green: BlueGreenStatus | None = None,
     machine_writes: frozenset[child_ownership.Key] = frozenset(),
+    allowed_ingress: ingress_policy.IngressPolicy = ingress_policy.DEFAULT_POLICY,
 ) -> Decision:
     """`blue_green` is the upgrade machine's status after this pass's step (None when never used);
-    `machine_writes` the children its actions of this pass write or delete (bluegreen/writes.touched)."""
+    `machine_writes` the children its actions of this pass write or delete (bluegreen/writes.touched);
+    `allowed_ingress` what the installation lets spec.ingress ask for."""
     owner = owner_of(observed.keycloak)
     # Objects under this Keycloak's child names that it did not make: the decision below sees only its own
     # children, and whatever it would write under one of those names is dropped at the end.
@@ -292,11 +295,14 @@ def decide(
     _reconcile_child(legacy_service, observed.discovery_service, owner, writes, removals)
     budget = scheduling.pod_disruption_budget(spec, owner.name, owner.namespace, owner.reference())
     monitor = monitoring.service_monitor(spec, owner, crd_served=observed.service_monitor_served)
-    for child, existing in [
-        (budget, observed.pod_disruption_budget),
-        (ingress.ingress(spec, owner), observed.ingress),
-        (monitor, observed.service_monitor),
-    ]:
+    # An Ingress the installation does not allow is neither written nor deleted: the one this Keycloak made
+    # before keeps serving (deleting it would take the sign-in page down over a policy change), and nothing
+    # else of the Keycloak waits for it.
+    ingress_refused = ingress_policy.refusal(spec, allowed_ingress)
+    pairs = [(budget, observed.pod_disruption_budget), (monitor, observed.service_monitor)]
+    if ingress_refused is None:
+        pairs.insert(1, (ingress.ingress(spec, owner), observed.ingress))
+    for child, existing in pairs:
         _reconcile_child(child, existing, owner, writes, removals)
     rendered: dict[str, Any] | None = None
     may_render = (not blue_frozen and not checking) if canonical is not None else not (in_flight or kept)
@@ -337,6 +343,10 @@ def decide(
     stalled = _stalled(observed, slots.next_version)
     if stalled is not None:
         problems.append(stalled)
+    if ingress_refused is not None:  # after the pods were rendered: it holds back only the Ingress
+        problems.append(
+            conditions.Wanted(conditions.DEGRADED, "True", ingress_policy.REASON, ingress_refused.message)
+        )
 
     serving = observed.green if kept else canonical
     events: list[Event] = []

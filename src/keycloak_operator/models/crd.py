@@ -116,7 +116,9 @@ def keycloak_crd() -> dict[str, Any]:
     spec_schema["properties"]["database"].setdefault("x-kubernetes-validations", []).append(
         kc.DATABASE_EXACTLY_ONE_RULE
     )
-    spec_schema.setdefault("x-kubernetes-validations", []).append(kc.COPY_IMAGE_RULE)
+    spec_schema.setdefault("x-kubernetes-validations", []).extend(
+        [kc.COPY_IMAGE_RULE, ingress_model.NO_HOST_RULE]
+    )
     # One entry per name (the API server refuses a Deployment with a variable twice).
     for listed in ("env", "additionalOptions"):
         spec_schema["properties"][listed].update(

@@ -6,7 +6,9 @@ only its selector), so an upgrade never touches the Ingress.
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import urllib.parse
 from typing import Annotated
 
 from pydantic import Field, field_validator
@@ -66,8 +68,8 @@ class IngressSpec(CrdModel):
     hosts: list[IngressHost] | None = Field(
         default=None,
         max_length=HOSTS_MAX,
-        description="Host names routed to Keycloak. Unset: the host of spec.hostname.hostname; with neither, "
-        "every host.",
+        description="Host names routed to Keycloak. Unset: the host of spec.hostname.hostname; one of the "
+        "two is required (a rule without a host would route every host of the ingress controller here).",
     )
     path: str = Field(
         default="/",
@@ -95,6 +97,39 @@ class IngressSpec(CrdModel):
                 raise ValueError(f"{host!r}: an Ingress routes by name, not by IP address")
         return value
 
+
+def routable_host(hostname: str) -> str | None:
+    """The host an Ingress rule can route by in `spec.hostname.hostname` (a host name or a URL), lower-cased;
+    None when it names none (an IP address: Kubernetes refuses those in a rule)."""
+    host = urllib.parse.urlsplit(hostname).hostname if "://" in hostname else hostname
+    host = (host or "").lower()
+    if not host or _is_ip(host) or not re.fullmatch(INGRESS_HOST, host):
+        return None
+    return host
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+# A rule without a host matches every request the ingress controller receives, for any name: on a shared
+# controller one tenant's Keycloak would take the traffic of every host nobody else claimed (ADR 0012).
+NO_HOST_MESSAGE = (
+    "spec.ingress.hosts: an Ingress needs a host; list spec.ingress.hosts, or set spec.hostname.hostname to "
+    "a host name (not an IP address). Without one it would route every host of the ingress controller here"
+)
+# On the CRD's spec: the same as KeycloakSpec._ingress_has_a_host as far as CEL can tell cheaply (a
+# spec.hostname that is an IP address is left to the model, which reports it as Degraded: InvalidSpec).
+NO_HOST_RULE = {
+    "rule": "!has(self.ingress) || (has(self.ingress.enabled) && !self.ingress.enabled) "
+    "|| (has(self.ingress.hosts) && size(self.ingress.hosts) > 0) || has(self.hostname)",
+    "message": NO_HOST_MESSAGE,
+    "fieldPath": ".ingress.hosts",
+}
 
 HOST_NOT_IP_RULE = {
     "rule": f"!self.matches(r'{IPV4}')",

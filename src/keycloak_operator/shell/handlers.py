@@ -13,7 +13,7 @@ from typing import Any
 
 import kopf
 
-from keycloak_operator.core import bluegreen, names, reconcile
+from keycloak_operator.core import bluegreen, ingress_policy, names, reconcile
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
@@ -38,6 +38,7 @@ class Runtime:
         self.kube: Kube | None = None
         self.queue: WorkQueue[Key] | None = None
         self.known: dict[str, Key] = {}  # uid -> key, for waking an owner from its child's event
+        self.ingress_policy = ingress_policy.DEFAULT_POLICY  # the installation's, from the settings
 
 
 runtime = Runtime()
@@ -50,11 +51,11 @@ async def _process(key: Key) -> float | None:
     started = time.monotonic()
     ok = False
     try:
-        again = await reconcile_once(runtime.kube, *key)
+        again = await reconcile_once(runtime.kube, *key, runtime.ingress_policy)
         for _ in range(CHAIN_LIMIT):
             if again != 0 or not leadership.active(key[0]):
                 break
-            again = await reconcile_once(runtime.kube, *key)
+            again = await reconcile_once(runtime.kube, *key, runtime.ingress_policy)
         ok = True
         return again
     except ApiError as e:
@@ -78,6 +79,7 @@ def resync() -> None:
 def start(kube: Kube, settings: Settings) -> None:
     """Called once at startup (shell/runtime.py), with the client and settings both controllers share."""
     runtime.kube = kube
+    runtime.ingress_policy = settings.ingress
     if runtime.queue is None:
         runtime.queue = WorkQueue(_process, workers=settings.workers)
         runtime.queue.start()

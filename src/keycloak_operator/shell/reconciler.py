@@ -19,6 +19,7 @@ from keycloak_operator.core import (
     compatibility_check,
     conditions,
     database_copy,
+    ingress_policy,
     keycloak_config,
     merge_patch,
     monitoring,
@@ -104,7 +105,12 @@ async def _compatibility(
     return compatibility_check.answer(job, await kube.get(JOBS, ns, job))
 
 
-async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
+async def reconcile_once(
+    kube: Kube,
+    namespace: str,
+    name: str,
+    allowed_ingress: ingress_policy.IngressPolicy = ingress_policy.DEFAULT_POLICY,
+) -> float | None:
     """One pass; returns seconds until the next pass is due (a blue-green wait), or None."""
     keycloak = await kube.get(KEYCLOAKS, namespace, name)
     if keycloak is None or keycloak["metadata"].get("deletionTimestamp"):
@@ -137,7 +143,12 @@ async def reconcile_once(kube: Kube, namespace: str, name: str) -> float | None:
     owner = reconcile.owner_of(keycloak)
     machine = writes.touched(step.actions, owner, spec, operator_namespace()) if step else frozenset()
     decision = reconcile.decide(
-        spec, observed, now=now(), blue_green=step.status if step else stored, machine_writes=machine
+        spec,
+        observed,
+        now=now(),
+        blue_green=step.status if step else stored,
+        machine_writes=machine,
+        allowed_ingress=allowed_ingress,
     )
     # Status first: nextVersion must be stored before any side effect of the change it names.
     if decision.status is not None:

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from keycloak_operator.core import ingress_policy
+from keycloak_operator.core.ingress_policy import IngressPolicy
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 from keycloak_operator.shell.replication.round import DEFAULT_ROUND_BUDGET_S
@@ -44,6 +46,7 @@ class Settings:
     # runs it (shell/replication/round.py); a round that runs out reports it on the server's realms and the
     # server backs off.
     round_budget: float = DEFAULT_ROUND_BUDGET_S
+    ingress: IngressPolicy = ingress_policy.DEFAULT_POLICY  # what spec.ingress may ask for (flags)
 
     @classmethod
     def parse(
@@ -51,11 +54,13 @@ class Settings:
         namespaces: list[str] | None,
         policy: ServerPolicy = DEFAULT_POLICY,
         env: Mapping[str, str] = os.environ,
+        ingress: IngressPolicy = ingress_policy.DEFAULT_POLICY,
     ) -> Settings:
         """Raises ValueError for a variable that is not a number."""
         return cls(
             namespaces=namespaces,
             policy=policy,
+            ingress=ingress,
             resync_seconds=float(env.get("KCOP_RESYNC_SECONDS", "60")),
             workers=int(env.get("KCOP_WORKERS", "8")),
             peering_lifetime=int(env.get("KCOP_PEERING_LIFETIME", "60")),
