@@ -26,6 +26,7 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.mapper_revocation import revoke_refused_mappers
 from keycloak_operator.shell.replication.token_reads import (
     AuthorityFor,
     authority_for,
@@ -55,7 +56,13 @@ class ClientScopeWriter:
         by_id = {str(s.get("id")): s for s in observed if isinstance(s, Mapping)}
         authority = await self._authority(at, declared, observed)
         await self._mappers(rnd, at, declared, scope, by_id, authority)
-        await self._revoke(rnd, at, declared, scope, by_id, authority)
+
+        async def delete(remote: str, mapper_id: str, _name: str) -> None:
+            await at.admin.write_scope_mapper(at.remote, remote, "delete", mapper_id, None)
+
+        await revoke_refused_mappers(
+            rnd, declared, scope, by_id, authority, self.limiter, delete, MAPPER_KIND
+        )
 
     @staticmethod
     async def _authority(at: InRealm, declared: list[Resource], observed: list[Any]) -> AuthorityFor:
@@ -69,40 +76,6 @@ class ClientScopeWriter:
             return claims_only(at)
         owners = ta.client_owners(await at.admin.clients(at.remote))
         return authority_for(at, await realm_view(at, owners))
-
-    async def _revoke(
-        self,
-        rnd: Round,
-        at: InRealm,
-        scopes: list[Resource],
-        scope: ScopePlan,
-        observed: Mapping[str, Mapping[str, Any]],
-        authority: AuthorityFor,
-    ) -> None:
-        """A scope whose mappers were not brought to what it declares this round (not Ready, or its
-        `protocolMappers` left unmanaged) still answers to the token authority: a mapper the operator wrote
-        that it now refuses is removed, with a Warning."""
-        leaving = {op.key for op in scope.plan.deletes} | {r.key for r in scope.releases}
-        for s in scopes:
-            remote = scope.remote_ids.get(s.key)
-            verdict = rnd.verdicts.get(s.key)
-            managed = verdict is not None and verdict.phase == "Ready" and client_scope.MAPPERS in s.content
-            if remote is None or s.key in leaving or managed:
-                continue
-            held = (observed.get(remote) or {}).get(client_scope.MAPPERS) or []
-            removed = []
-            for m in ta.held_refusals(authority(s.key.namespace), held, MAPPER_HASH):
-                try:
-                    await self.limiter.acquire(s.key.namespace)
-                    await at.admin.write_scope_mapper(at.remote, remote, "delete", str(m.get("id")), None)
-                except AdminError as e:
-                    rnd.write_failed(s.key, f"protocol mapper {m.get('name')}: {e}")
-                    break
-                metrics.replication_write(MAPPER_KIND, "delete")
-                removed.append(str(m.get("name")))
-            if removed:
-                message = f"removed protocol mappers no longer granted: {', '.join(removed)}"
-                rnd.note(s.key, Event("Warning", ta.MAPPER_REVOKED, message))
 
     @staticmethod
     async def _write(admin: KeycloakAdmin, realm: str, scope: ScopePlan, op: ScopeOperation) -> None:

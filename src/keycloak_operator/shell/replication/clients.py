@@ -22,15 +22,16 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
+from keycloak_operator.shell.replication.client_parts import KIND as PARTS_KIND
 from keycloak_operator.shell.replication.client_parts import (
     realm_scopes,
-    revoke_held_mappers,
     sync_parts,
     with_missing_scopes,
 )
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
 from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, fan_out
+from keycloak_operator.shell.replication.mapper_revocation import revoke_refused_mappers
 from keycloak_operator.shell.replication.service_accounts import (
     owners_after,
     strip_before_release,
@@ -81,7 +82,13 @@ class ClientWriter:
             self.concurrency,
             authority,
         )
-        await revoke_held_mappers(rnd, at.admin, self.limiter, at.remote, declared, scope, by_id, authority)
+
+        async def delete_mapper(remote: str, mapper_id: str, name: str) -> None:
+            await at.admin.write_client_part(at.remote, remote, "mapper", "delete", name, mapper_id, None)
+
+        await revoke_refused_mappers(
+            rnd, declared, scope, by_id, authority, self.limiter, delete_mapper, PARTS_KIND
+        )
         refused = await sync_service_accounts(
             rnd, at, self.limiter, declared, scope, observed, set(failed), self.concurrency
         )
