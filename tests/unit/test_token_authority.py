@@ -500,3 +500,14 @@ def test_service_account_roles_without_a_grant_stay_within_its_own(
         for _, n in w.roles
     }
     assert beyond_own(added) == []
+
+
+def test_the_realm_is_read_only_when_a_declared_or_operator_written_mapper_names_a_role_or_audience() -> None:
+    claim = {ta.MAPPERS_KEY: [mapper("oidc-hardcoded-claim-mapper", claim_name="team")]}
+    role = {ta.MAPPERS_KEY: [mapper(ta.HARDCODED_ROLE, role="app-a.x")]}
+    ours = {ta.MAPPERS_KEY: [mapper(ta.AUDIENCE, included_client_audience="app-b", kcop="h")]}
+    by_hand = {ta.MAPPERS_KEY: [mapper(ta.AUDIENCE, included_client_audience="app-b")]}
+    assert not ta.must_read_realm([claim], [claim, by_hand, "junk"], "kcop")
+    assert ta.must_read_realm([claim, role], [], "kcop")
+    assert ta.must_read_realm([], [ours], "kcop")
+    assert not ta.must_read_realm([{**role, "protocol": "saml"}], [], "kcop")

@@ -435,3 +435,12 @@ def one_verdict(refusals: Mapping[str, Verdict], what: str) -> Verdict | None:
     others = f" (and {more} more mapper{'s' if more > 1 else ''})" if more else ""
     message = f"{first.message}{others}; the rest of the {what} was written"
     return Verdict(first.phase, first.reason, message, revocable=False)
+
+
+def must_read_realm(contents: Iterable[Mapping[str, Any]], listed: Iterable[Any], ours: str) -> bool:
+    """Whether judging a kind's mappers needs the realm's roles and clients read: a mapper declared in one of
+    `contents`, or held by an object as `listed` (clients, client scopes) that the operator wrote (`ours`:
+    its config key), names a role or an audience. Else claims are judged on the grants alone, and a quiet
+    round reads nothing more."""
+    held = [m for o in listed if isinstance(o, Mapping) for m in o.get(MAPPERS_KEY) or ()]
+    return any(needs_realm_read(c) for c in contents) or holds_judged(held, ours)

@@ -69,10 +69,7 @@ class ClientScopeWriter:
         """The token authority for the scopes' mappers (a scope's mappers reach the token of every client it
         is attached to); the realm's roles and clients are read only when a mapper declared or held by the
         operator names a role or an audience."""
-        held = [m for s in observed if isinstance(s, Mapping) for m in s.get(client_scope.MAPPERS) or ()]
-        if not any(ta.needs_realm_read(s.content) for s in declared) and not ta.holds_judged(
-            held, MAPPER_HASH
-        ):
+        if not ta.must_read_realm((s.content for s in declared), observed, MAPPER_HASH):
             return claims_only(at)
         owners = ta.client_owners(await at.admin.clients(at.remote))
         return authority_for(at, await realm_view(at, owners))

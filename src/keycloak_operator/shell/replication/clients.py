@@ -106,10 +106,7 @@ class ClientWriter:
         """The token authority for the clients' mappers, who owns which client as of after this round's
         client writes (a client created this round is its namespace's already). The realm's roles are read
         only when a mapper declared or held by the operator names a role or an audience."""
-        held = [m for c in observed if isinstance(c, dict) for m in c.get(parts.MAPPERS) or ()]
-        if not any(ta.needs_realm_read(c.content) for c in declared) and not ta.holds_judged(
-            held, parts.MAPPER_HASH
-        ):
+        if not ta.must_read_realm((c.content for c in declared), observed, parts.MAPPER_HASH):
             return claims_only(at)
         view = await realm_view(at, owners_after(declared, scope, observed, failed))
         return authority_for(at, view)
