@@ -406,7 +406,7 @@ def decide(
     # Whatever this pass (or the upgrade machine's actions) would write under a name another owner holds is
     # not written, and said: first, as the Degraded condition shows one problem and this one needs a person.
     touched = {child_ownership.key(o) for o in [*writes, *removals, *create]} | machine_writes
-    refused = foreign & touched
+    refused = (foreign & touched) | ({("Job", check.job)} if check.foreign else set())
     writes = child_ownership.allowed(writes, refused)
     removals = child_ownership.allowed(removals, refused)
     create = child_ownership.allowed(create, refused)
