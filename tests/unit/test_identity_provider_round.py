@@ -313,6 +313,41 @@ async def test_a_withdrawn_grant_takes_the_operator_made_mapper_away(world: Worl
     assert any(e[:4] == (KIND, "upstream", "Warning", "MapperRevoked") for e in _events(kube))
 
 
+async def test_leaving_the_mappers_out_does_not_keep_what_a_withdrawn_grant_gave(world: World) -> None:
+    """`spec.mappers` absent means the operator leaves the provider's mappers alone, except one it wrote that
+    hands out what the namespace may no longer give: it is judged as Keycloak holds it, and goes."""
+    await _round(world)
+    world.server.roles["main"]["boss"] = {"name": "boss", "id": "r-boss", "composite": True}
+    realm = world.obj(names.REALM_KIND, "team-a", "main")
+    realm["spec"]["serviceAccountGrants"] = [{"namespace": "team-a", "roles": ["boss"]}]
+    boss = {
+        "name": "boss",
+        "identityProviderMapper": "oidc-hardcoded-role-idp-mapper",
+        "config": {"role": "boss"},
+    }
+    world.obj(KIND, "team-a", "upstream")["spec"]["mappers"] = [MAPPER, boss]
+    await _round(world)
+    world.obj(KIND, "team-a", "upstream")["spec"].pop("mappers")  # no longer managed
+    world.idps.mappers["main"]["upstream"].append(
+        {
+            "id": "hand-1",
+            "name": "by-hand",
+            "identityProviderMapper": "oidc-hardcoded-role-idp-mapper",
+            "config": {"role": "boss"},
+        }
+    )
+    writes, kube = await _round(world)
+    assert not any(w[0] == "write_mapper" for w in writes)  # still granted: kept, and nothing else is judged
+    assert _status(world, "team-a", "upstream")["phase"] == "Ready"
+    realm["spec"]["serviceAccountGrants"] = None
+    writes, kube = await _round(world)
+    assert [w[3:5] for w in writes] == [("delete", "boss")]  # the hand-made one is an admin's to judge
+    assert {m["name"] for m in world.idps.mappers["main"]["upstream"]} == {"email", "by-hand"}
+    assert any(e[:4] == (KIND, "upstream", "Warning", "MapperRevoked") for e in _events(kube))
+    writes, _ = await _round(world)
+    assert writes == []
+
+
 async def test_a_first_login_flow_another_namespace_holds_is_forbidden_never_written(world: World) -> None:
     """An identity provider chooses its first-login flow by alias: another namespace's flow under that alias
     (a squat while the owner's is absent or renamed) is refused, on every write, drift repair too."""
