@@ -91,7 +91,8 @@ class Reader:
                     read[ns].extend(found)
         self._note_unlisted(unlisted)
         per_kind = [
-            [o for tallies in read.values() if len(tallies) > i for o in tallies[i].kept] for i in range(7)
+            [o for tallies in read.values() if len(tallies) > i for o in tallies[i].kept]
+            for i in range(len(KINDS) + 1)
         ]
         return self._read(per_kind, Listing(frozenset(self.namespaces), unlisted))
 
