@@ -11,6 +11,7 @@ from kubernetes_asyncio import client, config
 
 import localcluster
 from keycloak_operator.shell.kube import KEYCLOAKS, SECRETS, ApiError, Kube, Resource
+from keycloak_operator.shell.replication import paging
 from tests.integration.support.audit import operator_reads
 from tests.integration.support.kubectl import Kubectl, wait_for
 
@@ -115,3 +116,22 @@ async def test_a_kind_the_server_does_not_serve_is_not_served(kube: Kube) -> Non
     failing, so an optional kind (a ServiceMonitor where no Prometheus Operator runs) is skipped."""
     assert await kube.serves(Resource("never-installed.kcop.dev", "v1", "things")) is False
     assert await kube.serves(SECRETS) is True
+
+
+async def test_a_listing_is_read_page_by_page_with_the_servers_continue_tokens(
+    kube: Kube, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kubernetes' chunking as the replication rounds use it (shell/replication/paging.py), on the real
+    API server: each page holds at most the limit, and the pages together hold every object once."""
+    for i in range(5):
+        await kube.apply(secret(namespace, f"paged-{i}"))
+    first, token = await kube.list_page(SECRETS, namespace, limit=2)
+    assert len(first) == 2 and token is not None
+    monkeypatch.setattr(paging, "PAGE_SIZE", 2)
+    tally = await paging.read_kind(kube, SECRETS, namespace, 100)
+    names = sorted(o["metadata"]["name"] for o in tally.kept)
+    assert [n for n in names if n.startswith("paged-")] == [f"paged-{i}" for i in range(5)]
+    assert all("managedFields" not in o["metadata"] for o in tally.kept)  # dropped as pages arrive
+    with pytest.raises(ApiError) as refused:  # a token the server did not make is refused, never "the end"
+        await kube.list_page(SECRETS, namespace, limit=2, token="not-a-token")
+    assert refused.value.status in (400, 410), refused.value

@@ -770,3 +770,50 @@ def test_an_https_server_is_trusted_only_through_the_ca_its_realm_names(
         wait_for(
             "trusted realm deleted", lambda: api.realm(f"trusted-{namespace}") is None, timeout=CONVERGE_S
         )
+
+
+def test_watching_every_namespace_one_over_the_cap_is_held_and_the_others_converge(
+    kubectl: Kubectl,
+    keycloak: KeycloakProcess,
+    api: KeycloakApi,
+    operator_proc: OperatorProcess,
+    namespace_factory: Any,
+    tidy: list[str],
+) -> None:
+    """With every namespace watched (one LIST per kind), a namespace holding more clients than the cap
+    (`KCOP_NAMESPACE_MAX_RESOURCES`, 2 here) is left out: its realm and client in Keycloak stay as they
+    were, even the client whose resource is deleted meanwhile, while another namespace's realm and client
+    converge and no round fails. Back within the cap, it catches up."""
+    cap = 2
+    operator_proc.start("--all-namespaces", env={"KCOP_NAMESPACE_MAX_RESOURCES": str(cap)})
+    full, calm = namespace_factory("full"), namespace_factory("calm")
+    tidy.extend([full, calm])
+    for ns in (full, calm):
+        kubectl.apply(secret(ns, "admin", keycloak.admin_username, keycloak.admin_password))
+    converge(kubectl, full, "held", keycloak.url)  # realm held-<full>, client held-app
+    held_realm = f"held-{full}"
+
+    for name in ("extra-1", "extra-2"):
+        kubectl.apply(client(full, name, {"name": "held"}))
+    wait_for(
+        f"the operator leaving {full} out",
+        lambda: f"namespace {full} holds more than {cap} keycloakclients" in operator_proc.log_text(),
+        timeout=CONVERGE_S,
+    )
+    kubectl.apply(realm(full, "held", keycloak.url, realmName=held_realm, displayName="changed"))
+    kubectl.run("delete", CLIENT_RES, "held-app", "-n", full, "--wait=false")
+
+    converge(kubectl, calm, "calm", keycloak.url)
+    kept = api.realm(held_realm)
+    assert kept is not None and not kept.get("displayName"), kept  # neither deleted nor written
+    assert api.client(held_realm, "held-app") is not None  # its resource is being deleted, unseen: kept
+    log = operator_proc.log_text()
+    assert not [line for line in log.splitlines() if "processing" in line and "failed (" in line], log[-3000:]
+
+    kubectl.run("delete", CLIENT_RES, "extra-2", "-n", full, "--wait=false")  # back within the cap
+    wait_for(
+        f"realm {held_realm} caught up",
+        lambda: (api.realm(held_realm) or {}).get("displayName") == "changed",
+        timeout=CONVERGE_S,
+    )
+    wait_for("held-app deleted", lambda: api.client(held_realm, "held-app") is None, timeout=CONVERGE_S)

@@ -171,6 +171,7 @@ def release(kubectl: Kubectl, res: str, namespace: str) -> None:
 
 @pytest.fixture
 def restricted(
+    request: pytest.FixtureRequest,
     cluster: localcluster.Cluster,
     kubectl: Kubectl,
     crds: None,
@@ -196,7 +197,8 @@ def restricted(
         proc = OperatorProcess(token, tmp_path, resync_seconds=3)
         for ns in (a, b):
             kubectl.apply(admin_secret(keycloak, ns))
-        proc.start("--namespace", a, "--namespace", b)
+        # A test may give the operator settings of its own (indirect parametrization).
+        proc.start("--namespace", a, "--namespace", b, env=getattr(request, "param", None))
         yield Restricted(proc, name, a, b, Kubectl(cluster.bin_dir / "kubectl", token))
     finally:
         # What is still declared goes first, deleted from Keycloak by the operator where it can still reach
@@ -301,7 +303,52 @@ def test_a_namespace_it_may_no_longer_read_keeps_its_objects_and_never_stalls_th
     )
     wait_for(
         "the operator saying so",
-        lambda: f"watched namespace {r.a} can be read again" in r.operator.log_text(),
+        lambda: f"namespace {r.a} is read again" in r.operator.log_text(),
         CONVERGE_S,
     )
+    assert r.operator.alive(), r.operator.tail()
+
+
+CAP = 2  # KCOP_NAMESPACE_MAX_RESOURCES for the test below
+
+
+@pytest.mark.parametrize("restricted", [{"KCOP_NAMESPACE_MAX_RESOURCES": str(CAP)}], indirect=True)
+def test_a_namespace_over_the_cap_is_held_and_the_others_converge(
+    kubectl: Kubectl, keycloak: KeycloakProcess, api: KeycloakApi, restricted: Restricted
+) -> None:
+    """A namespace holding more clients than the operator reads from one namespace is left out of every
+    round as an unreadable one is: its realm and client in Keycloak are kept as they are, even one whose
+    resource is deleted meanwhile, while the other namespace converges and no round counts as failed. Back
+    within the cap, it catches up."""
+    r = restricted
+    declare_and_wait_ready(kubectl, keycloak, r)
+    ra = realm_name(r.a, "ra")
+    kubectl.apply(client(r.a, "ca", "ra"))
+    wait_phase(kubectl, CLIENT_RES, r.a, "ca", "Ready")
+
+    for name in ("ca2", "ca3"):
+        kubectl.apply(client(r.a, name, "ra"))
+    wait_for(
+        f"the operator leaving {r.a} out",
+        lambda: f"namespace {r.a} holds more than {CAP} keycloakclients" in r.operator.log_text(),
+        CONVERGE_S,
+    )
+    kubectl.apply(realm(keycloak, r.a, "ra", displayName="A after"))  # not read while over the cap
+    kubectl.run("delete", CLIENT_RES, "ca", "-n", r.a, "--wait=false")  # nor is this deletion
+
+    change_b_and_wait_replicated(kubectl, keycloak, api, r)  # b holds 2 realms and 2 clients: at the cap
+    held = api.realm(ra)
+    assert held is not None and held["displayName"] == "A before", held  # neither deleted nor written
+    assert api.client(ra, "ca-app") is not None  # its resource is being deleted, unseen: kept
+    assert not rounds_failed(r.operator.log_text()), r.operator.tail()
+
+    kubectl.run("delete", CLIENT_RES, "ca3", "-n", r.a, "--wait=false")  # back to 2 clients, one deleting
+    wait_for(
+        f"realm {ra} caught up once {r.a} is within the cap",
+        lambda: (api.realm(ra) or {}).get("displayName") == "A after",
+        CONVERGE_S,
+    )
+    wait_for(f"client ca2-app created in {ra}", lambda: api.client(ra, "ca2-app"), CONVERGE_S)
+    wait_for(f"client ca-app deleted from {ra}", lambda: api.client(ra, "ca-app") is None, CONVERGE_S)
+    assert f"namespace {r.a} is read again" in r.operator.log_text(), r.operator.tail()
     assert r.operator.alive(), r.operator.tail()

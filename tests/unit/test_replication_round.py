@@ -33,6 +33,7 @@ from keycloak_operator.shell.replication.identity_providers import IdentityProvi
 from tests.unit.builders import BASE
 from tests.unit.fake_flows import FlowServer
 from tests.unit.fake_identity_providers import IdpServer
+from tests.unit.paged import page_of
 
 Obj = dict[str, Any]
 KC_URL = names.keycloak_url("kc", "team-a", HTTP_PORT)
@@ -91,6 +92,11 @@ class FakeKube:
             for (k, ns, _n), o in sorted(self.objects.items())
             if k == kind and namespace in (None, ns)
         ]
+
+    async def list_page(
+        self, res: Any, namespace: str | None, *, limit: int, token: str | None = None
+    ) -> tuple[list[Obj], str | None]:
+        return page_of(await self.list(res, namespace), limit, token)
 
     async def get(self, res: Any, namespace: str, name: str) -> Obj | None:
         found = self.objects.get((_KINDS[res.plural], namespace, name))

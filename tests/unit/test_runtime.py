@@ -47,6 +47,11 @@ def test_the_settings_are_read_from_the_environment_with_the_documented_defaults
     for bad in ("0", "-1", "241", "nan", "inf"):
         with pytest.raises(ValueError, match="KCOP_ROUND_BUDGET_SECONDS must be above 0 and at most 240"):
             Settings.parse(None, env={"KCOP_ROUND_BUDGET_SECONDS": bad})
+    # The most resources of one kind read from one namespace: at least one, or every namespace is left out.
+    assert Settings().namespace_cap == 2000
+    assert Settings.parse(None, env={"KCOP_NAMESPACE_MAX_RESOURCES": "5"}).namespace_cap == 5
+    with pytest.raises(ValueError, match="KCOP_NAMESPACE_MAX_RESOURCES must be at least 1, got 0"):
+        Settings.parse(None, env={"KCOP_NAMESPACE_MAX_RESOURCES": "0"})
 
 
 class FakeKube:

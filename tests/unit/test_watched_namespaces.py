@@ -27,6 +27,7 @@ from keycloak_operator.core.replication.watched import (
 from keycloak_operator.shell.kube import ApiError
 from keycloak_operator.shell.leadership import Leadership
 from keycloak_operator.shell.replication.listing import Reader
+from tests.unit.paged import page_of
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM, CLIENT = names.REALM_KIND, names.CLIENT_KIND
@@ -47,10 +48,13 @@ def stored(r: Resource, remote: str) -> dict[str, Any]:
     return {**marked(r.content, r.key), "id": remote}
 
 
-def listing(*, gone: tuple[str, ...] = (), unreadable: tuple[str, ...] = ()) -> Listing:
+def listing(
+    *, gone: tuple[str, ...] = (), unreadable: tuple[str, ...] = (), over: tuple[str, ...] = ()
+) -> Listing:
     unlisted = {ns: Unlisted(ns, "gone", "403") for ns in gone}
     unlisted |= {ns: Unlisted(ns, "unreadable", "403") for ns in unreadable}
-    return Listing(frozenset({"team-a", "team-b", *gone, *unreadable}), unlisted)
+    unlisted |= {ns: Unlisted(ns, "over_cap", "holds more than 2") for ns in over}
+    return Listing(frozenset({"team-a", "team-b", *gone, *unreadable, *over}), unlisted)
 
 
 # --- which namespaces a round trusts ------------------------------------------------------------------------
@@ -78,11 +82,21 @@ def test_a_namespace_is_gone_only_when_the_api_server_says_so(found: Any, expect
 
 def test_the_listing_leaves_unlisted_namespaces_out_and_fails_only_for_unreadable_ones() -> None:
     gone = listing(gone=("team-x",))
-    assert gone.observed == {"team-a", "team-b"} and not gone.unreadable and not gone.failed
+    assert gone.observed == {"team-a", "team-b"} and not gone.held and not gone.failed
     both = listing(gone=("team-x",), unreadable=("team-y",))
-    assert both.observed == {"team-a", "team-b"} and both.unreadable == {"team-y"} and both.failed
+    assert both.observed == {"team-a", "team-b"} and both.held == {"team-y"} and both.failed
+    # Over the cap: held like an unreadable one, but the round has not failed (a retry finds it as full).
+    over = listing(over=("team-z",))
+    assert over.observed == {"team-a", "team-b"} and over.held == {"team-z"} and not over.failed
     everywhere = Listing(None)
     assert everywhere.observed is None and not everywhere.failed
+
+
+def test_watching_every_namespace_a_listing_still_leaves_some_out() -> None:
+    everywhere = Listing(None, {"team-z": Unlisted("team-z", "over_cap", "holds more than 2")})
+    observed = everywhere.observed
+    assert observed is not None and "team-z" not in observed and "team-a" in observed
+    assert everywhere.held == {"team-z"} and not everywhere.failed
 
 
 # --- never read as empty ------------------------------------------------------------------------------------
@@ -218,6 +232,11 @@ class RefusingKube:
         if namespace is None or namespace in self.refused:
             raise ApiError(403, f"GET {res.path(namespace)}: 403 forbidden")
         return [o for o in self.objects.get(namespace, []) if o["kind"] == _KINDS[res.plural]]
+
+    async def list_page(
+        self, res: Any, namespace: str | None, *, limit: int, token: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        return page_of(await self.list(res, namespace), limit, token)
 
 
 _KINDS = {

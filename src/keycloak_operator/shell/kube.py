@@ -6,6 +6,7 @@ one field manager. Every call is async and shares kopf's event loop.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import json
 import logging
@@ -262,6 +263,20 @@ class Kube:
             query.append(("fieldSelector", field_selector))
         result = await self._call("GET", res.path(namespace), query=query)
         return list(result.get("items", []))
+
+    async def list_page(
+        self, res: Resource, namespace: str | None, *, limit: int, token: str | None = None
+    ) -> tuple[builtins.list[dict[str, Any]], str | None]:
+        """One page of a LIST (Kubernetes' chunking: `limit`, and the `continue` token of the page before):
+        its items and the token of the next page, None after the last. A token that expired answers 410."""
+        query: list[tuple[str, Any]] = [("limit", limit)]
+        if token:
+            query.append(("continue", token))
+        result = await self._call("GET", res.path(namespace), query=query)
+        following = (result.get("metadata") or {}).get("continue")
+        return list(result.get("items") or []), following if isinstance(
+            following, str
+        ) and following else None
 
     async def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply with force: the operator owns every field it sets on its children."""

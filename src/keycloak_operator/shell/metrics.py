@@ -45,8 +45,9 @@ REPLICATION_CONFLICTS = Counter(
 
 UNLISTED_NAMESPACES = Gauge(
     "kcop_replication_unlisted_namespaces",
-    "Watched namespaces the last replication round could not list, so left out of it: gone (deleted or "
-    "being deleted) or unreadable (exists, and refused or failed the LIST).",
+    "Namespaces the last replication round left out: gone (deleted or being deleted), unreadable (exists, "
+    "and refused or failed the LIST) or over_cap (holds more resources of one kind than "
+    "KCOP_NAMESPACE_MAX_RESOURCES).",
     ["standing"],
 )
 

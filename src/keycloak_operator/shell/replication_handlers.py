@@ -106,6 +106,7 @@ def start(kube: Kube, settings: Settings) -> None:
             concurrency=settings.replication_concurrency,
             format_in_effect=leadership.format_in_effect,
             round_budget=settings.round_budget,
+            namespace_cap=settings.namespace_cap,
         )
     if runtime.own is None or runtime.external is None:
         runtime.own = _lane()

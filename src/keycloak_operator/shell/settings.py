@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from keycloak_operator.core import ingress_policy
 from keycloak_operator.core.ingress_policy import IngressPolicy
+from keycloak_operator.core.replication.namespace_cap import CAP_SETTING, DEFAULT_CAP
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 from keycloak_operator.shell.replication.round import DEFAULT_ROUND_BUDGET_S
@@ -47,6 +48,9 @@ class Settings:
     # server backs off.
     round_budget: float = DEFAULT_ROUND_BUDGET_S
     ingress: IngressPolicy = ingress_policy.DEFAULT_POLICY  # what spec.ingress may ask for (flags)
+    # KCOP_NAMESPACE_MAX_RESOURCES: the most resources of one kind a replication round reads from one
+    # namespace; one holding more is left out of every round, held (core/replication/namespace_cap.py).
+    namespace_cap: int = DEFAULT_CAP
 
     @classmethod
     def parse(
@@ -72,6 +76,7 @@ class Settings:
                 env.get("KCOP_REPLICATION_CONCURRENCY", str(DEFAULT_CONCURRENCY)),
             ),
             round_budget=_round_budget(env.get("KCOP_ROUND_BUDGET_SECONDS", str(DEFAULT_ROUND_BUDGET_S))),
+            namespace_cap=_namespace_cap(env.get(CAP_SETTING, str(DEFAULT_CAP))),
         )
 
 
@@ -92,3 +97,11 @@ def _round_budget(value: str) -> float:
             f"KCOP_ROUND_BUDGET_SECONDS must be above 0 and at most {MAX_ROUND_BUDGET_S:g}, got {value}"
         )
     return budget
+
+
+def _namespace_cap(value: str) -> int:
+    """At least 1: a cap of 0 would leave every namespace with anything in it out of every round."""
+    cap = int(value)
+    if cap < 1:
+        raise ValueError(f"{CAP_SETTING} must be at least 1, got {value}")
+    return cap

@@ -27,7 +27,7 @@ flow_bindings.py.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, Final
@@ -195,7 +195,7 @@ def plan_flows(
     observed: Iterable[Obj],
     realm: str,
     executions: Mapping[str, Sequence[Obj]],
-    namespaces: AbstractSet[str] | None = None,
+    namespaces: Container[str] | None = None,
     *,
     revocation: Revocation = NO_REVOCATION,
     blocked: Mapping[ObjectKey, str] | None = None,

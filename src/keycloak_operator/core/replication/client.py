@@ -7,7 +7,7 @@ It depends on its realm (planned once the realm is settled) and is written with 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
@@ -61,7 +61,7 @@ def client_content(spec: KeycloakClientSpec) -> dict[str, Any]:
 def plan_clients(
     clients: Sequence[Resource],
     observed: Iterable[Mapping[str, Any]],
-    namespaces: AbstractSet[str] | None = None,
+    namespaces: Container[str] | None = None,
     *,
     declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
     revocation: Revocation = NO_REVOCATION,

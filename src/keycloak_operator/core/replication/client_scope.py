@@ -16,7 +16,7 @@ step and deletes it once twice the grace has passed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
@@ -95,7 +95,7 @@ def scope_resource(
 def plan_client_scopes(
     scopes: Sequence[Resource],
     observed: Iterable[Obj],
-    namespaces: AbstractSet[str] | None = None,
+    namespaces: Container[str] | None = None,
     *,
     revocation: Revocation = NO_REVOCATION,
 ) -> ScopePlan:

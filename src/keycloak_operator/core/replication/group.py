@@ -24,7 +24,7 @@ either names the field, and nothing is written. A group is never adopted yet.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
@@ -196,7 +196,7 @@ def plan_groups(
     groups: Sequence[Resource],
     observed: Iterable[Obj],
     available: Available,
-    namespaces: AbstractSet[str] | None = None,
+    namespaces: Container[str] | None = None,
     *,
     revocation: Revocation = NO_REVOCATION,
 ) -> tuple[ScopePlan, list[Resource]]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
@@ -259,7 +259,7 @@ def observed_view(idp: Obj) -> dict[str, Any]:
 def plan_identity_providers(
     idps: Sequence[Resource],
     observed: Iterable[Obj],
-    namespaces: AbstractSet[str] | None = None,
+    namespaces: Container[str] | None = None,
     *,
     revocation: Revocation = NO_REVOCATION,
 ) -> ScopePlan:

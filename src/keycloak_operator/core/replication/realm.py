@@ -8,7 +8,7 @@ their own endpoints (roles.py): a realm PUT ignores them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, Final
@@ -200,7 +200,7 @@ def plan_realms(
     realms: Sequence[Resource],
     clients: Sequence[Resource],
     observed: Iterable[Mapping[str, Any]],
-    namespaces: AbstractSet[str] | None = None,
+    namespaces: Container[str] | None = None,
     *,
     declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
     revocation: Revocation = NO_REVOCATION,

@@ -31,6 +31,7 @@ from keycloak_operator.core.replication.servers import (
 from keycloak_operator.core.replication.service_account import Grant, grants_of
 from keycloak_operator.core.replication.sync import (
     NAMESPACE_NOT_ALLOWED,
+    NOT_READ,
     UNREADABLE,
     Resource,
     ScopePlan,
@@ -337,8 +338,8 @@ def _unreadable(what: str, namespace: str) -> Verdict:
     return Verdict(
         "Error",
         UNREADABLE,
-        f"{what}: namespace {namespace} could not be read by the operator; nothing is written or released "
-        "for this resource until it can be",
+        f"{what}: namespace {namespace} was not read by the operator ({NOT_READ}); nothing is written or "
+        "released for this resource until it is",
     )
 
 

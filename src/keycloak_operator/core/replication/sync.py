@@ -10,7 +10,7 @@ nor deletes their objects.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -44,6 +44,8 @@ class Verdict:
 
 # The reason given to what depends on a watched namespace that could not be read this round (watched.py).
 UNREADABLE = "NamespaceUnreadable"
+# Why such a namespace was not read, in the messages of what waits on it (the reason above is the same).
+NOT_READ = "it could not be listed, or holds more resources of a kind than the operator reads"
 # The reason of the verdict on a resource whose realm (or Keycloak) does not allow its namespace: the one
 # Forbidden that says the namespace may declare nothing there at all (resources.namespace_refusal), whatever
 # the resource's spec, so that such a resource never holds the realm back (realm.blocked_realm_deletes).
@@ -192,7 +194,7 @@ def plan_scope(
     subresources: tuple[str, ...] = (),
     compare_attributes: bool = False,
     blocked: Mapping[ObjectKey, str] | None = None,
-    namespaces: AbstractSet[str] | None = None,
+    namespaces: Container[str] | None = None,
     declared_elsewhere: AbstractSet[ObjectKey] = frozenset(),
     revocation: Revocation = NO_REVOCATION,
     never_adopt: AbstractSet[str] = frozenset(),

@@ -27,20 +27,28 @@ Two standings, told apart by reading the namespace itself (the restricted instal
 - `unreadable`: it exists and is not being deleted (a RoleBinding removed by hand, an API server error), or
   the namespace could not be read either. Its resources are live: the round counts as failed (retried soon,
   reported as a warning), and the holds above apply.
+
+A third, in either mode (a namespace list or every namespace): `over_cap`, a namespace holding more resources
+of one kind than the operator reads from one namespace (namespace_cap.py). It was read, and is left out the
+same way: its resources are live, so the holds above apply. The round does not count as failed: the cap is
+the tenant's doing and retrying sooner cannot change it, so the other tenants' rounds run at their pace.
+Watching every namespace, a listing leaves namespaces out too: `observed` is then every namespace but
+those (`Excluding`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.sync import UNREADABLE, Resource, waits_on_unreadable
+from keycloak_operator.core.replication.sync import NOT_READ, UNREADABLE, Resource, waits_on_unreadable
 
 __all__ = [
     "UNREADABLE",
+    "Excluding",
     "Listing",
     "Standing",
     "Unlisted",
@@ -50,7 +58,8 @@ __all__ = [
     "waits_on_unreadable",
 ]
 
-Standing = Literal["gone", "unreadable"]
+Standing = Literal["gone", "unreadable", "over_cap"]
+STANDINGS: Final[tuple[Standing, ...]] = ("gone", "unreadable", "over_cap")
 
 
 def standing(found: Sequence[Mapping[str, Any]] | None) -> Standing:
@@ -73,26 +82,42 @@ class Unlisted:
 
 
 @dataclass(frozen=True)
+class Excluding:
+    """Every namespace but `left_out`: what a listing of every namespace observed when it left some out."""
+
+    left_out: frozenset[str]
+
+    def __contains__(self, namespace: object) -> bool:
+        return namespace not in self.left_out
+
+
+@dataclass(frozen=True)
 class Listing:
-    """What one round could read. `watched`: None when every namespace is watched (one cluster-wide LIST,
-    which either answers or fails the round: there is no namespace to leave out)."""
+    """What one round could read. `watched`: None when every namespace is watched (then read by one LIST
+    per kind, which either answers or fails the round; a namespace over the cap is still left out)."""
 
     watched: frozenset[str] | None
     unlisted: Mapping[str, Unlisted] = field(default_factory=dict)
 
     @property
-    def observed(self) -> frozenset[str] | None:
-        """The namespaces whose markers this round may diff (`sync.plan_scope(namespaces=...)`)."""
-        return None if self.watched is None else self.watched - frozenset(self.unlisted)
+    def observed(self) -> Container[str] | None:
+        """The namespaces whose markers this round may diff (`sync.plan_scope(namespaces=...)`): None for
+        every one."""
+        if self.watched is None:
+            return Excluding(frozenset(self.unlisted)) if self.unlisted else None
+        return self.watched - frozenset(self.unlisted)
 
     @property
-    def unreadable(self) -> frozenset[str]:
-        return frozenset(ns for ns, u in self.unlisted.items() if u.standing == "unreadable")
+    def held(self) -> frozenset[str]:
+        """Namespaces not read this round that may hold live resources (unreadable, or over the cap): what
+        reaches across into them is held (the module's docstring)."""
+        return frozenset(ns for ns, u in self.unlisted.items() if u.standing != "gone")
 
     @property
     def failed(self) -> bool:
-        """Some namespace that may hold live resources was not read: the round is retried soon."""
-        return bool(self.unreadable)
+        """Some namespace that may hold live resources could not be read: the round is retried soon. Not
+        for one over the cap: a retry would find it as full."""
+        return any(u.standing == "unreadable" for u in self.unlisted.values())
 
 
 def deletions_waiting(
@@ -100,8 +125,9 @@ def deletions_waiting(
 ) -> dict[ObjectKey, str]:
     """Realms being deleted that must wait, with why: each given with its allow-lists by spec field
     (resources.RealmTarget.allow_lists: `clientNamespaces`, `identityProviderNamespaces`). One that allows
-    a namespace that could not be read waits, since deleting it in Keycloak would take what that namespace
-    declared with it (what `realm.blocked_realm_deletes` does for clients it can see)."""
+    a namespace that was not read (`unreadable`: Listing.held) waits, since deleting it in Keycloak would
+    take what that namespace declared with it (what `realm.blocked_realm_deletes` does for clients it can
+    see)."""
     out: dict[ObjectKey, str] = {}
     for realm, lists in realms:
         blind = sorted(set().union(*(allowed & unreadable for allowed in lists.values())))
@@ -113,8 +139,8 @@ def deletions_waiting(
         )
         out[realm.key] = (
             f"namespace {', '.join(blind)} may still declare {what} in this realm ({', '.join(fields)}) "
-            "and could not be read by the operator; the realm is deleted once it can be, or once the "
-            f"namespace is removed from {' and '.join(fields)}"
+            f"and was not read by the operator ({NOT_READ}); the realm is deleted once it can be, or once "
+            f"the namespace is removed from {' and '.join(fields)}"
         )
     return out
 

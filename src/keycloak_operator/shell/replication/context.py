@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Set as AbstractSet
+from collections.abc import Container
 from dataclasses import dataclass
 
 from keycloak_operator.core.replication.service_account import Grant
@@ -17,7 +17,7 @@ class InRealm:
     realm: Resource
     remote: str  # the realm's name in Keycloak
     children: list[Resource]  # every resource declared in the realm, of any kind (each writer takes its own)
-    watched: AbstractSet[str] | None  # namespaces whose markers may be diffed (watched.Listing.observed)
+    watched: Container[str] | None  # namespaces whose markers may be diffed (watched.Listing.observed)
     revocation: Revocation
     reads: RealmReads  # this round's listings in the realm, shared by its steps (realm_reads.py)
     grants: tuple[Grant, ...] = ()  # the realm resource's spec.serviceAccountGrants (service_account.py)

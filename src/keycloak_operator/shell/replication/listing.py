@@ -1,9 +1,10 @@
 """What a round reads from Kubernetes: realms, clients, client scopes, groups, identity providers and (if a
-realm names one) Keycloaks, LISTed fresh.
+realm names one) Keycloaks, LISTed fresh, page by page (paging.py).
 
 Not taken from a cache: a resource missing from a stale cache would look deleted, and its object would go.
 With a namespace list, each namespace is read on its own; one that does not answer is left out of the round
-whole, never read as empty, and the others go on (core/replication/watched.py).
+whole, never read as empty, and the others go on (core/replication/watched.py). In either mode a namespace
+holding more resources of one kind than the cap is left out the same way (core/replication/namespace_cap.py).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Final
 
+from keycloak_operator.core.replication.namespace_cap import DEFAULT_CAP, Obj, Tally, kept, over_cap
 from keycloak_operator.core.replication.resources import names_keycloaks
-from keycloak_operator.core.replication.watched import Listing, Standing, Unlisted, standing
+from keycloak_operator.core.replication.watched import STANDINGS, Listing, Standing, Unlisted, standing
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import (
     AUTHENTICATION_FLOWS,
@@ -29,10 +31,9 @@ from keycloak_operator.shell.kube import (
     Kube,
     Resource,
 )
+from keycloak_operator.shell.replication.paging import read_kind
 
 log = logging.getLogger(__name__)
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -47,72 +48,96 @@ class Read:
     flows: list[Obj] = field(default_factory=list)
 
 
+# The kinds every round reads, in this order; Keycloaks after them, when some realm names one.
+KINDS: Final = (REALMS, CLIENTS, CLIENT_SCOPES, KEYCLOAK_GROUPS, IDENTITY_PROVIDERS, AUTHENTICATION_FLOWS)
+REQUIRED: Final = frozenset({REALMS.plural, CLIENTS.plural})  # served whenever the operator runs
+
+
 class Reader:
-    def __init__(self, kube: Kube, namespaces: Sequence[str] | None) -> None:
+    def __init__(self, kube: Kube, namespaces: Sequence[str] | None, cap: int = DEFAULT_CAP) -> None:
+        """`cap`: the most resources of one kind read from one namespace (namespace_cap.py)."""
         self.kube = kube
         self.namespaces = list(namespaces) if namespaces else None
-        self._unlisted: dict[str, Standing] = {}  # watched namespaces the last round could not list
+        self.cap = cap
+        self._unlisted: dict[str, Standing] = {}  # namespaces the last round left out
         self._unserved: set[str] = set()  # kinds warned once that their CRD is missing
 
     async def read(self) -> Read:
         if self.namespaces is None:
-            realms, clients = await self.kube.list(REALMS, None), await self.kube.list(CLIENTS, None)
-            scopes = await self._optional(CLIENT_SCOPES, None)
-            groups = await self._optional(KEYCLOAK_GROUPS, None)
-            idps = await self._optional(IDENTITY_PROVIDERS, None)
-            flows = await self._optional(AUTHENTICATION_FLOWS, None)
-            keycloaks = await self.kube.list(KEYCLOAKS, None) if names_keycloaks(realms) else []
-            return Read(realms, clients, keycloaks, scopes, Listing(None), groups, idps, flows)
-        read: dict[str, list[list[Obj]]] = {}
-        errors: dict[str, ApiError] = {}
+            return await self._everywhere()
+        read: dict[str, list[Tally]] = {}
+        unlisted: dict[str, Unlisted] = {}
         for ns in self.namespaces:
             try:
-                read[ns] = [
-                    await self.kube.list(REALMS, ns),
-                    await self.kube.list(CLIENTS, ns),
-                    await self._optional(CLIENT_SCOPES, ns),
-                    await self._optional(KEYCLOAK_GROUPS, ns),
-                    await self._optional(IDENTITY_PROVIDERS, ns),
-                    await self._optional(AUTHENTICATION_FLOWS, ns),
-                ]
+                tallies = await self._namespace(ns, KINDS)
             except ApiError as e:
-                errors[ns] = e
-        if names_keycloaks(o for found in read.values() for o in found[0]):
+                unlisted[ns] = Unlisted(ns, await self._standing(ns), str(e))
+                continue
+            unlisted |= over_cap(tallies)
+            if ns not in unlisted:
+                read[ns] = tallies
+        if names_keycloaks(o for tallies in read.values() for o in tallies[0].kept):
             for ns in list(read):
                 try:
-                    read[ns].append(await self.kube.list(KEYCLOAKS, ns))
+                    found = await self._namespace(ns, (KEYCLOAKS,))
                 except ApiError as e:
-                    errors[ns] = e
+                    unlisted[ns] = Unlisted(ns, await self._standing(ns), str(e))
                     del read[ns]
-        unlisted = {ns: Unlisted(ns, await self._standing(ns), str(e)) for ns, e in errors.items()}
+                    continue
+                unlisted |= over_cap(found)
+                if ns in unlisted:
+                    del read[ns]
+                else:
+                    read[ns].extend(found)
         self._note_unlisted(unlisted)
-        per_ns = list(read.values())
-        return Read(
-            [o for found in per_ns for o in found[0]],
-            [o for found in per_ns for o in found[1]],
-            [o for found in per_ns if len(found) > 6 for o in found[6]],
-            [o for found in per_ns for o in found[2]],
-            Listing(frozenset(self.namespaces), unlisted),
-            [o for found in per_ns for o in found[3]],
-            [o for found in per_ns for o in found[4]],
-            [o for found in per_ns for o in found[5]],
-        )
+        per_kind = [
+            [o for tallies in read.values() if len(tallies) > i for o in tallies[i].kept]
+            for i in range(len(KINDS) + 1)
+        ]
+        return self._read(per_kind, Listing(frozenset(self.namespaces), unlisted))
 
-    async def _optional(self, resource: Resource, namespace: str | None) -> list[Obj]:
-        """KeycloakClientScopes, KeycloakGroups, KeycloakIdentityProviders or KeycloakAuthenticationFlows;
-        none when the API server does not serve the kind (404: its CRD is not installed yet, as after a
-        `helm upgrade`, which never adds CRDs). Without the CRD no such resource can exist, so this is the
-        truth, and realms and clients go on replicating; any other refusal is an unreadable listing, as for
-        the other kinds."""
+    async def _everywhere(self) -> Read:
+        """Every namespace, one paged LIST per kind: one that fails fails the round (there is no namespace to
+        leave out, and nothing may be read as empty); a namespace over the cap is left out."""
+        tallies = [await self._kind(res, None) for res in KINDS]
+        unlisted = over_cap(tallies)
+        if names_keycloaks(kept(tallies[0], unlisted)):
+            tallies.append(await self._kind(KEYCLOAKS, None))
+            unlisted = over_cap(tallies)
+        self._note_unlisted(unlisted)
+        per_kind = [kept(t, unlisted) for t in tallies]
+        return self._read(per_kind, Listing(None, unlisted))
+
+    @staticmethod
+    def _read(per_kind: list[list[Obj]], listing: Listing) -> Read:
+        realms, clients, scopes, groups, idps, flows, *rest = per_kind
+        return Read(realms, clients, rest[0] if rest else [], scopes, listing, groups, idps, flows)
+
+    async def _namespace(self, namespace: str, kinds: Sequence[Resource]) -> list[Tally]:
+        """The kinds of one namespace, each read until it is over the cap; the kinds after one over the cap
+        are not read (the namespace is left out whole)."""
+        out: list[Tally] = []
+        for res in kinds:
+            out.append(await self._kind(res, namespace))
+            if out[-1].over:
+                break
+        return out
+
+    async def _kind(self, res: Resource, namespace: str | None) -> Tally:
+        """One kind, paged. KeycloakClientScopes, KeycloakGroups, KeycloakIdentityProviders or
+        KeycloakAuthenticationFlows: none when the API server does not serve the kind (404: its CRD is not
+        installed yet, as after a `helm upgrade`, which never adds CRDs). Without the CRD no such resource
+        can exist, so this is the truth, and realms and clients go on replicating; any other refusal is an
+        unreadable listing, as for the other kinds."""
         try:
-            return await self.kube.list(resource, namespace)
+            return await read_kind(self.kube, res, namespace, self.cap, stop_over=namespace is not None)
         except ApiError as e:
-            if e.status != 404:
+            if e.status != 404 or res.plural in REQUIRED or res == KEYCLOAKS:
                 raise
-            if resource.plural not in self._unserved:
-                log.warning("%s is not served (its CRD is not installed): none of them", resource.plural)
-                self._unserved.add(resource.plural)
-            return []
+            if res.plural not in self._unserved:
+                log.warning("%s is not served (its CRD is not installed): none of them", res.plural)
+                self._unserved.add(res.plural)
+            return Tally(res.plural, self.cap)
 
     async def _standing(self, namespace: str) -> Standing:
         """Whether a namespace that could not be listed is gone: read by a LIST with a field selector (the
@@ -127,29 +152,34 @@ class Reader:
     def _note_unlisted(self, unlisted: Mapping[str, Unlisted]) -> None:
         """Logged when a namespace's standing changes (not every round: rounds run per server, every
         resync), and counted in a gauge while it lasts."""
-        assert self.namespaces is not None
-        for ns in self.namespaces:
+        for ns in sorted({*self._unlisted, *unlisted}):
             now = unlisted.get(ns)
             before = self._unlisted.get(ns)
-            if now is None and before is not None:
-                log.info("watched namespace %s can be read again; its realms and clients replicate again", ns)
+            if now is None:
+                log.info("namespace %s is read again; its resources replicate again", ns)
                 del self._unlisted[ns]
-            elif now is not None and now.standing != before:
+            elif now.standing != before:
                 self._unlisted[ns] = now.standing
-                if now.standing == "gone":
-                    log.info(
-                        "watched namespace %s is gone or being deleted and cannot be listed (%s); "
-                        "replicating the other namespaces without it, nothing of it is deleted from Keycloak",
-                        ns,
-                        now.error,
-                    )
-                else:
-                    log.warning(
-                        "watched namespace %s cannot be listed (%s); replicating the other namespaces "
-                        "without it, its objects in Keycloak are left as they are, retried each round",
-                        ns,
-                        now.error,
-                    )
+                _log_left_out(now)
         metrics.unlisted_namespaces(
-            {st: sum(1 for v in self._unlisted.values() if v == st) for st in ("gone", "unreadable")}
+            {st: sum(1 for v in self._unlisted.values() if v == st) for st in STANDINGS}
+        )
+
+
+def _log_left_out(now: Unlisted) -> None:
+    if now.standing == "gone":
+        log.info(
+            "watched namespace %s is gone or being deleted and cannot be listed (%s); "
+            "replicating the other namespaces without it, nothing of it is deleted from Keycloak",
+            now.namespace,
+            now.error,
+        )
+    elif now.standing == "over_cap":
+        log.warning("%s; replicating the other namespaces without it", now.error)
+    else:
+        log.warning(
+            "watched namespace %s cannot be listed (%s); replicating the other namespaces "
+            "without it, its objects in Keycloak are left as they are, retried each round",
+            now.namespace,
+            now.error,
         )

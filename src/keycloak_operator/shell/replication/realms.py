@@ -64,7 +64,7 @@ class RealmWriter:
         targets = admins.targets
         waiting = deletions_waiting(
             ((r, targets[r.key].allow_lists()) for r in realms),
-            listing.unreadable,
+            listing.held,
         )
         listed = False
         for cred in sorted(admins.logged_in, key=lambda c: (c.namespace, c.secret, c.ca_secret or "")):

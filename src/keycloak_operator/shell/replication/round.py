@@ -23,6 +23,7 @@ from keycloak_operator.core.replication.group import group_resource
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.identity_provider import idp_resource
 from keycloak_operator.core.replication.in_realm import client_resource
+from keycloak_operator.core.replication.namespace_cap import DEFAULT_CAP
 from keycloak_operator.core.replication.resources import RealmTarget, realm_target
 from keycloak_operator.core.replication.retry import Backoff
 from keycloak_operator.core.replication.round import (
@@ -87,6 +88,7 @@ class Replicator:
         concurrency: int = DEFAULT_CONCURRENCY,
         format_in_effect: Callable[[], int | None] | None = None,
         round_budget: float = DEFAULT_ROUND_BUDGET_S,
+        namespace_cap: int = DEFAULT_CAP,
     ) -> None:
         self.kube = kube
         self.round_budget = round_budget
@@ -94,7 +96,7 @@ class Replicator:
         self.revocation_grace = revocation_grace
         self.admin_writes = 0
         self.logins = Logins(kube, self._count, admin_factory)
-        self.reader = Reader(kube, namespaces)
+        self.reader = Reader(kube, namespaces, namespace_cap)
         self.reporter = Reporter(kube)
         self.backoff = Backoff(policy.cluster_domain)
         self.clock = clock
@@ -125,7 +127,7 @@ class Replicator:
             {**o, "apiVersion": names.API_VERSION, "kind": names.CLIENT_KIND} for o in read.clients
         ]
         keycloaks = {(k["metadata"]["namespace"], k["metadata"]["name"]): k for k in read.keycloaks}
-        blind = read.listing.unreadable
+        blind = read.listing.held
         targets = {
             t.resource.key: t for t in (realm_target(o, keycloaks, self.policy, blind) for o in realm_objs)
         }
