@@ -16,6 +16,7 @@ from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication import realm_defaults as rd
+from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication import user_profile as up
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Update
@@ -222,27 +223,50 @@ def test_required_actions_converge_and_leave_undeclared_ones_alone(
 # --- default roles -----------------------------------------------------------------------------------------
 
 REALM_ID, APP, ACCOUNT = "realm-uuid", "app-uuid", "account-uuid"
-VIEW = rd.RoleView(
-    {"member": "r-member", "offline_access": "r-offline", "uma_authorization": "r-uma"},
-    {
-        "app": (APP, {"reader": "c-reader", "writer": "c-writer"}),
-        "account": (ACCOUNT, {"view-profile": "a-vp", "manage-account": "a-ma"}),
-    },
-)
+REALM_ROLES: dict[str, dict[str, Any]] = {
+    "member": {"id": "r-member", "composite": False},
+    "offline_access": {"id": "r-offline", "composite": False},
+    "uma_authorization": {"id": "r-uma", "composite": False},
+    "admin": {"id": "r-admin", "composite": True},
+    "default-roles-main": {"id": "r-default", "composite": True},
+}
+# clientId -> (id, the namespace its marker names); the realm is in namespace `team`.
+CLIENTS = {
+    "app": (APP, "team"),
+    "tools": ("tools-uuid", "team"),
+    "account": (ACCOUNT, None),
+    "realm-management": ("realm-management-uuid", None),
+    "other-team": ("other-team-uuid", "other"),
+}
+CLIENT_ROLES = {
+    "app": {"reader": "c-reader", "writer": "c-writer"},
+    "account": {"view-profile": "a-vp", "manage-account": "a-ma"},
+}
+
+
+def view(*grants: ta.Grant, client_roles: Any = None, composite: frozenset[str] = frozenset()) -> rd.RoleView:
+    realm_view = ta.RealmView(
+        "main", REALM_ROLES, CLIENTS, pristine=frozenset({"account", "realm-management"})
+    )
+    authority = ta.Authority("team", grants, "team/main", realm_view)
+    return rd.RoleView(authority, CLIENT_ROLES if client_roles is None else client_roles, composite)
+
+
+VIEW = view()
 
 
 def held(ids: set[str]) -> list[dict[str, Any]]:
     """Composites as Keycloak returns them: realm roles' containerId is the realm's id."""
-    realm = {v: k for k, v in VIEW.realm_roles.items()}
+    realm = {str(r["id"]): k for k, r in REALM_ROLES.items()}
     out = []
     for i in sorted(ids):
         if i in realm:
             out.append({"id": i, "name": realm[i], "clientRole": False, "containerId": REALM_ID})
             continue
-        for uuid, roles in VIEW.clients.values():
+        for cid, roles in CLIENT_ROLES.items():
             names_ = {v: k for k, v in roles.items()}
             if i in names_:
-                out.append({"id": i, "name": names_[i], "clientRole": True, "containerId": uuid})
+                out.append({"id": i, "name": names_[i], "clientRole": True, "containerId": CLIENTS[cid][0]})
     return out
 
 
@@ -273,7 +297,10 @@ def test_default_roles_are_made_exactly_the_declared_set_removes_first() -> None
 @pytest.mark.parametrize(
     ("declared", "field"),
     [
-        ({"realm": ["admin"], "clients": {}}, "spec.defaultRoles.realm"),
+        ({"realm": ["admin"], "clients": {}}, "spec.defaultRoles.realm[admin]"),  # composite
+        ({"realm": ["ghost"], "clients": {}}, "spec.defaultRoles.realm"),
+        ({"realm": ["default-roles-main"], "clients": {}}, "spec.defaultRoles.realm[default-roles-main]"),
+        ({"realm": [], "clients": {"ghost": ["x"]}}, "spec.defaultRoles.clients.ghost"),
         (
             {"realm": [], "clients": {"realm-management": ["realm-admin"]}},
             "spec.defaultRoles.clients.realm-management",
@@ -301,10 +328,8 @@ def test_while_a_role_waits_the_removals_are_made_and_the_declared_roles_in_reac
     assert [(c.operation, c.labels) for c in out_of_reach.changes] == [("remove", ("other-uuid/secret",))]
 
 
-COMPOSITE_VIEW = rd.RoleView(
-    VIEW.realm_roles,
-    {**VIEW.clients, "app": (APP, {"reader": "c-reader", "writer": "c-writer", "bundle": "c-bundle"})},
-    reach_clients=frozenset({APP, ACCOUNT, "tools-uuid"}),
+COMPOSITE_VIEW = view(
+    client_roles={**CLIENT_ROLES, "app": {"reader": "c-reader", "writer": "c-writer", "bundle": "c-bundle"}},
     composite=frozenset({"c-bundle"}),
 )
 BUNDLE = {"realm": [], "clients": {"app": ["bundle"]}}
@@ -330,7 +355,8 @@ def test_a_default_composite_holding_only_the_owners_roles_is_written() -> None:
         # a role another namespace granted this namespace's client (serviceAccountGrants), held directly
         ({"c-bundle": [role("x-1", "view-users", "realm-management-uuid")]}, "view-users"),
         ({"c-bundle": [role("x-2", "secret", "other-team-uuid")]}, "secret"),
-        ({"c-bundle": [role("r-admin", "admin")]}, "admin"),  # a realm role not the realm resource's
+        ({"c-bundle": [role("r-admin", "admin")]}, "admin"),  # a composite realm role, not granted
+        ({"c-bundle": [role("r-x", "unknown")]}, "unknown"),  # a realm role not in the view
         # held two levels down, through a composite in reach
         (
             {
@@ -348,6 +374,9 @@ def test_a_default_composite_holding_a_role_out_of_reach_is_refused_naming_it(
     assert plan.problem is not None and plan.problem.reason == "CompositeOutOfReach"
     assert "spec.defaultRoles.clients.app" in plan.problem.message and named in plan.problem.message
     assert all(c.operation == "remove" for c in plan.changes)  # nothing added
+    # Held already (declared before the composite changed): it goes too, as a refused role does.
+    again = rd.plan_default_roles(BUNDLE, [role("c-bundle", "bundle", APP)], COMPOSITE_VIEW, includes)
+    assert [(c.operation, c.labels) for c in again.changes] == [("remove", ("app/bundle",))]
 
 
 def test_a_composite_tree_beyond_the_read_bound_is_refused() -> None:
@@ -356,17 +385,67 @@ def test_a_composite_tree_beyond_the_read_bound_is_refused() -> None:
     assert not plan.changes
 
 
-def test_only_the_realms_own_and_the_built_in_realm_roles_are_allowed() -> None:
-    assert rd.allowed_realm_roles(["member"]) == {"member", "offline_access", "uma_authorization"}
+def test_the_realm_owner_gives_every_user_what_the_token_authority_lets_it_give_anyone() -> None:
+    """ADR 0012: the default role's composites are asked of the realm's own namespace."""
+    ok, grant = rd.plan_default_roles, ta.Grant
+    for declared in (
+        {"realm": ["member", "offline_access"], "clients": {"account": ["view-profile"]}},
+        {"realm": [], "clients": {"app": ["reader"]}},
+    ):
+        assert ok(declared, [], VIEW).problem is None
+    refused = {"realm": ["admin"], "clients": {}}
+    problem = ok(refused, [], VIEW).problem
+    assert problem is not None and problem.reason == ta.NOT_GRANTED and problem.phase == "Pending"
+    assert "spec.serviceAccountGrants needs {namespace: team, roles: [admin]}" in problem.message
+    assert ok(refused, [], view(grant("team", None, frozenset({"admin"})))).problem is None
+    theirs = {"realm": [], "clients": {"other-team": ["x"]}}
+    granted = view(grant("team", "other-team", frozenset({"x"})), client_roles={"other-team": {"x": "o-x"}})
+    assert ok(theirs, [], granted).problem is None
+    assert "clientId: other-team, roles: [x]" in str(ok(theirs, [], VIEW).problem)
+    # realm-management's roles administer the realm: never every user's, even granted.
+    admin = {"realm": [], "clients": {"realm-management": ["realm-admin"]}}
+    rm = view(grant("team", "realm-management", frozenset({"realm-admin"})))
+    assert "administers the realm" in str(ok(admin, [], rm).problem)
 
 
-every_role = sorted({*VIEW.realm_roles.values(), *(i for _, r in VIEW.clients.values() for i in r.values())})
+def attrs(kind: str, namespace: str) -> dict[str, str]:
+    return dict(marked({}, ObjectKey(kind, namespace, "x"))["attributes"])
+
+
+@pytest.mark.parametrize(
+    ("client_id", "attributes", "in_reach"),
+    [
+        ("app", attrs(names.CLIENT_KIND, "team"), True),
+        ("account", None, True),
+        ("account", {}, True),
+        ("app", attrs(names.CLIENT_KIND, "other"), False),  # another namespace's client
+        ("realm-management", None, False),
+        ("app", None, False),  # made by hand
+        ("app", attrs(names.GROUP_KIND, "team"), False),
+        # an `account` client whose marker was emptied (released, or half written): may be someone's
+        ("account", {"kcop.dev.kind": ""}, False),
+        ("account", {"kcop.dev.namespace": "", "kcop.dev.kind": ""}, False),
+    ],
+)
+def test_only_the_namespaces_clients_and_an_unmarked_account_may_give_default_roles(
+    client_id: str, attributes: Any, in_reach: bool
+) -> None:
+    listing = [{"clientId": client_id, "id": "c-1", "attributes": attributes}]
+    realm_view = ta.RealmView("main", {}, ta.client_owners(listing), pristine=ta.unmarked_clients(listing))
+    authority = ta.Authority("team", (), "team/main", realm_view)
+    assert authority.may_give_every_user(client_id, "view-profile") is in_reach
+
+
+PLAIN_ROLES = sorted(n for n, r in REALM_ROLES.items() if r["composite"] is False)
+every_role = sorted(
+    {*(str(r["id"]) for r in REALM_ROLES.values()), *(i for r in CLIENT_ROLES.values() for i in r.values())}
+)
 
 
 @given(
-    st.lists(st.sampled_from(sorted(VIEW.realm_roles)), unique=True),
+    st.lists(st.sampled_from(PLAIN_ROLES), unique=True),
     st.dictionaries(
-        st.sampled_from(sorted(VIEW.clients)),
+        st.sampled_from(sorted(CLIENT_ROLES)),
         st.lists(
             st.sampled_from(["reader", "writer", "view-profile", "manage-account"]), unique=True, min_size=1
         ),
@@ -376,7 +455,7 @@ every_role = sorted({*VIEW.realm_roles.values(), *(i for _, r in VIEW.clients.va
 def test_default_roles_converge_from_any_held_set(
     realm: list[str], clients: dict[str, list[str]], start: set[str]
 ) -> None:
-    clients = {c: [r for r in roles if r in VIEW.clients[c][1]] for c, roles in clients.items()}
+    clients = {c: [r for r in roles if r in CLIENT_ROLES[c]] for c, roles in clients.items()}
     s = spec(roles=[{"name": "member"}], defaultRoles={"realm": realm, "clients": clients})
     declared = rd.defaults_content(s)["defaultRoles"]
     plan = rd.plan_default_roles(declared, held(start), VIEW)
@@ -431,31 +510,6 @@ def test_only_the_realm_namespaces_groups_count_by_the_id_their_marker_was_found
     assert groups == rd.NamespaceGroups(
         ready={"staff": "g-ours"}, known={"staff": "g-ours", "late": "g-late"}
     )
-
-
-def attrs(kind: str, namespace: str) -> dict[str, str]:
-    return dict(marked({}, ObjectKey(kind, namespace, "x"))["attributes"])
-
-
-@pytest.mark.parametrize(
-    ("client_id", "attributes", "in_reach"),
-    [
-        ("app", attrs(names.CLIENT_KIND, "team"), True),
-        ("account", None, True),
-        ("account", {}, True),
-        ("app", attrs(names.CLIENT_KIND, "other"), False),  # another namespace's client
-        ("realm-management", None, False),
-        ("app", None, False),  # made by hand
-        ("app", attrs(names.GROUP_KIND, "team"), False),
-        # an `account` client whose marker was emptied (released, or half written): may be someone's
-        ("account", {"kcop.dev.kind": ""}, False),
-        ("account", {"kcop.dev.namespace": "", "kcop.dev.kind": ""}, False),
-    ],
-)
-def test_only_the_namespaces_clients_and_an_unmarked_account_may_give_default_roles(
-    client_id: str, attributes: Any, in_reach: bool
-) -> None:
-    assert rd.client_in_reach(client_id, attributes, "team") is in_reach
 
 
 @given(

@@ -1,10 +1,10 @@
 """The token authority (token_authority.py): what a team may make appear in a token, asked by every kind.
 
 The examples pin each rule and its message; the properties hold every kind's entry point (client and
-client-scope mappers, identity-provider mappers, group realm roles, service-account roles) to one model of
-what Keycloak puts into a token, written here independently of the authority: whatever a team without a
-grant declares, what the operator would write gives its tokens no role, audience, reserved claim or group
-beyond its own."""
+client-scope mappers, identity-provider mappers, groups' realm and client roles, service-account roles,
+the realm's default roles) to one model of what Keycloak puts into a token, written here independently of
+the authority: whatever a team without a grant declares, what the operator would write gives its tokens no
+role, audience, reserved claim or group beyond its own."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import group as gr
 from keycloak_operator.core.replication import idp_mapper_rule as idp_rule
+from keycloak_operator.core.replication import realm_defaults as rd
 from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.identity import ObjectKey
@@ -445,22 +446,83 @@ def test_identity_provider_mappers_without_a_grant_stay_within_the_providers_nam
     assert beyond_own(written, ns) == []
 
 
-def _group(realm_roles: list[str]) -> Resource:
+def _group(realm_roles: list[str], client_roles: Mapping[str, list[str]] | None = None) -> Resource:
     key = ObjectKey(names.GROUP_KIND, NS, "g")
-    content = {"name": "g", "attributes": {}, gr.REALM_ROLES: realm_roles, gr.CLIENT_ROLES: {}}
+    content = {
+        "name": "g",
+        "attributes": {},
+        gr.REALM_ROLES: realm_roles,
+        gr.CLIENT_ROLES: client_roles or {},
+    }
     created = datetime(2026, 1, 1, tzinfo=UTC)
     return Resource(key, "g", content, created, parent=ObjectKey(names.REALM_KIND, "shop", "main"))
 
 
-@settings(max_examples=200)
-@given(st.lists(st.sampled_from(sorted(REALM_ROLES)), max_size=4, unique=True))
-def test_a_groups_realm_roles_without_a_grant_stay_plain(roles: list[str]) -> None:
-    available = gr.Available(frozenset(REALM_ROLES), {}, {}, lambda ns: authority(ns=ns))
-    [planned] = gr.resolve_tree([_group(roles)], available)
+CLIENT_ROLE_SETS = st.dictionaries(
+    st.sampled_from(sorted([*CLIENTS, "ghost"])),
+    st.lists(st.sampled_from(["x", "write"]), min_size=1, max_size=2, unique=True),
+    max_size=3,
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(sorted(REALM_ROLES)), max_size=4, unique=True), CLIENT_ROLE_SETS)
+def test_a_groups_roles_without_a_grant_stay_within_its_own(
+    roles: list[str], clients: dict[str, list[str]]
+) -> None:
+    everything = {cid: frozenset({"x", "write"}) for cid in CLIENTS}
+    declared = {NS: frozenset({"app-a", "ghost"})}  # a client of its own not in Keycloak yet: it waits
+    available = gr.Available(frozenset(REALM_ROLES), everything, declared, lambda ns: authority(ns=ns))
+    [planned] = gr.resolve_tree([_group(roles, clients)], available)
     if planned.problem is None:  # written as declared
-        assert beyond_own({("realm-role", r) for r in roles}) == []
+        effects = {("realm-role", r) for r in roles}
+        effects |= {("client-role", c, r) for c, rs in clients.items() for r in rs}
+        assert beyond_own(effects) == []
     else:
-        assert planned.problem.phase == "Forbidden" and "spec.realmRoles[" in planned.problem.message
+        assert planned.problem.phase in ("Forbidden", "Pending")
+        assert "spec.realmRoles" in planned.problem.message or "spec.clientRoles." in planned.problem.message
+    # What such a group holds already (written by hand, or before a grant was withdrawn) is cut back too.
+    held = {gr.REALM_ROLES: roles, gr.CLIENT_ROLES: clients}
+    gone = {(w.client, r) for w in gr.refused_held(held, authority()) for r in w.roles}
+    kept = {("realm-role", r) for r in roles if (None, r) not in gone}
+    kept |= {("client-role", c, r) for c, rs in clients.items() for r in rs if (c, r) not in gone}
+    assert beyond_own(kept) == []
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.sampled_from(sorted(REALM_ROLES)), max_size=3, unique=True),
+    CLIENT_ROLE_SETS,
+    st.lists(
+        st.tuples(st.sampled_from([None, *sorted(CLIENTS)]), st.sampled_from(["x", "write", *REALM_ROLES])),
+        max_size=3,
+    ),
+)
+def test_default_roles_the_realm_owner_declares_without_a_grant_stay_within_its_own(
+    realm: list[str], clients: dict[str, list[str]], includes: list[tuple[str | None, str]]
+) -> None:
+    """The realm's own namespace (NS here) gives every user what its default role includes, and what
+    those roles include in turn: app-a's `x` is composite and includes `includes`."""
+    roles = {cid: {r: f"{cid}-{r}" for r in ("x", "write")} for cid in CLIENTS}
+    inner = [
+        {"id": f"i{i}", "name": r, "composite": False, "clientRole": c is not None}
+        | ({"containerId": CLIENTS[c][0]} if c is not None else {})
+        for i, (c, r) in enumerate(includes)
+    ]
+    view = rd.RoleView(authority(), roles, frozenset({"app-a-x"}))
+    plan = rd.plan_default_roles({"realm": realm, "clients": clients}, [], view, {"app-a-x": inner})
+    added: set[tuple[str, ...]] = set()
+    by_id = {i: (cid, n) for cid, rs in roles.items() for n, i in rs.items()}
+    for change in plan.changes:
+        assert change.operation == "add"
+        for r in change.roles:
+            if r["id"] in by_id:
+                added.add(("client-role", *by_id[r["id"]]))
+            else:
+                added.add(("realm-role", r["name"]))
+            if r["id"] == "app-a-x":
+                added |= {("realm-role", r) if c is None else ("client-role", c, r) for c, r in includes}
+    assert beyond_own(added) == [] and ("realm-role", "default-roles-main") not in added
 
 
 def test_a_group_holding_a_composite_role_without_a_grant_loses_it_whatever_its_verdict() -> None:

@@ -4,8 +4,10 @@ group) and the realm resource's grants, and passes them in.
 
 Every field that can reach a token goes through here: a client's service-account roles and its roles'
 composites (service_account.py, role_composites.py), the protocol mappers of clients and client scopes
-(client_parts.py, client_scope.py), identity providers' mappers (idp_mapper_rule.py) and groups' role
-mappings (group.py). A kind added later asks the same questions; nothing here knows which kind asks.
+(client_parts.py, client_scope.py), identity providers' mappers (idp_mapper_rule.py), groups' realm and
+client role mappings (group.py) and the realm's default roles (realm_defaults.py, asked of the realm's own
+namespace: may_give_every_user). A kind added later asks the same questions; nothing here knows which
+kind asks.
 
 For a namespace N declaring in a realm whose resource grants G (its spec.serviceAccountGrants), the realm's
 own namespace included (it grants itself as it grants others):
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from keycloak_operator.core import names
-from keycloak_operator.core.replication.marker import read_marker
+from keycloak_operator.core.replication.marker import is_marker_attribute, read_marker
 from keycloak_operator.core.replication.sync import Verdict
 
 # Keycloak's description of a realm's default role (RealmManager), besides its name: either tells it.
@@ -77,6 +79,12 @@ DEFAULT_CLAIMS: Final = {
     "oidc-usermodel-client-role-mapper": "resource_access",
 }
 
+# Keycloak's own clients with a say in what every user holds: its administration client, whose roles are
+# never given to every user (grant or not), and its account console's client, whose view-profile and
+# manage-account it makes default in every new realm (they act on the user's own account only).
+REALM_MANAGEMENT: Final = "realm-management"
+ACCOUNT_CLIENT: Final = "account"
+
 NOT_GRANTED: Final = "TokenContentNotGranted"
 NOT_FOUND: Final = "RoleNotFound"
 GROUP_NOT_OWNED: Final = "GroupNotOwned"
@@ -103,6 +111,9 @@ class RealmView:
     realm_roles: Mapping[str, Mapping[str, Any]]
     clients: Mapping[str, tuple[str, str | None]]
     client_roles: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # clientIds whose object carries no marker attribute at all (unmarked_clients): Keycloak's own as it
+    # comes, never one whose marker was emptied or half written (it may be someone's).
+    pristine: frozenset[str] = frozenset()
 
     def is_default(self, role: str) -> bool:
         if role == f"default-roles-{self.name.lower()}":
@@ -129,6 +140,23 @@ def client_owners(observed: Iterable[Any]) -> dict[str, tuple[str, str | None]]:
         owner = found.key.namespace if found is not None and found.key.kind == names.CLIENT_KIND else None
         out[cid] = (uuid, owner)
     return out
+
+
+def unmarked_clients(observed: Iterable[Any]) -> frozenset[str]:
+    """The clientIds of a client listing whose object carries no attribute of the marker's."""
+    return frozenset(
+        c["clientId"]
+        for c in observed
+        if isinstance(c, Mapping)
+        and isinstance(c.get("clientId"), str)
+        and not _marked_in_part(c.get("attributes"))
+    )
+
+
+def _marked_in_part(attributes: Any) -> bool:
+    return isinstance(attributes, Mapping) and any(
+        isinstance(k, str) and is_marker_attribute(k) for k in attributes
+    )
 
 
 def group_owners(observed: Iterable[Any]) -> dict[str, str | None]:
@@ -226,6 +254,20 @@ class Authority:
     def may_give_group(self, path: str) -> bool:
         return self.groups.get(path) == self.namespace
 
+    def may_give_every_user(self, client_id: str | None, role: str) -> bool:
+        """What the realm's default role may include, asked of the realm's own namespace (every user of the
+        realm holds that role, which anyone may give: what it includes is decided here). What the namespace
+        may give anyone, except the default role itself and `realm-management`'s roles (they administer
+        the realm: never every user's, granted or not); and, without a grant, the `account` client's roles
+        while it is Keycloak's as it comes (in `view.pristine`)."""
+        if client_id is None:
+            return not self.view.is_default(role) and self.may_give_realm_role(role)
+        if client_id == REALM_MANAGEMENT:
+            return False
+        if client_id == ACCOUNT_CLIENT and client_id in self.view.pristine:
+            return True
+        return self.may_give_client_role(client_id, role)
+
     # Judgements: a verdict naming the field, or None when allowed.
 
     def judge_role_text(
@@ -240,9 +282,9 @@ class Authority:
         as_client = [(c, r) for c, r in readings if c is not None and c in self.view.clients]
         for cid, role in as_client:
             assert cid is not None
-            if not self.may_give_client_role(cid, role):
-                needs = f"{{namespace: {self.namespace}, clientId: {cid}, roles: [{role}]}}"
-                return self._refuse(where, f"role {role!r} of client {cid!r}", needs)
+            refused = self.judge_client_role(cid, role, where)
+            if refused is not None:
+                return refused
         if forged and "." in text:
             # Keycloak writes the name as it parses it (KeycloakModelUtils.parseRole: at the last '.'),
             # whether or not that client exists: it must be one in the realm (allowed, checked above).
@@ -260,6 +302,31 @@ class Authority:
             needs = f"{{namespace: {self.namespace}, roles: [{text}]}}"
             return self._refuse(where, f"composite realm role {text!r}", needs)
         return None
+
+    def judge_client_role(self, client_id: str, role: str, where: str) -> Verdict | None:
+        """A client role named by clientId and name (a group's clientRoles, a reading of a role's text)."""
+        if self.may_give_client_role(client_id, role):
+            return None
+        needs = f"{{namespace: {self.namespace}, clientId: {client_id}, roles: [{role}]}}"
+        return self._refuse(where, f"role {role!r} of client {client_id!r}", needs)
+
+    def judge_every_user(self, client_id: str | None, role: str, where: str) -> Verdict | None:
+        """A role the realm's default role is to include (may_give_every_user), named by its field."""
+        if self.may_give_every_user(client_id, role):
+            return None
+        if client_id is None and self.view.is_default(role):
+            message = f"{where}: {role!r} is the realm's default role itself; nothing was written"
+            return Verdict("Forbidden", NOT_GRANTED, message, revocable=False)
+        if client_id == REALM_MANAGEMENT:
+            message = (
+                f"{where}: role {role!r} of client {REALM_MANAGEMENT!r} administers the realm and is never "
+                "given to every user; nothing was written"
+            )
+            return Verdict("Forbidden", NOT_GRANTED, message, revocable=False)
+        if client_id is None:
+            needs = f"{{namespace: {self.namespace}, roles: [{role}]}}"
+            return self._refuse(where, f"composite realm role {role!r}", needs)
+        return self.judge_client_role(client_id, role, where)
 
     def judge_audience(self, client_id: str, where: str, *, custom: bool = False) -> Verdict | None:
         """`custom`: free text (`included.custom.audience`), refused only when it is the clientId of a client
