@@ -506,10 +506,42 @@ def test_only_the_realm_namespaces_groups_count_by_the_id_their_marker_was_found
     verdicts = {c.key: ready for c in children} | {waiting.key: Verdict("Pending", "X", "")}
     remote_ids = {ours.key: "g-ours", theirs.key: "g-theirs", waiting.key: "g-late", gone.key: "g-old"}
     remote_ids[client.key] = "c-1"
-    groups = rd.namespace_groups("team", children, verdicts, remote_ids)
+    groups = rd.namespace_groups(VIEW.authority, children, verdicts, remote_ids)
     assert groups == rd.NamespaceGroups(
         ready={"staff": "g-ours"}, known={"staff": "g-ours", "late": "g-late"}
     )
+
+
+def mapping(name: str, parent: str = "", realm: Any = (), clients: Any = None) -> Resource:
+    key = ObjectKey(names.GROUP_KIND, "team", name)
+    content = {"name": name, "parent": parent, "realmRoles": list(realm), "clientRoles": clients or {}}
+    return Resource(key, name, content, datetime(2026, 1, 1, tzinfo=UTC))
+
+
+def test_a_default_group_hands_every_user_its_roles_and_its_parents_so_the_authority_judges_them() -> None:
+    """ADR 0012: a default group's members hold what it and every group above it map; they must be what
+    the realm's own namespace may give every user (realm-management's never, even granted)."""
+    rm = ta.Grant("team", "realm-management", frozenset({"view-users"}))
+    authority = view(rm, ta.Grant("team", None, frozenset({"admin"}))).authority
+    children = [
+        mapping("top", clients={"realm-management": ["view-users"]}),
+        mapping("staff", parent="top", realm=["member"], clients={"app": ["reader"]}),
+        mapping("plain", realm=["member", "admin"]),
+    ]
+    ready = Verdict("Ready", "Synced", "")
+    verdicts = {c.key: ready for c in children}
+    remote_ids = {c.key: f"g-{c.key.name}" for c in children}
+    groups = rd.namespace_groups(authority, children, verdicts, remote_ids, ["staff", "plain"])
+    assert set(groups.refused) == {"staff"}
+    message = groups.refused["staff"].message
+    assert message.startswith("spec.defaultGroups[staff]: role 'view-users' of client 'realm-management'")
+    plan = rd.plan_default_groups(["staff", "plain"], groups, [{"id": "g-staff", "path": "/top/staff"}])
+    assert (plan.add, plan.remove) == ([], ["g-staff"])  # refused: nothing added, the held one removed
+    assert plan.problem is not None and plan.problem.phase == "Pending"
+    # Without the grant of `admin` (composite) `plain` is refused as well, naming the grant it needs.
+    groups = rd.namespace_groups(VIEW.authority, children, verdicts, remote_ids, ["plain"])
+    assert "needs {namespace: team, roles: [admin]}" in groups.refused["plain"].message
+    assert not rd.maps_roles(["lonely"], rd.own_groups(VIEW.authority, [mapping("lonely")]))
 
 
 @given(

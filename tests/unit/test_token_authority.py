@@ -2,9 +2,9 @@
 
 The examples pin each rule and its message; the properties hold every kind's entry point (client and
 client-scope mappers, identity-provider mappers, groups' realm and client roles, service-account roles,
-the realm's default roles) to one model of what Keycloak puts into a token, written here independently of
-the authority: whatever a team without a grant declares, what the operator would write gives its tokens no
-role, audience, reserved claim or group beyond its own."""
+the realm's default roles and groups) to one model of what Keycloak puts into a token, written here
+independently of the authority: whatever a team without a grant declares, what the operator would write
+gives its tokens no role, audience, reserved claim or group beyond its own."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from keycloak_operator.core.replication import realm_defaults as rd
 from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.sync import Resource
+from keycloak_operator.core.replication.sync import Resource, Verdict
 
 NS, OTHER = "team-a", "team-b"
 GRANTED_BY = "shop/main"
@@ -523,6 +523,46 @@ def test_default_roles_the_realm_owner_declares_without_a_grant_stay_within_its_
             if r["id"] == "app-a-x":
                 added |= {("realm-role", r) if c is None else ("client-role", c, r) for c, r in includes}
     assert beyond_own(added) == [] and ("realm-role", "default-roles-main") not in added
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(sorted(REALM_ROLES)), max_size=2, unique=True),
+            CLIENT_ROLE_SETS,
+            st.sampled_from(["", "g0", "g1", "g2"]),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    st.lists(st.sampled_from(["g0", "g1", "g2"]), max_size=3, unique=True),
+)
+def test_default_groups_the_realm_owner_declares_without_a_grant_stay_within_its_own(
+    groups: list[tuple[list[str], dict[str, list[str]], str]], declared: list[str]
+) -> None:
+    """Every user joins the default groups, and holds what they and the groups above them map."""
+    children = []
+    for i, (realm, clients, parent) in enumerate(groups):
+        key = ObjectKey(names.GROUP_KIND, NS, f"g{i}")
+        content = {"name": f"g{i}", "parent": parent, gr.REALM_ROLES: realm, gr.CLIENT_ROLES: clients}
+        children.append(Resource(key, f"g{i}", content, datetime(2026, 1, 1, tzinfo=UTC)))
+    ready = {c.key: Verdict("Ready", "Synced", "") for c in children}
+    ids = {c.key: f"id-{c.key.name}" for c in children}
+    found = rd.namespace_groups(authority(), children, ready, ids, declared)
+    plan = rd.plan_default_groups(declared, found, [])
+    by_id = {f"id-{c.key.name}": c for c in children}
+    held: set[tuple[str, ...]] = set()
+    for gid in plan.add:
+        current = by_id[gid].key.name
+        for _ in range(len(children) + 1):  # up the tree, as Keycloak's members inherit
+            g = next((c for c in children if c.key.name == current), None)
+            if g is None:
+                break
+            held |= {("realm-role", r) for r in g.content[gr.REALM_ROLES]}
+            held |= {("client-role", c, r) for c, rs in g.content[gr.CLIENT_ROLES].items() for r in rs}
+            current = g.content["parent"]
+    assert beyond_own(held) == [] and ("realm-role", "default-roles-main") not in held
 
 
 def test_a_group_holding_a_composite_role_without_a_grant_loses_it_whatever_its_verdict() -> None:

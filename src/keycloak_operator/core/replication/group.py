@@ -69,8 +69,8 @@ PARENT: Final = (
     group_tree.PARENT
 )  # the parent KeycloakGroup's metadata.name ("" at the top): hashed, not sent
 PATH: Final = "path"
-REALM_ROLES: Final = "realmRoles"
-CLIENT_ROLES: Final = "clientRoles"
+REALM_ROLES: Final = group_tree.REALM_ROLES
+CLIENT_ROLES: Final = group_tree.CLIENT_ROLES
 # Left out of the group's POST and PUT and of the generic drift check: the roles have endpoints of their
 # own, the parent is where the group is created or moved to, and attributes are compared here (as sets).
 SUBRESOURCES: Final = (PARENT, REALM_ROLES, CLIENT_ROLES)

@@ -95,7 +95,8 @@ class RealmDefaultsWriter:
     async def _default_groups(
         self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
     ) -> Verdict | None:
-        groups = rd.namespace_groups(at.realm.key.namespace, at.children, rnd.verdicts, rnd.remote_ids)
+        authority = await _every_user_authority(at, declared)
+        groups = rd.namespace_groups(authority, at.children, rnd.verdicts, rnd.remote_ids, declared)
         observed = await at.admin.get_list(f"{base}/default-groups")
         plan = rd.plan_default_groups(declared, groups, observed)
         for gid in plan.remove:
@@ -149,6 +150,21 @@ async def _role_view(at: InRealm, declared: Any) -> rd.RoleView:
     view = ta.RealmView(realm, realm_roles, owners, pristine=pristine)
     authority = authority_for(at, view)(at.realm.key.namespace)
     return rd.RoleView(authority, client_roles, frozenset(composite))
+
+
+async def _every_user_authority(at: InRealm, declared: Any) -> ta.Authority:
+    """The realm's own namespace's authority for its default groups, with the realm's roles and clients
+    read only when a declared group (or one above it) maps a role."""
+    view = ta.RealmView(at.remote, {}, {})
+    if rd.maps_roles(declared, rd.own_groups(authority_for(at, view)(at.realm.key.namespace), at.children)):
+        listed = await at.admin.clients(at.remote)
+        roles = {
+            str(r["name"]): r
+            for r in await at.admin.roles(at.remote)
+            if isinstance(r, dict) and isinstance(r.get("name"), str)
+        }
+        view = ta.RealmView(at.remote, roles, ta.client_owners(listed), pristine=ta.unmarked_clients(listed))
+    return authority_for(at, view)(at.realm.key.namespace)
 
 
 async def _includes(admin: KeycloakAdmin, base: str, view: rd.RoleView) -> tuple[dict[str, list[Any]], bool]:
