@@ -294,6 +294,12 @@ def test_default_roles_are_made_exactly_the_declared_set_removes_first() -> None
     assert apply_roles(KEYCLOAK_DEFAULT, plan) == {"r-member", "r-offline", "c-reader"}
 
 
+def test_a_client_not_in_the_realm_yet_waits_rather_than_being_refused() -> None:
+    plan = rd.plan_default_roles({"realm": [], "clients": {"later": ["x"]}}, [], VIEW)
+    assert plan.problem is not None and plan.problem.reason == "RoleNotFound"
+    assert plan.problem.message.startswith("spec.defaultRoles.clients.later: no client 'later' in the realm")
+
+
 @pytest.mark.parametrize(
     ("declared", "field"),
     [

@@ -217,6 +217,8 @@ def _refused(declared: Obj, view: RoleView) -> tuple[set[tuple[str | None, str]]
             refused.add((None, name))
             first = first or _waiting(found)
     for client_id, names_ in declared["clients"].items():
+        if client_id not in authority.view.clients:
+            continue  # not in the realm (yet): waits, said by _missing, rather than refused
         for name in names_:
             found = authority.judge_every_user(client_id, name, f"spec.defaultRoles.clients.{client_id}")
             if found is not None:
