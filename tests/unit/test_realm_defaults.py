@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
+from keycloak_operator.core.replication import default_groups as dg
 from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication import realm_defaults as rd
 from keycloak_operator.core.replication import token_authority as ta
@@ -475,24 +476,24 @@ def test_default_roles_converge_from_any_held_set(
 
 
 def test_default_groups_are_the_declared_ready_groups_by_id_and_a_hand_added_one_goes() -> None:
-    plan = rd.plan_default_groups(["staff"], {"staff": "g-1"}, [{"id": "g-9", "name": "x", "path": "/x"}])
+    plan = dg.plan_default_groups(["staff"], {"staff": "g-1"}, [{"id": "g-9", "name": "x", "path": "/x"}])
     assert (plan.add, plan.remove, plan.labels) == (["g-1"], ["g-9"], ["+staff", "-/x"])
     assert (
-        rd.plan_default_groups(["staff"], {"staff": "g-1"}, [{"id": "g-1", "path": "/staff"}])
-        == rd.GroupPlan()
+        dg.plan_default_groups(["staff"], {"staff": "g-1"}, [{"id": "g-1", "path": "/staff"}])
+        == dg.GroupPlan()
     )
 
 
 def test_a_group_not_ready_holds_the_adds_but_not_the_removals_and_the_realm_waits_naming_it() -> None:
-    plan = rd.plan_default_groups(["staff", "late"], {"staff": "g-1"}, [{"id": "g-9"}])
+    plan = dg.plan_default_groups(["staff", "late"], {"staff": "g-1"}, [{"id": "g-9"}])
     assert plan.add == [] and plan.remove == ["g-9"]
     assert plan.problem is not None and plan.problem.phase == "Pending"
     assert "spec.defaultGroups" in plan.problem.message and "late" in plan.problem.message
 
 
 def test_a_declared_group_not_ready_this_round_is_not_taken_away() -> None:
-    groups = rd.NamespaceGroups(ready={"staff": "g-1"}, known={"staff": "g-1", "late": "g-2"})
-    plan = rd.plan_default_groups(["staff", "late"], groups, [{"id": "g-2"}, {"id": "g-9"}])
+    groups = dg.NamespaceGroups(ready={"staff": "g-1"}, known={"staff": "g-1", "late": "g-2"})
+    plan = dg.plan_default_groups(["staff", "late"], groups, [{"id": "g-2"}, {"id": "g-9"}])
     assert (plan.add, plan.remove) == ([], ["g-9"])
 
 
@@ -512,8 +513,8 @@ def test_only_the_realm_namespaces_groups_count_by_the_id_their_marker_was_found
     verdicts = {c.key: ready for c in children} | {waiting.key: Verdict("Pending", "X", "")}
     remote_ids = {ours.key: "g-ours", theirs.key: "g-theirs", waiting.key: "g-late", gone.key: "g-old"}
     remote_ids[client.key] = "c-1"
-    groups = rd.namespace_groups(VIEW.authority, children, verdicts, remote_ids)
-    assert groups == rd.NamespaceGroups(
+    groups = dg.namespace_groups(VIEW.authority, children, verdicts, remote_ids)
+    assert groups == dg.NamespaceGroups(
         ready={"staff": "g-ours"}, known={"staff": "g-ours", "late": "g-late"}
     )
 
@@ -537,17 +538,17 @@ def test_a_default_group_hands_every_user_its_roles_and_its_parents_so_the_autho
     ready = Verdict("Ready", "Synced", "")
     verdicts = {c.key: ready for c in children}
     remote_ids = {c.key: f"g-{c.key.name}" for c in children}
-    groups = rd.namespace_groups(authority, children, verdicts, remote_ids, ["staff", "plain"])
+    groups = dg.namespace_groups(authority, children, verdicts, remote_ids, ["staff", "plain"])
     assert set(groups.refused) == {"staff"}
     message = groups.refused["staff"].message
     assert message.startswith("spec.defaultGroups[staff]: role 'view-users' of client 'realm-management'")
-    plan = rd.plan_default_groups(["staff", "plain"], groups, [{"id": "g-staff", "path": "/top/staff"}])
+    plan = dg.plan_default_groups(["staff", "plain"], groups, [{"id": "g-staff", "path": "/top/staff"}])
     assert (plan.add, plan.remove) == ([], ["g-staff"])  # refused: nothing added, the held one removed
     assert plan.problem is not None and plan.problem.phase == "Pending"
     # Without the grant of `admin` (composite) `plain` is refused as well, naming the grant it needs.
-    groups = rd.namespace_groups(VIEW.authority, children, verdicts, remote_ids, ["plain"])
+    groups = dg.namespace_groups(VIEW.authority, children, verdicts, remote_ids, ["plain"])
     assert "needs {namespace: team, roles: [admin]}" in groups.refused["plain"].message
-    assert not rd.maps_roles(["lonely"], rd.own_groups(VIEW.authority, [mapping("lonely")]))
+    assert not dg.maps_roles(["lonely"], dg.own_groups(VIEW.authority, [mapping("lonely")]))
 
 
 @given(
@@ -557,10 +558,10 @@ def test_a_default_group_hands_every_user_its_roles_and_its_parents_so_the_autho
 def test_default_groups_converge(declared: list[str], start: set[str]) -> None:
     ready = {n: f"g-{n}" for n in "abcd"}
     observed = [{"id": i, "path": f"/{i}"} for i in sorted(start)]
-    plan = rd.plan_default_groups(declared, ready, observed)
+    plan = dg.plan_default_groups(declared, ready, observed)
     after = (start - set(plan.remove)) | set(plan.add)
     assert after == {ready[n] for n in declared}
-    assert rd.plan_default_groups(declared, ready, [{"id": i} for i in after]) == rd.GroupPlan()
+    assert dg.plan_default_groups(declared, ready, [{"id": i} for i in after]) == dg.GroupPlan()
 
 
 # --- hostile input -----------------------------------------------------------------------------------------

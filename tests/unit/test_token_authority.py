@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keycloak_operator.core import names
+from keycloak_operator.core.replication import default_groups as dg
 from keycloak_operator.core.replication import group as gr
 from keycloak_operator.core.replication import idp_mapper_rule as idp_rule
 from keycloak_operator.core.replication import realm_defaults as rd
@@ -551,8 +552,8 @@ def test_default_groups_the_realm_owner_declares_without_a_grant_stay_within_its
         children.append(Resource(key, f"g{i}", content, datetime(2026, 1, 1, tzinfo=UTC)))
     ready = {c.key: Verdict("Ready", "Synced", "") for c in children}
     ids = {c.key: f"id-{c.key.name}" for c in children}
-    found = rd.namespace_groups(authority(), children, ready, ids, declared)
-    plan = rd.plan_default_groups(declared, found, [])
+    found = dg.namespace_groups(authority(), children, ready, ids, declared)
+    plan = dg.plan_default_groups(declared, found, [])
     by_id = {f"id-{c.key.name}": c for c in children}
     held: set[tuple[str, ...]] = set()
     for gid in plan.add:

@@ -5,9 +5,9 @@ group) and the realm resource's grants, and passes them in.
 Every field that can reach a token goes through here: a client's service-account roles and its roles'
 composites (service_account.py, role_composites.py), the protocol mappers of clients and client scopes
 (client_parts.py, client_scope.py), identity providers' mappers (idp_mapper_rule.py), groups' realm and
-client role mappings (group.py) and the realm's default roles and groups (realm_defaults.py, asked of the
-realm's own namespace: may_give_every_user). A kind added later asks the same questions; nothing here
-knows which kind asks.
+client role mappings (group.py) and the realm's default roles and groups (realm_defaults.py,
+default_groups.py, asked of the realm's own namespace: may_give_every_user). A kind added later asks the
+same questions; nothing here knows which kind asks.
 
 For a namespace N declaring in a realm whose resource grants G (its spec.serviceAccountGrants), the realm's
 own namespace included (it grants itself as it grants others):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from keycloak_operator.core.replication import default_groups as dg
 from keycloak_operator.core.replication import realm_defaults as rd
 from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication import user_profile
@@ -96,9 +97,9 @@ class RealmDefaultsWriter:
         self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
     ) -> Verdict | None:
         authority = await _every_user_authority(at, declared)
-        groups = rd.namespace_groups(authority, at.children, rnd.verdicts, rnd.remote_ids, declared)
+        groups = dg.namespace_groups(authority, at.children, rnd.verdicts, rnd.remote_ids, declared)
         observed = await at.admin.get_list(f"{base}/default-groups")
-        plan = rd.plan_default_groups(declared, groups, observed)
+        plan = dg.plan_default_groups(declared, groups, observed)
         for gid in plan.remove:
             await self._write(at, "DELETE", f"{base}/default-groups/{at.admin.segment(gid)}")
         for gid in plan.add:
@@ -156,7 +157,7 @@ async def _every_user_authority(at: InRealm, declared: Any) -> ta.Authority:
     """The realm's own namespace's authority for its default groups, with the realm's roles and clients
     read only when a declared group (or one above it) maps a role."""
     view = ta.RealmView(at.remote, {}, {})
-    if rd.maps_roles(declared, rd.own_groups(authority_for(at, view)(at.realm.key.namespace), at.children)):
+    if dg.maps_roles(declared, dg.own_groups(authority_for(at, view)(at.realm.key.namespace), at.children)):
         listed = await at.admin.clients(at.remote)
         roles = {
             str(r["name"]): r
