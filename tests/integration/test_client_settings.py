@@ -55,6 +55,21 @@ AUDIENCE = {
     "config": {"included.custom.audience": "api.example.com", "access.token.claim": "true"},
 }
 
+# A clientId with dots, none of whose prefixes is a client: a role text `<it>.role` has one client reading.
+DOTTED = "other-client.with.dots"
+# The user's roles of the client it names, under a claim named after that client's clientId.
+BY_CLIENT = {
+    "name": "by-client",
+    "protocolMapper": "oidc-usermodel-client-role-mapper",
+    "config": {
+        "usermodel.clientRoleMapping.clientId": "account",
+        "claim.name": "${client_id}.roles",
+        "multivalued": "true",
+        "jsonType.label": "String",
+        "access.token.claim": "true",
+    },
+}
+
 
 def settings() -> dict[str, Any]:
     return {
@@ -274,7 +289,11 @@ def test_another_teams_role_and_audience_through_mappers_need_the_realm_owners_g
     """Issue 26, finding 1, as seen on a real 26.7.3: a team allowed to declare clients, with no grant,
     gives its confidential client mappers naming another team's client role and audience and
     realm-management's realm-admin. They are refused (the field and the grant named) and its token carries
-    none of it; with the realm owner's grant the same declarations reach the token, realm-admin still not."""
+    none of it; with the realm owner's grant the same declarations reach the token, realm-admin still not.
+
+    Two readings the authority relies on, checked on the same Keycloak and tokens: a hard-coded role's text
+    is read at its last '.' (`other-client.with.dots.role` is client `other-client.with.dots`'s `role`), and
+    the client-role mapper's `${client_id}` in a claim name stands for the clientId it is configured with."""
     api = KeycloakApi(keycloak)
     owner, team = namespace_factory("own"), namespace_factory("team")
     rn = f"m-{owner}"
@@ -282,7 +301,9 @@ def test_another_teams_role_and_audience_through_mappers_need_the_realm_owners_g
     kubectl.apply(realm(keycloak, owner, "main", realmName=rn, clientNamespaces=[team]))
     ref = {"name": "main", "namespace": owner}
     kubectl.apply(client(owner, "payments", ref, "payments", roles=[{"name": "write"}]))
+    kubectl.apply(client(owner, "dotted", ref, DOTTED, roles=[{"name": "role"}]))
     wait_phase(kubectl, CLIENT_RES, owner, "payments", "Ready", timeout=90)
+    wait_phase(kubectl, CLIENT_RES, owner, "dotted", "Ready", timeout=30)
     hijack = [
         {
             "name": "steal-role",
@@ -299,7 +320,13 @@ def test_another_teams_role_and_audience_through_mappers_need_the_realm_owners_g
             "protocolMapper": "oidc-hardcoded-role-mapper",
             "config": {"role": "realm-management.realm-admin"},
         },
+        {
+            "name": "steal-dotted",
+            "protocolMapper": "oidc-hardcoded-role-mapper",
+            "config": {"role": f"{DOTTED}.role"},
+        },
         HARDCODED,
+        BY_CLIENT,
     ]
     spec = {"serviceAccountsEnabled": True, "protocolMappers": hijack}
     kubectl.apply(client(team, "thief", ref, "thief", **spec))
@@ -311,40 +338,48 @@ def test_another_teams_role_and_audience_through_mappers_need_the_realm_owners_g
     message = status()["conditions"][0]["message"]
     assert message.startswith("spec.protocolMappers[steal-admin].config.role: role 'realm-admin' of client")
     assert f"spec.serviceAccountGrants needs {{namespace: {team}, clientId: realm-management" in message
-    assert "(and 2 more mappers)" in message
+    assert "(and 3 more mappers)" in message
     c = api.client(rn, "thief")
     assert c is not None
     uuid = c["id"]
-    assert set(mappers(api, rn, uuid)) == {"team-claim"}
+    assert set(mappers(api, rn, uuid)) == {"team-claim", "by-client"}
     secret = api.client_secret(rn, uuid)
     claims = token_claims(keycloak, rn, "thief", secret)
     assert claims["team"] == "web" and "payments" not in (claims.get("resource_access") or {})
     assert "payments" not in str(claims.get("aud"))
+    assert DOTTED not in (claims.get("resource_access") or {})
+    # `${client_id}.roles` with the mapper's clientId `account`: the roles under a top-level claim named
+    # after that clientId (the service account holds account's roles through the realm's default role),
+    # the top-level claim the authority judges.
+    assert "view-profile" in claims["account"]["roles"]
 
     # The realm's owner grants payments' write role: that role and the audience reach the token; realm-admin
     # stays refused and out of Keycloak.
-    grant = [{"namespace": team, "clientId": "payments", "roles": ["write"]}]
+    grant = [
+        {"namespace": team, "clientId": "payments", "roles": ["write"]},
+        {"namespace": team, "clientId": DOTTED, "roles": ["role"]},
+    ]
     kubectl.apply(
         realm(keycloak, owner, "main", realmName=rn, clientNamespaces=[team], serviceAccountGrants=grant)
     )
-    wait_for(
-        "granted mappers written",
-        lambda: set(mappers(api, rn, uuid)) == {"team-claim", "steal-role", "steal-aud"},
-        60,
-    )
+    granted = {"team-claim", "by-client", "steal-role", "steal-aud", "steal-dotted"}
+    wait_for("granted mappers written", lambda: set(mappers(api, rn, uuid)) == granted, 60)
     claims = token_claims(keycloak, rn, "thief", secret)
     assert claims["resource_access"]["payments"]["roles"] == ["write"]
+    # Read at the last '.': the dotted client's `role`, the grant the operator asked for.
+    assert claims["resource_access"][DOTTED]["roles"] == ["role"]
     assert "payments" in (claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]])
     assert "realm-management" not in claims["resource_access"]
     assert status()["phase"] == "Forbidden" and "steal-admin" in status()["conditions"][0]["message"]
 
     # The grant withdrawn: the mappers go, and the token is back to the team's own.
     kubectl.apply(realm(keycloak, owner, "main", realmName=rn, clientNamespaces=[team]))
-    wait_for("mappers removed", lambda: set(mappers(api, rn, uuid)) == {"team-claim"}, 60)
+    wait_for("mappers removed", lambda: set(mappers(api, rn, uuid)) == {"team-claim", "by-client"}, 60)
     claims = token_claims(keycloak, rn, "thief", secret)
     assert "payments" not in (claims.get("resource_access") or {}) and "payments" not in str(
         claims.get("aud")
     )
+    assert DOTTED not in (claims.get("resource_access") or {})
 
 
 # --- a SAML client ------------------------------------------------------------------------------------------

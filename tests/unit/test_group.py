@@ -30,12 +30,14 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM = ObjectKey(names.REALM_KIND, "team-a", "main")
 Obj = dict[str, Any]
 PLAIN = {n: {"id": n, "name": n, "composite": False} for n in ("reader", "writer", "offline_access")}
+# The clients in Keycloak and the namespace their marker names (realm-management: Keycloak's, unmarked).
+OWNERS = {"app": ("c-app", "team-a"), "other": ("c-other", "team-b"), "realm-management": ("c-rm", None)}
 AUTHORITY = functools.partial(
-    ta.Authority, grants=(), granted_by="team-a/main", view=ta.RealmView("main", PLAIN, {})
+    ta.Authority, grants=(), granted_by="team-a/main", view=ta.RealmView("main", PLAIN, OWNERS)
 )
 AVAILABLE = gr.Available(
     frozenset({"reader", "writer", "offline_access"}),
-    {"team-a": {"app": frozenset({"view", "edit"})}, "team-b": {"other": frozenset({"view"})}},
+    {"app": frozenset({"view", "edit"}), "other": frozenset({"view"})},
     {"team-a": frozenset({"app", "later"}), "team-b": frozenset({"other"})},
     AUTHORITY,
 )
@@ -364,11 +366,11 @@ def test_the_same_path_from_two_namespaces_goes_to_the_older_and_the_later_is_a_
 @pytest.mark.parametrize(
     ("spec", "phase", "reason", "field"),
     [
-        ({"clientRoles": {"other": ["view"]}}, "Forbidden", "ClientNotOwned", "spec.clientRoles.other"),
+        ({"clientRoles": {"other": ["view"]}}, "Forbidden", ta.NOT_GRANTED, "spec.clientRoles.other"),
         (
             {"clientRoles": {"realm-management": ["view-users"]}},
             "Forbidden",
-            "ClientNotOwned",
+            ta.NOT_GRANTED,
             "spec.clientRoles.realm-management",
         ),
         ({"clientRoles": {"later": ["view"]}}, "Pending", "ClientNotReady", "spec.clientRoles.later"),
@@ -383,7 +385,7 @@ def test_a_role_out_of_reach_or_missing_holds_the_group_with_nothing_written(
     scope, _ = plan([r], [])
     verdict = scope.verdicts[r.key]
     assert (verdict.phase, verdict.reason) == (phase, reason) and field in verdict.message
-    assert verdict.revocable is (reason != "ClientNotOwned")  # out of reach: no revocation clock
+    assert verdict.revocable is (reason != ta.NOT_GRANTED)  # out of reach: no revocation clock
     assert scope.plan.is_empty()
     # Its object, if any, is kept as it is (held), never deleted, however long ago it was refused.
     ok = plan([resource()], [])[1][r.key]
@@ -417,14 +419,42 @@ def test_a_built_in_client_a_keycloakclient_of_the_namespace_names_is_still_out_
     r = resource(clientRoles={"realm-management": ["view-users"]})
     scope, _ = plan([r], [], available)
     verdict = scope.verdicts[r.key]
-    assert (verdict.phase, verdict.reason) == ("Forbidden", "ClientNotOwned") and not verdict.revocable
-    assert "built-in" in verdict.message and scope.plan.is_empty()
+    assert (verdict.phase, verdict.reason) == ("Forbidden", ta.NOT_GRANTED) and not verdict.revocable
+    assert "clientId: realm-management, roles: [view-users]" in verdict.message and scope.plan.is_empty()
 
 
 def test_another_namespaces_group_may_not_map_team_a_client_roles() -> None:
     r = resource("team-b", "eng", clientRoles={"app": ["view"]})
     verdict = plan([r], [])[0].verdicts[r.key]
-    assert verdict.reason == "ClientNotOwned" and "team-b" in verdict.message
+    assert verdict.reason == ta.NOT_GRANTED and "team-b" in verdict.message
+
+
+def test_with_the_realm_owners_grant_a_group_maps_another_clients_role() -> None:
+    # Groups ask the token authority as service accounts do: the grant opens exactly the role it names.
+    grant = ta.Grant("team-a", "other", frozenset({"view"}))
+    available = replace(AVAILABLE, authority=functools.partial(AUTHORITY, grants=(grant,)))
+    r = resource(clientRoles={"other": ["view"]})
+    scope, _ = plan([r], [], available)
+    assert scope.verdicts[r.key].phase == "Ready" and len(scope.plan.creates) == 1
+    refused = plan([resource(clientRoles={"other": ["view", "edit"]})], [], available)[0].verdicts[r.key]
+    assert refused.phase == "Forbidden" and "roles: [edit]" in refused.message
+    # Granted, and the client is not in the realm: it waits, naming the field.
+    granted_ghost = ta.Grant("team-a", "ghost", frozenset({"view"}))
+    available = replace(AVAILABLE, authority=functools.partial(AUTHORITY, grants=(granted_ghost,)))
+    waiting = plan([resource(clientRoles={"ghost": ["view"]})], [], available)[0].verdicts[r.key]
+    assert (waiting.phase, waiting.reason) == ("Pending", "RoleNotFound")
+    assert "spec.clientRoles.ghost" in waiting.message
+
+
+def test_a_group_holding_another_clients_role_without_a_grant_loses_it_and_keeps_its_own() -> None:
+    held = {gr.REALM_ROLES: ["reader"], gr.CLIENT_ROLES: {"app": ["view"], "other": ["view"], "x": ["y"]}}
+    writes = gr.refused_held(held, AUTHORITY("team-a"))
+    assert [(w.operation, w.client, w.roles) for w in writes] == [
+        ("remove", "other", ("view",)),
+        ("remove", "x", ("y",)),
+    ]
+    grant = ta.Grant("team-a", "other", frozenset({"view"}))
+    assert [w.client for w in gr.refused_held(held, AUTHORITY("team-a", grants=(grant,)))] == ["x"]
 
 
 def test_preserve_on_delete_releases_the_group_and_drops_only_its_marker() -> None:

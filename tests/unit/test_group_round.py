@@ -233,6 +233,35 @@ async def test_a_composite_realm_role_needs_the_realm_owners_grant_and_is_remove
     assert writes == []
 
 
+async def test_another_teams_client_role_needs_the_realm_owners_grant_and_is_removed_when_it_goes(
+    world: World,
+) -> None:
+    """Groups' client roles ask the token authority: team-b's group may map team-a's `app` role only with
+    the realm owner's grant naming it; the grant withdrawn, the mapping goes though the group is Forbidden,
+    and the group's own client's role stays."""
+    world.kube.add(_client("team-b", "own", MAIN, roles=[{"name": "use"}]))
+    world.kube.add(_group("team-b", "guests", clientRoles={"app": ["view"], "own": ["use"]}))
+    await world.round(KC_URL)
+    message = world.obj(KIND, "team-b", "guests")["status"]["conditions"][0]["message"]
+    assert world.obj(KIND, "team-b", "guests")["status"]["phase"] == "Forbidden"
+    assert "spec.clientRoles.app: role 'view' of client 'app' not granted to namespace team-b" in message
+    assert "{namespace: team-b, clientId: app, roles: [view]}" in message
+
+    grants = [{"namespace": "team-b", "clientId": "app", "roles": ["view"]}]
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["serviceAccountGrants"] = grants
+    await world.round(KC_URL)
+    assert world.obj(KIND, "team-b", "guests")["status"]["phase"] == "Ready"
+    assert _in_keycloak(world, "/guests")["clientRoles"] == {"app": ["view"], "own": ["use"]}
+
+    world.obj(names.REALM_KIND, "team-a", "main")["spec"]["serviceAccountGrants"] = None
+    _, _, writes = await world.round(KC_URL)
+    assert world.obj(KIND, "team-b", "guests")["status"]["phase"] == "Forbidden"
+    assert _in_keycloak(world, "/guests")["clientRoles"] == {"own": ["use"]}
+    assert any(e[3] == "RoleMappingRevoked" and "clientRoles.app/view" in e[4] for e in _events(writes))
+    _, _, writes = await world.round(KC_URL)
+    assert writes == []
+
+
 async def test_a_group_whose_attributes_were_cleared_by_hand_is_re_marked_not_held_in_conflict(
     world: World,
 ) -> None:

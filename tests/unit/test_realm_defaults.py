@@ -14,8 +14,10 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
+from keycloak_operator.core.replication import default_groups as dg
 from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication import realm_defaults as rd
+from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication import user_profile as up
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Update
@@ -222,27 +224,50 @@ def test_required_actions_converge_and_leave_undeclared_ones_alone(
 # --- default roles -----------------------------------------------------------------------------------------
 
 REALM_ID, APP, ACCOUNT = "realm-uuid", "app-uuid", "account-uuid"
-VIEW = rd.RoleView(
-    {"member": "r-member", "offline_access": "r-offline", "uma_authorization": "r-uma"},
-    {
-        "app": (APP, {"reader": "c-reader", "writer": "c-writer"}),
-        "account": (ACCOUNT, {"view-profile": "a-vp", "manage-account": "a-ma"}),
-    },
-)
+REALM_ROLES: dict[str, dict[str, Any]] = {
+    "member": {"id": "r-member", "composite": False},
+    "offline_access": {"id": "r-offline", "composite": False},
+    "uma_authorization": {"id": "r-uma", "composite": False},
+    "admin": {"id": "r-admin", "composite": True},
+    "default-roles-main": {"id": "r-default", "composite": True},
+}
+# clientId -> (id, the namespace its marker names); the realm is in namespace `team`.
+CLIENTS = {
+    "app": (APP, "team"),
+    "tools": ("tools-uuid", "team"),
+    "account": (ACCOUNT, None),
+    "realm-management": ("realm-management-uuid", None),
+    "other-team": ("other-team-uuid", "other"),
+}
+CLIENT_ROLES = {
+    "app": {"reader": "c-reader", "writer": "c-writer"},
+    "account": {"view-profile": "a-vp", "manage-account": "a-ma"},
+}
+
+
+def view(*grants: ta.Grant, client_roles: Any = None, composite: frozenset[str] = frozenset()) -> rd.RoleView:
+    realm_view = ta.RealmView(
+        "main", REALM_ROLES, CLIENTS, pristine=frozenset({"account", "realm-management"})
+    )
+    authority = ta.Authority("team", grants, "team/main", realm_view)
+    return rd.RoleView(authority, CLIENT_ROLES if client_roles is None else client_roles, composite)
+
+
+VIEW = view()
 
 
 def held(ids: set[str]) -> list[dict[str, Any]]:
     """Composites as Keycloak returns them: realm roles' containerId is the realm's id."""
-    realm = {v: k for k, v in VIEW.realm_roles.items()}
+    realm = {str(r["id"]): k for k, r in REALM_ROLES.items()}
     out = []
     for i in sorted(ids):
         if i in realm:
             out.append({"id": i, "name": realm[i], "clientRole": False, "containerId": REALM_ID})
             continue
-        for uuid, roles in VIEW.clients.values():
+        for cid, roles in CLIENT_ROLES.items():
             names_ = {v: k for k, v in roles.items()}
             if i in names_:
-                out.append({"id": i, "name": names_[i], "clientRole": True, "containerId": uuid})
+                out.append({"id": i, "name": names_[i], "clientRole": True, "containerId": CLIENTS[cid][0]})
     return out
 
 
@@ -270,10 +295,19 @@ def test_default_roles_are_made_exactly_the_declared_set_removes_first() -> None
     assert apply_roles(KEYCLOAK_DEFAULT, plan) == {"r-member", "r-offline", "c-reader"}
 
 
+def test_a_client_not_in_the_realm_yet_waits_rather_than_being_refused() -> None:
+    plan = rd.plan_default_roles({"realm": [], "clients": {"later": ["x"]}}, [], VIEW)
+    assert plan.problem is not None and plan.problem.reason == "RoleNotFound"
+    assert plan.problem.message.startswith("spec.defaultRoles.clients.later: no client 'later' in the realm")
+
+
 @pytest.mark.parametrize(
     ("declared", "field"),
     [
-        ({"realm": ["admin"], "clients": {}}, "spec.defaultRoles.realm"),
+        ({"realm": ["admin"], "clients": {}}, "spec.defaultRoles.realm[admin]"),  # composite
+        ({"realm": ["ghost"], "clients": {}}, "spec.defaultRoles.realm"),
+        ({"realm": ["default-roles-main"], "clients": {}}, "spec.defaultRoles.realm[default-roles-main]"),
+        ({"realm": [], "clients": {"ghost": ["x"]}}, "spec.defaultRoles.clients.ghost"),
         (
             {"realm": [], "clients": {"realm-management": ["realm-admin"]}},
             "spec.defaultRoles.clients.realm-management",
@@ -301,10 +335,8 @@ def test_while_a_role_waits_the_removals_are_made_and_the_declared_roles_in_reac
     assert [(c.operation, c.labels) for c in out_of_reach.changes] == [("remove", ("other-uuid/secret",))]
 
 
-COMPOSITE_VIEW = rd.RoleView(
-    VIEW.realm_roles,
-    {**VIEW.clients, "app": (APP, {"reader": "c-reader", "writer": "c-writer", "bundle": "c-bundle"})},
-    reach_clients=frozenset({APP, ACCOUNT, "tools-uuid"}),
+COMPOSITE_VIEW = view(
+    client_roles={**CLIENT_ROLES, "app": {"reader": "c-reader", "writer": "c-writer", "bundle": "c-bundle"}},
     composite=frozenset({"c-bundle"}),
 )
 BUNDLE = {"realm": [], "clients": {"app": ["bundle"]}}
@@ -330,7 +362,8 @@ def test_a_default_composite_holding_only_the_owners_roles_is_written() -> None:
         # a role another namespace granted this namespace's client (serviceAccountGrants), held directly
         ({"c-bundle": [role("x-1", "view-users", "realm-management-uuid")]}, "view-users"),
         ({"c-bundle": [role("x-2", "secret", "other-team-uuid")]}, "secret"),
-        ({"c-bundle": [role("r-admin", "admin")]}, "admin"),  # a realm role not the realm resource's
+        ({"c-bundle": [role("r-admin", "admin")]}, "admin"),  # a composite realm role, not granted
+        ({"c-bundle": [role("r-x", "unknown")]}, "unknown"),  # a realm role not in the view
         # held two levels down, through a composite in reach
         (
             {
@@ -348,6 +381,9 @@ def test_a_default_composite_holding_a_role_out_of_reach_is_refused_naming_it(
     assert plan.problem is not None and plan.problem.reason == "CompositeOutOfReach"
     assert "spec.defaultRoles.clients.app" in plan.problem.message and named in plan.problem.message
     assert all(c.operation == "remove" for c in plan.changes)  # nothing added
+    # Held already (declared before the composite changed): it goes too, as a refused role does.
+    again = rd.plan_default_roles(BUNDLE, [role("c-bundle", "bundle", APP)], COMPOSITE_VIEW, includes)
+    assert [(c.operation, c.labels) for c in again.changes] == [("remove", ("app/bundle",))]
 
 
 def test_a_composite_tree_beyond_the_read_bound_is_refused() -> None:
@@ -356,81 +392,27 @@ def test_a_composite_tree_beyond_the_read_bound_is_refused() -> None:
     assert not plan.changes
 
 
-def test_only_the_realms_own_and_the_built_in_realm_roles_are_allowed() -> None:
-    assert rd.allowed_realm_roles(["member"]) == {"member", "offline_access", "uma_authorization"}
-
-
-every_role = sorted({*VIEW.realm_roles.values(), *(i for _, r in VIEW.clients.values() for i in r.values())})
-
-
-@given(
-    st.lists(st.sampled_from(sorted(VIEW.realm_roles)), unique=True),
-    st.dictionaries(
-        st.sampled_from(sorted(VIEW.clients)),
-        st.lists(
-            st.sampled_from(["reader", "writer", "view-profile", "manage-account"]), unique=True, min_size=1
-        ),
-    ),
-    st.sets(st.sampled_from(every_role)),
-)
-def test_default_roles_converge_from_any_held_set(
-    realm: list[str], clients: dict[str, list[str]], start: set[str]
-) -> None:
-    clients = {c: [r for r in roles if r in VIEW.clients[c][1]] for c, roles in clients.items()}
-    s = spec(roles=[{"name": "member"}], defaultRoles={"realm": realm, "clients": clients})
-    declared = rd.defaults_content(s)["defaultRoles"]
-    plan = rd.plan_default_roles(declared, held(start), VIEW)
-    assert plan.problem is None
-    after = apply_roles(start, plan)
-    second = rd.plan_default_roles(declared, held(after), VIEW)
-    assert second.changes == []
-
-
-# --- default groups ----------------------------------------------------------------------------------------
-
-
-def test_default_groups_are_the_declared_ready_groups_by_id_and_a_hand_added_one_goes() -> None:
-    plan = rd.plan_default_groups(["staff"], {"staff": "g-1"}, [{"id": "g-9", "name": "x", "path": "/x"}])
-    assert (plan.add, plan.remove, plan.labels) == (["g-1"], ["g-9"], ["+staff", "-/x"])
-    assert (
-        rd.plan_default_groups(["staff"], {"staff": "g-1"}, [{"id": "g-1", "path": "/staff"}])
-        == rd.GroupPlan()
-    )
-
-
-def test_a_group_not_ready_holds_the_adds_but_not_the_removals_and_the_realm_waits_naming_it() -> None:
-    plan = rd.plan_default_groups(["staff", "late"], {"staff": "g-1"}, [{"id": "g-9"}])
-    assert plan.add == [] and plan.remove == ["g-9"]
-    assert plan.problem is not None and plan.problem.phase == "Pending"
-    assert "spec.defaultGroups" in plan.problem.message and "late" in plan.problem.message
-
-
-def test_a_declared_group_not_ready_this_round_is_not_taken_away() -> None:
-    groups = rd.NamespaceGroups(ready={"staff": "g-1"}, known={"staff": "g-1", "late": "g-2"})
-    plan = rd.plan_default_groups(["staff", "late"], groups, [{"id": "g-2"}, {"id": "g-9"}])
-    assert (plan.add, plan.remove) == ([], ["g-9"])
-
-
-def group(namespace: str, name: str, deleting: bool = False) -> Resource:
-    key = ObjectKey(names.GROUP_KIND, namespace, name)
-    return Resource(key, name, {}, datetime(2026, 1, 1, tzinfo=UTC), deleting=deleting)
-
-
-def test_only_the_realm_namespaces_groups_count_by_the_id_their_marker_was_found_under() -> None:
-    ours, theirs = group("team", "staff"), group("other", "staff")
-    waiting, gone = group("team", "late"), group("team", "old", deleting=True)
-    client = Resource(
-        ObjectKey(names.CLIENT_KIND, "team", "staff"), "staff", {}, datetime(2026, 1, 1, tzinfo=UTC)
-    )
-    ready = Verdict("Ready", "Synced", "")
-    children = [ours, theirs, waiting, gone, client]
-    verdicts = {c.key: ready for c in children} | {waiting.key: Verdict("Pending", "X", "")}
-    remote_ids = {ours.key: "g-ours", theirs.key: "g-theirs", waiting.key: "g-late", gone.key: "g-old"}
-    remote_ids[client.key] = "c-1"
-    groups = rd.namespace_groups("team", children, verdicts, remote_ids)
-    assert groups == rd.NamespaceGroups(
-        ready={"staff": "g-ours"}, known={"staff": "g-ours", "late": "g-late"}
-    )
+def test_the_realm_owner_gives_every_user_what_the_token_authority_lets_it_give_anyone() -> None:
+    """ADR 0012: the default role's composites are asked of the realm's own namespace."""
+    ok, grant = rd.plan_default_roles, ta.Grant
+    for declared in (
+        {"realm": ["member", "offline_access"], "clients": {"account": ["view-profile"]}},
+        {"realm": [], "clients": {"app": ["reader"]}},
+    ):
+        assert ok(declared, [], VIEW).problem is None
+    refused = {"realm": ["admin"], "clients": {}}
+    problem = ok(refused, [], VIEW).problem
+    assert problem is not None and problem.reason == ta.NOT_GRANTED and problem.phase == "Pending"
+    assert "spec.serviceAccountGrants needs {namespace: team, roles: [admin]}" in problem.message
+    assert ok(refused, [], view(grant("team", None, frozenset({"admin"})))).problem is None
+    theirs = {"realm": [], "clients": {"other-team": ["x"]}}
+    granted = view(grant("team", "other-team", frozenset({"x"})), client_roles={"other-team": {"x": "o-x"}})
+    assert ok(theirs, [], granted).problem is None
+    assert "clientId: other-team, roles: [x]" in str(ok(theirs, [], VIEW).problem)
+    # realm-management's roles administer the realm: never every user's, even granted.
+    admin = {"realm": [], "clients": {"realm-management": ["realm-admin"]}}
+    rm = view(grant("team", "realm-management", frozenset({"realm-admin"})))
+    assert "administers the realm" in str(ok(admin, [], rm).problem)
 
 
 def attrs(kind: str, namespace: str) -> dict[str, str]:
@@ -455,7 +437,118 @@ def attrs(kind: str, namespace: str) -> dict[str, str]:
 def test_only_the_namespaces_clients_and_an_unmarked_account_may_give_default_roles(
     client_id: str, attributes: Any, in_reach: bool
 ) -> None:
-    assert rd.client_in_reach(client_id, attributes, "team") is in_reach
+    listing = [{"clientId": client_id, "id": "c-1", "attributes": attributes}]
+    realm_view = ta.RealmView("main", {}, ta.client_owners(listing), pristine=ta.unmarked_clients(listing))
+    authority = ta.Authority("team", (), "team/main", realm_view)
+    assert authority.may_give_every_user(client_id, "view-profile") is in_reach
+
+
+PLAIN_ROLES = sorted(n for n, r in REALM_ROLES.items() if r["composite"] is False)
+every_role = sorted(
+    {*(str(r["id"]) for r in REALM_ROLES.values()), *(i for r in CLIENT_ROLES.values() for i in r.values())}
+)
+
+
+@given(
+    st.lists(st.sampled_from(PLAIN_ROLES), unique=True),
+    st.dictionaries(
+        st.sampled_from(sorted(CLIENT_ROLES)),
+        st.lists(
+            st.sampled_from(["reader", "writer", "view-profile", "manage-account"]), unique=True, min_size=1
+        ),
+    ),
+    st.sets(st.sampled_from(every_role)),
+)
+def test_default_roles_converge_from_any_held_set(
+    realm: list[str], clients: dict[str, list[str]], start: set[str]
+) -> None:
+    clients = {c: [r for r in roles if r in CLIENT_ROLES[c]] for c, roles in clients.items()}
+    s = spec(roles=[{"name": "member"}], defaultRoles={"realm": realm, "clients": clients})
+    declared = rd.defaults_content(s)["defaultRoles"]
+    plan = rd.plan_default_roles(declared, held(start), VIEW)
+    assert plan.problem is None
+    after = apply_roles(start, plan)
+    second = rd.plan_default_roles(declared, held(after), VIEW)
+    assert second.changes == []
+
+
+# --- default groups ----------------------------------------------------------------------------------------
+
+
+def test_default_groups_are_the_declared_ready_groups_by_id_and_a_hand_added_one_goes() -> None:
+    plan = dg.plan_default_groups(["staff"], {"staff": "g-1"}, [{"id": "g-9", "name": "x", "path": "/x"}])
+    assert (plan.add, plan.remove, plan.labels) == (["g-1"], ["g-9"], ["+staff", "-/x"])
+    assert (
+        dg.plan_default_groups(["staff"], {"staff": "g-1"}, [{"id": "g-1", "path": "/staff"}])
+        == dg.GroupPlan()
+    )
+
+
+def test_a_group_not_ready_holds_the_adds_but_not_the_removals_and_the_realm_waits_naming_it() -> None:
+    plan = dg.plan_default_groups(["staff", "late"], {"staff": "g-1"}, [{"id": "g-9"}])
+    assert plan.add == [] and plan.remove == ["g-9"]
+    assert plan.problem is not None and plan.problem.phase == "Pending"
+    assert "spec.defaultGroups" in plan.problem.message and "late" in plan.problem.message
+
+
+def test_a_declared_group_not_ready_this_round_is_not_taken_away() -> None:
+    groups = dg.NamespaceGroups(ready={"staff": "g-1"}, known={"staff": "g-1", "late": "g-2"})
+    plan = dg.plan_default_groups(["staff", "late"], groups, [{"id": "g-2"}, {"id": "g-9"}])
+    assert (plan.add, plan.remove) == ([], ["g-9"])
+
+
+def group(namespace: str, name: str, deleting: bool = False) -> Resource:
+    key = ObjectKey(names.GROUP_KIND, namespace, name)
+    return Resource(key, name, {}, datetime(2026, 1, 1, tzinfo=UTC), deleting=deleting)
+
+
+def test_only_the_realm_namespaces_groups_count_by_the_id_their_marker_was_found_under() -> None:
+    ours, theirs = group("team", "staff"), group("other", "staff")
+    waiting, gone = group("team", "late"), group("team", "old", deleting=True)
+    client = Resource(
+        ObjectKey(names.CLIENT_KIND, "team", "staff"), "staff", {}, datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    ready = Verdict("Ready", "Synced", "")
+    children = [ours, theirs, waiting, gone, client]
+    verdicts = {c.key: ready for c in children} | {waiting.key: Verdict("Pending", "X", "")}
+    remote_ids = {ours.key: "g-ours", theirs.key: "g-theirs", waiting.key: "g-late", gone.key: "g-old"}
+    remote_ids[client.key] = "c-1"
+    groups = dg.namespace_groups(VIEW.authority, children, verdicts, remote_ids)
+    assert groups == dg.NamespaceGroups(
+        ready={"staff": "g-ours"}, known={"staff": "g-ours", "late": "g-late"}
+    )
+
+
+def mapping(name: str, parent: str = "", realm: Any = (), clients: Any = None) -> Resource:
+    key = ObjectKey(names.GROUP_KIND, "team", name)
+    content = {"name": name, "parent": parent, "realmRoles": list(realm), "clientRoles": clients or {}}
+    return Resource(key, name, content, datetime(2026, 1, 1, tzinfo=UTC))
+
+
+def test_a_default_group_hands_every_user_its_roles_and_its_parents_so_the_authority_judges_them() -> None:
+    """ADR 0012: a default group's members hold what it and every group above it map; they must be what
+    the realm's own namespace may give every user (realm-management's never, even granted)."""
+    rm = ta.Grant("team", "realm-management", frozenset({"view-users"}))
+    authority = view(rm, ta.Grant("team", None, frozenset({"admin"}))).authority
+    children = [
+        mapping("top", clients={"realm-management": ["view-users"]}),
+        mapping("staff", parent="top", realm=["member"], clients={"app": ["reader"]}),
+        mapping("plain", realm=["member", "admin"]),
+    ]
+    ready = Verdict("Ready", "Synced", "")
+    verdicts = {c.key: ready for c in children}
+    remote_ids = {c.key: f"g-{c.key.name}" for c in children}
+    groups = dg.namespace_groups(authority, children, verdicts, remote_ids, ["staff", "plain"])
+    assert set(groups.refused) == {"staff"}
+    message = groups.refused["staff"].message
+    assert message.startswith("spec.defaultGroups[staff]: role 'view-users' of client 'realm-management'")
+    plan = dg.plan_default_groups(["staff", "plain"], groups, [{"id": "g-staff", "path": "/top/staff"}])
+    assert (plan.add, plan.remove) == ([], ["g-staff"])  # refused: nothing added, the held one removed
+    assert plan.problem is not None and plan.problem.phase == "Pending"
+    # Without the grant of `admin` (composite) `plain` is refused as well, naming the grant it needs.
+    groups = dg.namespace_groups(VIEW.authority, children, verdicts, remote_ids, ["plain"])
+    assert "needs {namespace: team, roles: [admin]}" in groups.refused["plain"].message
+    assert not dg.maps_roles(["lonely"], dg.own_groups(VIEW.authority, [mapping("lonely")]))
 
 
 @given(
@@ -465,10 +558,10 @@ def test_only_the_namespaces_clients_and_an_unmarked_account_may_give_default_ro
 def test_default_groups_converge(declared: list[str], start: set[str]) -> None:
     ready = {n: f"g-{n}" for n in "abcd"}
     observed = [{"id": i, "path": f"/{i}"} for i in sorted(start)]
-    plan = rd.plan_default_groups(declared, ready, observed)
+    plan = dg.plan_default_groups(declared, ready, observed)
     after = (start - set(plan.remove)) | set(plan.add)
     assert after == {ready[n] for n in declared}
-    assert rd.plan_default_groups(declared, ready, [{"id": i} for i in after]) == rd.GroupPlan()
+    assert dg.plan_default_groups(declared, ready, [{"id": i} for i in after]) == dg.GroupPlan()
 
 
 # --- hostile input -----------------------------------------------------------------------------------------

@@ -136,9 +136,10 @@ class KeycloakGroupSpec(CrdModel):
         default_factory=dict,
         max_length=CLIENTS_MAX,
         json_schema_extra={"maxProperties": CLIENTS_MAX},
-        description="Client roles mapped to the group: clientId -> role names. Only clients a KeycloakClient "
-        "of this namespace declares (another team's client roles are out of reach: the group is "
-        "Forbidden, with nothing written). Exact, as realmRoles.",
+        description="Client roles mapped to the group: clientId -> role names. Clients a KeycloakClient "
+        "of this namespace holds in Keycloak; any other client's role (another team's, realm-management) "
+        "only with the realm's spec.serviceAccountGrants naming this namespace, the clientId and the role "
+        "(else the group is Forbidden, with nothing written). Exact, as realmRoles.",
     )
 
     @model_validator(mode="after")

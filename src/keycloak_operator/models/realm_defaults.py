@@ -91,7 +91,9 @@ class DefaultRoles(CrdModel):
 
     realm: RoleNames = Field(
         default_factory=list,
-        description="Realm roles by name: spec.roles of this realm, offline_access or uma_authorization.",
+        description="Realm roles by name: plain ones (spec.roles of this realm, offline_access, "
+        "uma_authorization); a composite one only with this realm's spec.serviceAccountGrants naming the "
+        "realm's own namespace and the role.",
     )
     # A plain key type (a key pattern would be patternProperties, which a CRD may not hold); the key's bounds
     # are in the validator and in CLIENT_KEYS_RULE.
@@ -100,7 +102,9 @@ class DefaultRoles(CrdModel):
         max_length=DEFAULT_ROLE_CLIENTS_MAX,
         json_schema_extra={"maxProperties": DEFAULT_ROLE_CLIENTS_MAX},
         description="Client roles by clientId -> role names: clients of KeycloakClients of the realm's own "
-        "namespace, or Keycloak's `account` client; never realm-management nor another namespace's client.",
+        "namespace, or Keycloak's `account` client; another client's only with this realm's "
+        "spec.serviceAccountGrants naming the realm's own namespace, the clientId and the role; never "
+        "realm-management.",
     )
 
     @model_validator(mode="after")

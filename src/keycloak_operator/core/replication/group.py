@@ -14,12 +14,13 @@ shallowest first (a child is created under its parent's id).
 
 Role mappings are exact and written through their own endpoints after the group, as a client scope's
 mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm lacks
-leaves the group Pending. A composite realm role needs the realm owner's grant, as every path into a
-token does (token_authority.py: a group's members, and whoever an identity provider's mapper puts in it,
-hold what it maps); one the group holds without a grant is removed whatever the group's verdict. A client
-role of a client no KeycloakClient of the group's own namespace declares (seed 003) makes it Forbidden
-without a revocation clock (the namespace is still allowed in the realm, only the mapping is refused);
-either names the field, and nothing is written. A group is never adopted yet.
+leaves the group Pending. Every mapping asks the token authority (token_authority.py: a group's members,
+and whoever an identity provider's mapper puts in it, hold what it maps): a composite realm role, or a role
+of a client no KeycloakClient of the group's own namespace owns (seed 003; `realm-management` included),
+needs the realm owner's grant. A refusal makes the group Forbidden without a revocation clock (the
+namespace is still allowed in the realm, only the mapping is refused), names the field and the grant, and
+nothing is written; a mapping the group holds without a grant is removed whatever the group's verdict. A
+group is never adopted yet.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ PARENT: Final = (
     group_tree.PARENT
 )  # the parent KeycloakGroup's metadata.name ("" at the top): hashed, not sent
 PATH: Final = "path"
-REALM_ROLES: Final = "realmRoles"
-CLIENT_ROLES: Final = "clientRoles"
+REALM_ROLES: Final = group_tree.REALM_ROLES
+CLIENT_ROLES: Final = group_tree.CLIENT_ROLES
 # Left out of the group's POST and PUT and of the generic drift check: the roles have endpoints of their
 # own, the parent is where the group is created or moved to, and attributes are compared here (as sets).
 SUBRESOURCES: Final = (PARENT, REALM_ROLES, CLIENT_ROLES)
@@ -105,15 +106,15 @@ def group_resource(
 @dataclass(frozen=True)
 class Available:
     """What the realm holds that groups may map, read fresh by the writer after the clients were written.
-    `client_roles`: namespace -> clientId -> role names, for each client in Keycloak whose marker names a
-    KeycloakClient of that namespace (so a clientId held by another team is never another namespace's);
-    `declared_clients`: namespace -> clientIds its KeycloakClients declare (in Keycloak yet or not)."""
+    `client_roles`: clientId -> role names, for the clients in Keycloak that a declared group names and may
+    map (whose owner, told by the marker, is in the authority's view); `declared_clients`: namespace ->
+    clientIds its KeycloakClients declare (in Keycloak yet or not)."""
 
     realm_roles: frozenset[str] = frozenset()
-    client_roles: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    client_roles: Mapping[str, frozenset[str]] = field(default_factory=dict)
     declared_clients: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # Each namespace's token authority in the realm; without one no realm role is known to be plain and
-    # every realm role mapping needs a grant (fail-closed).
+    # Each namespace's token authority in the realm; without one no realm role is known to be plain, no
+    # client is anyone's, and every role mapping needs a grant (fail-closed).
     authority: Callable[[str], ta.Authority] | None = None
 
     def authority_of(self, namespace: str) -> ta.Authority:
@@ -123,7 +124,8 @@ class Available:
 
 
 def _reference_problem(r: Resource, available: Available) -> Verdict | None:
-    """A realm role the realm lacks, or a client role out of the group's reach, named by its field."""
+    """A role the realm lacks, or one the token authority refuses the group's namespace (the group's
+    members, and whoever an identity provider's mapper puts in it, hold what it maps), named by its field."""
     missing = [n for n in r.content[REALM_ROLES] if n not in available.realm_roles]
     if missing:
         return Verdict("Pending", "RoleNotFound", f"spec.realmRoles: not in the realm: {', '.join(missing)}")
@@ -135,32 +137,23 @@ def _reference_problem(r: Resource, available: Available) -> Verdict | None:
             return refused
     for client_id, wanted in r.content[CLIENT_ROLES].items():
         where = f"spec.clientRoles.{client_id}"
-        roles = available.client_roles.get(ns, {}).get(client_id)
-        if roles is not None:
-            lacking = [n for n in wanted if n not in roles]
-            if lacking:
-                return Verdict(
-                    "Pending", "RoleNotFound", f"{where}: no such client role: {', '.join(lacking)}"
-                )
-        elif (
-            client_id in available.declared_clients.get(ns, frozenset()) and client_id not in BUILT_IN_CLIENTS
+        if (
+            client_id not in authority.view.clients
+            and client_id in available.declared_clients.get(ns, frozenset())
+            and client_id not in BUILT_IN_CLIENTS  # Keycloak's, even when a KeycloakClient names it
         ):
-            msg = (
-                f"{where}: the KeycloakClient of namespace {ns} declaring it is not in Keycloak yet (or "
-                "the clientId is held by another resource)"
-            )
+            msg = f"{where}: the KeycloakClient of namespace {ns} declaring it is not in Keycloak yet"
             return Verdict("Pending", "ClientNotReady", msg)
-        else:
-            # A built-in client (realm-management, say) is Keycloak's, even when a KeycloakClient names it.
-            whose = (
-                "a built-in client's roles are"
-                if client_id in BUILT_IN_CLIENTS
-                else "another team's client roles are"
-            )
-            msg = f"{where}: no KeycloakClient of namespace {ns} owns this client; {whose} out of reach"
-            msg += "; nothing was written"
-            # Not revocable: the group's namespace is still allowed in the realm, only this mapping is not.
-            return Verdict("Forbidden", "ClientNotOwned", msg, revocable=False)
+        for role in wanted:
+            refused = authority.judge_client_role(client_id, role, where)
+            if refused is not None:
+                return refused
+        roles = available.client_roles.get(client_id)
+        if roles is None:  # granted, and not in the realm (or not read)
+            return Verdict("Pending", "RoleNotFound", f"{where}: no client {client_id!r} in the realm")
+        lacking = [n for n in wanted if n not in roles]
+        if lacking:
+            return Verdict("Pending", "RoleNotFound", f"{where}: no such client role: {', '.join(lacking)}")
     return None
 
 
@@ -373,11 +366,18 @@ def plan_role_mappings(content: Obj, observed: Obj) -> list[MappingWrite]:
 
 
 def refused_held(observed: Obj, authority: ta.Authority) -> list[MappingWrite]:
-    """The removals of realm roles a group holds that its namespace may not give (a composite role whose
-    grant was withdrawn, or one added by hand): for a marked group that is not Ready, whose declared
-    mappings are not written this round."""
+    """The removals of roles a group holds that its namespace may not give (a composite realm role or
+    another client's role whose grant was withdrawn, or one added by hand): for a marked group that is not
+    Ready, whose declared mappings are not written this round. The authority's view must know every
+    client's owner, or the group's own client roles would go too."""
     gone = [n for n in _names(observed.get(REALM_ROLES)) if not authority.may_give_realm_role(n)]
-    return [MappingWrite("remove", None, tuple(sorted(gone)))] if gone else []
+    out = [MappingWrite("remove", None, tuple(sorted(gone)))] if gone else []
+    held = observed.get(CLIENT_ROLES)
+    for client_id, roles in sorted(held.items()) if isinstance(held, Mapping) else []:
+        gone = [n for n in _names(roles) if not authority.may_give_client_role(str(client_id), n)]
+        if gone:
+            out.append(MappingWrite("remove", str(client_id), tuple(sorted(gone))))
+    return out
 
 
 def _names(value: Any) -> list[str]:

@@ -24,6 +24,9 @@ from keycloak_operator.core.replication.sync import Resource, Verdict
 
 KIND: Final = names.GROUP_KIND
 PARENT: Final = "parent"
+# A group's role mappings in its content (group.py): what its members, and its subgroups' members, hold.
+REALM_ROLES: Final = "realmRoles"
+CLIENT_ROLES: Final = "clientRoles"
 MAX_DEPTH: Final = 32  # levels of a declared tree; deeper is an Error on the groups below the limit
 MAX_PER_NAMESPACE: Final = 1_000  # a namespace's KeycloakGroups in one realm; the later ones are an Error
 

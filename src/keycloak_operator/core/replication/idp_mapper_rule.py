@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from keycloak_operator.core.replication import token_authority as ta
+from keycloak_operator.core.replication import token_reading as tr
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.core.replication.token_authority import Authority, Grant, RealmView
 
@@ -71,7 +72,7 @@ def split_role(text: str, client_ids: Iterable[str]) -> tuple[str | None, str]:
     """(clientId, role), clientId None for a realm role, as Keycloak reads a mapper's `role` (the first
     reading naming a known client; the authority judges every reading)."""
     known = set(client_ids)
-    return next(((c, r) for c, r in ta.role_readings(text) if c is not None and c in known), (None, text))
+    return next(((c, r) for c, r in tr.role_readings(text) if c is not None and c in known), (None, text))
 
 
 def group_owners(observed: Sequence[Any]) -> dict[str, str | None]:

@@ -1,5 +1,5 @@
 """What a realm gives every user (models/realm_defaults.py): its required actions, default roles and default
-groups (and its user profile, user_profile.py), planned against what Keycloak holds. Pure;
+groups (default_groups.py; its user profile, user_profile.py), planned against what Keycloak holds. Pure;
 shell/replication/realm_defaults.py reads and writes.
 
 They are part of the realm's content (a change is a change to the realm, so its hash) but not of its PUT nor
@@ -10,7 +10,8 @@ differ. Seen on Keycloak 26.7.3:
   declared fields changed.
 - The default roles are the composites of the realm's `defaultRole` (GET/POST/DELETE roles-by-id/{id}/
   composites, a list of role representations); realm roles' containerId is the realm's id, client roles'
-  their client's id.
+  their client's id. What they may be is the token authority's (token_authority.py, may_give_every_user,
+  asked of the realm's own namespace with its own grants): every user holds them.
 - GET default-groups lists {id, name, path}; PUT and DELETE default-groups/{id} add and remove one (each
   idempotent: 204 again).
 """
@@ -21,24 +22,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import names
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import user_profile
-from keycloak_operator.core.replication.adoption import marked_in_part
-from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.marker import read_marker
-from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.core.replication.sync import Verdict
+from keycloak_operator.core.replication.token_authority import ACCOUNT_CLIENT, Authority
 from keycloak_operator.models.realm import KeycloakRealmSpec
 
 REQUIRED_ACTIONS: Final = "requiredActions"
 DEFAULT_ROLES: Final = "defaultRoles"
 DEFAULT_GROUPS: Final = "defaultGroups"
 PARTS: Final = (REQUIRED_ACTIONS, DEFAULT_ROLES, DEFAULT_GROUPS, user_profile.USER_PROFILE)
-# Realm roles every realm has (Keycloak makes them with it) that a realm may hand to every user.
-BUILT_IN_REALM_ROLES: Final = frozenset({"offline_access", "uma_authorization"})
-# The one built-in client whose roles may be default: Keycloak makes its view-profile and manage-account
-# default in every new realm, and they act on the user's own account only. Never realm-management.
-ACCOUNT_CLIENT: Final = "account"
 
 Obj = Mapping[str, Any]
 
@@ -122,18 +115,18 @@ def action_label(body: Obj) -> str:
 
 @dataclass(frozen=True)
 class RoleView:
-    """What the realm holds that default roles may name. `realm_roles`: name -> id of the roles allowed
-    (the realm resource's own and the built-in ones, when Keycloak has them); `clients`: clientId -> (client
-    id, role name -> role id) for the clients allowed (those a KeycloakClient of the realm's namespace
-    owns, by marker, and `account`)."""
+    """What default roles are judged against. `authority`: the realm's own namespace's token authority
+    (its view holds every realm role, and every client with the namespace its marker names when a client
+    role is declared); `client_roles`: clientId -> role name -> id, for the declared clients in the realm;
+    `composite`: ids of the declared client roles Keycloak lists as composite (their composites are read)."""
 
-    realm_roles: Mapping[str, str] = field(default_factory=dict)
-    clients: Mapping[str, tuple[str, Mapping[str, str]]] = field(default_factory=dict)
-    # What a declared composite role may include (role_in_reach): the realm roles allowed above by name, and
-    # the ids of every client in reach (client_in_reach), declared here or not.
-    reach_clients: frozenset[str] = frozenset()
-    # Role ids of the declared client roles Keycloak lists as composite (their composites are read).
+    authority: Authority
+    client_roles: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     composite: frozenset[str] = frozenset()
+
+    def realm_role_id(self, name: str) -> str | None:
+        found = (self.authority.view.realm_roles.get(name) or {}).get("id")
+        return found if isinstance(found, str) else None
 
 
 @dataclass(frozen=True)
@@ -149,10 +142,6 @@ class RolePlan:
     problem: Verdict | None = None
 
 
-def allowed_realm_roles(spec_roles: Iterable[str]) -> frozenset[str]:
-    return frozenset(spec_roles) | BUILT_IN_REALM_ROLES
-
-
 def plan_default_roles(
     declared: Obj,
     held: Iterable[Any],
@@ -160,22 +149,26 @@ def plan_default_roles(
     includes: Mapping[str, Sequence[Any]] | None = None,
     truncated: bool = False,
 ) -> RolePlan:
-    """The adds and removes that make the default role's composites exactly `declared`. A declared role out
-    of reach (not the realm's own, not of a client of its namespace) or not in Keycloak: the realm's
-    problem, naming the field, and no role is added (a partial set would hand every new user a set nobody
-    declared); the removals are still made: they only shrink what every user gets, and a role out of reach
-    that is held (a hand edit, a client that changed hands) must not stay while the realm waits."""
-    problem = _role_problem(declared, view) or composite_problem(declared, view, includes or {}, truncated)
-    want: dict[str, tuple[str, str]] = {}  # role id -> (label, name), of the declared roles in reach
+    """The adds and removes that make the default role's composites exactly `declared`. A declared role the
+    token authority refuses the realm's own namespace for every user (may_give_every_user), or that
+    includes such a role, or that is not in Keycloak: the realm's problem, naming the field (and the grant
+    it needs), and no role is added (a partial set would hand every new user a set nobody declared). The
+    removals are still made: they only shrink what every user gets, and a refused role that is held (a
+    grant withdrawn, a hand edit, a client that changed hands) must not stay while the realm waits."""
+    refused, problem = _refused(declared, view)
+    out_of_reach, composite = composite_problem(declared, view, includes or {}, truncated)
+    problem = problem or composite
+    want: dict[str, tuple[str, str]] = {}  # role id -> (label, name), of the declared roles allowed
     for name in declared["realm"]:
-        if name in view.realm_roles:
-            want[view.realm_roles[name]] = (f"realm/{name}", name)
+        role_id = view.realm_role_id(name)
+        if role_id is not None and (None, name) not in refused:
+            want[role_id] = (f"realm/{name}", name)
     for client_id, names_ in declared["clients"].items():
-        _, roles = view.clients.get(client_id, ("", {}))
+        roles = view.client_roles.get(client_id, {})
         for name in names_:
-            if name in roles:
+            if name in roles and (client_id, name) not in refused and roles[name] not in out_of_reach:
                 want[roles[name]] = (f"{client_id}/{name}", name)
-    client_of = {uuid: cid for cid, (uuid, _) in view.clients.items()}
+    client_of = {uuid: cid for cid, (uuid, _) in view.authority.view.clients.items()}
     have: dict[str, tuple[str, str]] = {}
     for r in held:
         if not isinstance(r, Mapping) or not all(isinstance(r.get(k), str) for k in ("id", "name")):
@@ -202,25 +195,48 @@ def _change(
     return RoleChange(operation, roles, tuple(sorted(source[i][0] for i in ids)))
 
 
-def _role_problem(declared: Obj, view: RoleView) -> Verdict | None:
-    missing = [n for n in declared["realm"] if n not in view.realm_roles]
-    if missing:
-        message = (
-            f"spec.defaultRoles.realm: not a role of this realm resource (spec.roles), offline_access or "
-            f"uma_authorization, or not in Keycloak yet: {', '.join(missing)}; nothing was written for them"
-        )
+def waiting(verdict: Verdict) -> Verdict:
+    # The realm itself was written: its default roles wait for a grant or a fix, as they wait for a role.
+    return Verdict("Pending", verdict.reason, verdict.message, revocable=False)
+
+
+def _refused(declared: Obj, view: RoleView) -> tuple[set[tuple[str | None, str]], Verdict | None]:
+    """The declared roles the authority refuses, as (clientId or None, name), and the realm's problem: the
+    first refusal, else the first role not in Keycloak."""
+    authority = view.authority
+    refused: set[tuple[str | None, str]] = set()
+    first: Verdict | None = None
+    for name in declared["realm"]:
+        if name not in authority.view.realm_roles:
+            continue
+        found = authority.judge_every_user(None, name, f"spec.defaultRoles.realm[{name}]")
+        if found is not None:
+            refused.add((None, name))
+            first = first or waiting(found)
+    for client_id, names_ in declared["clients"].items():
+        if client_id not in authority.view.clients:
+            continue  # not in the realm (yet): waits, said by _missing, rather than refused
+        for name in names_:
+            found = authority.judge_every_user(client_id, name, f"spec.defaultRoles.clients.{client_id}")
+            if found is not None:
+                refused.add((client_id, name))
+                first = first or waiting(found)
+    return refused, first or _missing(declared, view)
+
+
+def _missing(declared: Obj, view: RoleView) -> Verdict | None:
+    absent = [n for n in declared["realm"] if n not in view.authority.view.realm_roles]
+    if absent:
+        message = f"spec.defaultRoles.realm: no realm role {', '.join(absent)} in Keycloak; nothing was added"
         return Verdict("Pending", "RoleNotFound", message)
     for client_id, names_ in declared["clients"].items():
         where = f"spec.defaultRoles.clients.{client_id}"
-        if client_id not in view.clients:
-            message = (
-                f"{where}: no KeycloakClient of the realm's namespace owns this client in Keycloak (only "
-                f"those and `{ACCOUNT_CLIENT}` may give roles to every user); nothing was written for them"
-            )
-            return Verdict("Pending", "ClientNotOwned", message)
-        lacking = [n for n in names_ if n not in view.clients[client_id][1]]
+        if client_id not in view.client_roles:
+            message = f"{where}: no client {client_id!r} in the realm; nothing was added"
+            return Verdict("Pending", "RoleNotFound", message)
+        lacking = [n for n in names_ if n not in view.client_roles[client_id]]
         if lacking:
-            message = f"{where}: no such client role: {', '.join(lacking)}; nothing was written for them"
+            message = f"{where}: no such client role: {', '.join(lacking)}; nothing was added"
             return Verdict("Pending", "RoleNotFound", message)
     return None
 
@@ -231,24 +247,31 @@ COMPOSITES_READ_MAX: Final = 64
 
 
 def role_in_reach(role: Any, view: RoleView) -> bool:
-    """Whether a role a default composite includes is the realm owner's: a realm role it may make default,
-    or a role of a client in reach. Another namespace's client (a composite holding a role granted through
-    serviceAccountGrants, say) or realm-management is not: every new user would get it."""
+    """Whether a role a default composite includes may be given to every user (the token authority's
+    may_give_every_user, for the realm's own namespace): a role of another namespace's client (a composite
+    holding a role granted to the client's team, say) or of realm-management is not, nor is a client role
+    of a client the view does not know."""
     if not isinstance(role, Mapping) or not isinstance(role.get("name"), str):
         return False
+    authority = view.authority
     if role.get("clientRole") is True:
-        return role.get("containerId") in view.reach_clients
-    return role["name"] in view.realm_roles
+        client_of = {uuid: cid for cid, (uuid, _) in authority.view.clients.items()}
+        client_id = client_of.get(str(role.get("containerId")))
+        return client_id is not None and authority.may_give_every_user(client_id, role["name"])
+    return role["name"] in authority.view.realm_roles and authority.may_give_every_user(None, role["name"])
 
 
 def composite_problem(
     declared: Obj, view: RoleView, includes: Mapping[str, Sequence[Any]], truncated: bool
-) -> Verdict | None:
+) -> tuple[set[str], Verdict | None]:
     """`includes`: role id -> the roles it includes, as read this round for the declared composite client
-    roles and, below them, every composite in reach (`truncated`: COMPOSITES_READ_MAX was hit). Any role out
-    of reach held that way refuses the default roles, naming the field and the role."""
+    roles and, below them, every composite in reach (`truncated`: COMPOSITES_READ_MAX was hit). The ids of
+    the declared roles that hold a role out of reach that way (role_in_reach), and the realm's problem,
+    naming the field and the role."""
+    out: set[str] = set()
+    problem: Verdict | None = None
     for client_id, names_ in declared["clients"].items():
-        _, roles = view.clients.get(client_id, ("", {}))
+        roles = view.client_roles.get(client_id, {})
         for name in names_:
             role_id = roles.get(name)
             if role_id is None or role_id not in view.composite:
@@ -256,23 +279,33 @@ def composite_problem(
             where = f"spec.defaultRoles.clients.{client_id}: {name} is composite and"
             if truncated:
                 message = f"{where} includes more than {COMPOSITES_READ_MAX} roles; nothing was added"
-                return Verdict("Pending", "CompositeOutOfReach", message)
-            stack, seen = [role_id], set()
-            while stack:
-                current = stack.pop()
-                if current in seen:
-                    continue
-                seen.add(current)
-                for inner in includes.get(current, ()):
-                    if not role_in_reach(inner, view):
-                        label = _role_label(inner)
-                        message = (
-                            f"{where} includes {label}, not a role of this realm resource nor of a client of "
-                            "its namespace: every new user would get it; nothing was added"
-                        )
-                        return Verdict("Pending", "CompositeOutOfReach", message)
-                    if inner.get("composite") is True and isinstance(inner.get("id"), str):
-                        stack.append(inner["id"])
+                problem = problem or Verdict("Pending", "CompositeOutOfReach", message)
+                continue
+            inner = _out_of_reach(role_id, view, includes)
+            if inner is not None:
+                out.add(role_id)
+                message = (
+                    f"{where} includes {_role_label(inner)}, which the realm's own namespace may not give "
+                    f"every user (a role of its own clients, `{ACCOUNT_CLIENT}` or a plain realm role, or "
+                    "one its spec.serviceAccountGrants grant it); nothing was added"
+                )
+                problem = problem or Verdict("Pending", "CompositeOutOfReach", message)
+    return out, problem
+
+
+def _out_of_reach(role_id: str, view: RoleView, includes: Mapping[str, Sequence[Any]]) -> Any:
+    """The first role below `role_id` out of reach, or None."""
+    stack, seen = [role_id], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for inner in includes.get(current, ()):
+            if not role_in_reach(inner, view):
+                return inner
+            if inner.get("composite") is True and isinstance(inner.get("id"), str):
+                stack.append(inner["id"])
     return None
 
 
@@ -282,90 +315,3 @@ def _role_label(role: Any) -> str:
     if role.get("clientRole") is True:
         return f"client role {role.get('name')} of client id {role.get('containerId')}"
     return f"realm role {role.get('name')}"
-
-
-# --- default groups ---
-
-
-@dataclass(frozen=True)
-class GroupPlan:
-    add: list[str] = field(default_factory=list)  # group ids
-    remove: list[str] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
-    problem: Verdict | None = None
-
-
-@dataclass(frozen=True)
-class NamespaceGroups:
-    """The realm namespace's KeycloakGroups in this realm, by resource name -> id in Keycloak: `ready`
-    those Ready this round, `known` every one whose id is known (Ready or not)."""
-
-    ready: Mapping[str, str] = field(default_factory=dict)
-    known: Mapping[str, str] = field(default_factory=dict)
-
-
-def namespace_groups(
-    realm_namespace: str,
-    children: Iterable[Resource],
-    verdicts: Mapping[ObjectKey, Verdict],
-    remote_ids: Mapping[ObjectKey, str],
-) -> NamespaceGroups:
-    """Only the realm's own namespace's groups count (a group of the same name in another namespace is
-    never a default group of this realm), each by the id its marker was found under, never by path."""
-    ready: dict[str, str] = {}
-    known: dict[str, str] = {}
-    for c in children:
-        if c.key.kind != names.GROUP_KIND or c.key.namespace != realm_namespace or c.deleting:
-            continue
-        remote = remote_ids.get(c.key)
-        if remote is None:
-            continue
-        known[c.key.name] = remote
-        verdict = verdicts.get(c.key)
-        if verdict is not None and verdict.phase == "Ready":
-            ready[c.key.name] = remote
-    return NamespaceGroups(ready, known)
-
-
-def plan_default_groups(
-    declared: Sequence[str], groups: NamespaceGroups | Mapping[str, str], observed: Iterable[Any]
-) -> GroupPlan:
-    """`groups`: the namespace's groups (namespace_groups; a plain mapping: all of them Ready). Until each
-    declared one is Ready, the realm waits and no group is added; the removals are still made (they only
-    shrink what every user gets), except of a declared group whose id is known: one not Ready for a round
-    is not taken away from new users meanwhile."""
-    if not isinstance(groups, NamespaceGroups):
-        groups = NamespaceGroups(groups, groups)
-    waiting = [n for n in declared if n not in groups.ready]
-    problem = None
-    if waiting:
-        message = (
-            f"spec.defaultGroups: KeycloakGroup not Ready in this realm (or not in the realm's namespace): "
-            f"{', '.join(waiting)}; no default group was added"
-        )
-        problem = Verdict("Pending", "GroupNotReady", message)
-    keep = {groups.known[n] for n in declared if n in groups.known}
-    want = {groups.ready[n]: n for n in declared if n in groups.ready}
-    have = {
-        str(g["id"]): str(g.get("path") or g.get("name") or g["id"])
-        for g in observed
-        if isinstance(g, Mapping) and isinstance(g.get("id"), str)
-    }
-    add = [] if problem is not None else sorted(set(want) - set(have))
-    remove = sorted(set(have) - set(want) - keep)
-    labels = [f"+{want[i]}" for i in add] + [f"-{have[i]}" for i in remove]
-    return GroupPlan(add, remove, labels, problem)
-
-
-# --- which clients' roles may be default ---
-
-
-def client_in_reach(client_id: Any, attributes: Any, realm_namespace: str) -> bool:
-    """Whether a Keycloak client's roles may be default roles of a realm of `realm_namespace`: a client
-    a KeycloakClient of that namespace owns (by the operator's marker), or Keycloak's own `account` as it
-    comes (no marker attribute at all: one whose marker was emptied or half written may be someone's).
-    Never realm-management nor another namespace's client."""
-    marker = read_marker(attributes)
-    if marker is None:
-        return client_id == ACCOUNT_CLIENT and not marked_in_part(attributes)
-    return marker.key.kind == names.CLIENT_KIND and marker.key.namespace == realm_namespace

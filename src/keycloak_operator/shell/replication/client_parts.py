@@ -11,7 +11,7 @@ from typing import Any
 
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client_parts as parts
-from keycloak_operator.core.replication import token_authority as ta
+from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.round import Round
@@ -108,7 +108,7 @@ async def sync_parts(
             current = await admin.client(realm, remote) if c.key in written else observed.get(remote, {})
             roles = await reads.client_roles(remote) if parts.ROLES in c.content else None
             usable = parts.usable_scopes(scopes, c.key.namespace, _protocol(c))
-            content, refusals = ta.allowed_mappers(c.content, authority(c.key.namespace))
+            content, refusals = tm.allowed_mappers(c.content, authority(c.key.namespace))
             plan = parts.plan_parts(content, current, roles, usable, c.key.namespace + "/" + c.key.name)
             for write in plan.ordered():
                 await limiter.acquire(c.key.namespace)
@@ -130,7 +130,7 @@ async def sync_parts(
         if plan.writes and c.key not in written:  # the client's content did not change: a hand edit
             message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
             repaired = Event("Normal", "DriftRepaired", message)
-        refused = ta.one_verdict(refusals, "client")
+        refused = tm.one_verdict(refusals, "client")
         return _Done(conflict=conflict, refused=refused, repaired=repaired)
 
     conflicts: dict[ObjectKey, Verdict] = {}

@@ -9,6 +9,7 @@ from typing import Any
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client_scope
 from keycloak_operator.core.replication import token_authority as ta
+from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication.client_parts import MAPPER_HASH
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
@@ -69,7 +70,7 @@ class ClientScopeWriter:
         """The token authority for the scopes' mappers (a scope's mappers reach the token of every client it
         is attached to); the realm's roles and clients are read only when a mapper declared or held by the
         operator names a role or an audience."""
-        if not ta.must_read_realm((s.content for s in declared), observed, MAPPER_HASH):
+        if not tm.must_read_realm((s.content for s in declared), observed, MAPPER_HASH):
             return claims_only(at)
         owners = ta.client_owners(await at.admin.clients(at.remote))
         return authority_for(at, await realm_view(at, owners))
@@ -114,7 +115,7 @@ class ClientScopeWriter:
                 current = (
                     await at.admin.client_scope(at.remote, remote) if s.key in written else observed[remote]
                 )
-                content, refusals = ta.allowed_mappers(s.content, authority(s.key.namespace))
+                content, refusals = tm.allowed_mappers(s.content, authority(s.key.namespace))
                 plan = client_scope.plan_mappers(content, current)
                 for w in plan.ordered():
                     await self.limiter.acquire(s.key.namespace)
@@ -128,7 +129,7 @@ class ClientScopeWriter:
                 held = ", ".join(plan.conflicts)
                 message = f"held by objects the operator did not create, left alone: {held}"
                 conflicts[s.key] = Verdict("Conflict", "Conflict", message + "; everything else was written")
-            refused = ta.one_verdict(refusals, "scope")
+            refused = tm.one_verdict(refusals, "scope")
             if refused is not None:  # worse than a conflict: said first
                 conflicts[s.key] = refused
             if plan.writes and s.key not in written:  # the scope's content did not change: a hand edit

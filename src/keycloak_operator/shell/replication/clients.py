@@ -7,7 +7,7 @@ from typing import Any
 from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client, client_secret
 from keycloak_operator.core.replication import client_parts as parts
-from keycloak_operator.core.replication import token_authority as ta
+from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import (
@@ -106,7 +106,7 @@ class ClientWriter:
         """The token authority for the clients' mappers, who owns which client as of after this round's
         client writes (a client created this round is its namespace's already). The realm's roles are read
         only when a mapper declared or held by the operator names a role or an audience."""
-        if not ta.must_read_realm((c.content for c in declared), observed, parts.MAPPER_HASH):
+        if not tm.must_read_realm((c.content for c in declared), observed, parts.MAPPER_HASH):
             return claims_only(at)
         view = await realm_view(at, owners_after(declared, scope, observed, failed))
         return authority_for(at, view)

@@ -11,7 +11,6 @@ from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import group
 from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import (
@@ -76,8 +75,16 @@ class Lookup:
             self._client_roles[uuid] = {str(r.get("name")): r for r in found if isinstance(r, dict)}
         return self._client_roles[uuid]
 
-    async def available(self, groups: Sequence[Resource]) -> group.Available:
-        """What the declared groups may map; nothing is read for groups that map nothing."""
+    async def owners(self) -> dict[str, tuple[str, str | None]]:
+        """clientId -> (id, the namespace its marker names), for the token authority."""
+        return ta.client_owners(await self.clients())
+
+    async def available(
+        self, groups: Sequence[Resource], grants: Sequence[ta.Grant]
+    ) -> tuple[group.Available, dict[str, tuple[str, str | None]]]:
+        """What the declared groups may map, and the clients' owners; nothing is read for groups that map
+        nothing. Roles are read only of the clients a group's namespace may map (its own, by marker, or
+        granted to it): naming others costs no read."""
         live = [g for g in groups if not g.deleting and g.problem is None and g.content]
         realm_roles = (
             frozenset(await self.realm_roles())
@@ -85,16 +92,11 @@ class Lookup:
             else frozenset()
         )
         wanted = {(g.key.namespace, c) for g in live for c in g.content[group.CLIENT_ROLES]}
-        owned: dict[str, dict[str, frozenset[str]]] = {}
-        if wanted:
-            for c in await self.clients():
-                marker = read_marker(c.get("attributes"))
-                if marker is None or marker.key.kind != names.CLIENT_KIND:
-                    continue
-                if (marker.key.namespace, c.get("clientId")) in wanted:
-                    roles = frozenset(await self.client_roles(str(c["id"])))
-                    owned.setdefault(marker.key.namespace, {})[str(c["clientId"])] = roles
-        return group.Available(realm_roles, owned, {})
+        owners = await self.owners() if wanted else {}
+        granted = {(g.namespace, g.client_id) for g in grants}
+        readable = {c for ns, c in wanted if c in owners and (owners[c][1] == ns or (ns, c) in granted)}
+        client_roles = {c: frozenset(await self.client_roles(owners[c][0])) for c in sorted(readable)}
+        return group.Available(realm_roles, client_roles, {}), owners
 
 
 class GroupWriter:
@@ -121,7 +123,7 @@ class GroupWriter:
                 declared_clients.setdefault(c.key.namespace, set()).add(c.natural_key)
         try:
             observed = await api.groups(at.remote)
-            available = await lookup.available(declared)
+            available, owners = await lookup.available(declared, at.grants)
         except AdminError as e:
             rnd.failed = True  # retried soon, as a failed write is
             for g in declared:
@@ -129,7 +131,7 @@ class GroupWriter:
                     "Error", "ReadFailed", f"the realm's groups could not be read, nothing was written: {e}"
                 )
             return
-        view = ta.RealmView(at.remote, await lookup.realm_roles() if available.realm_roles else {}, {})
+        view = ta.RealmView(at.remote, await lookup.realm_roles() if available.realm_roles else {}, owners)
         available = group.Available(
             available.realm_roles,
             available.client_roles,
@@ -224,10 +226,18 @@ class GroupWriter:
         """A marked group that is not Ready still answers to the token authority: a realm role it holds that
         its namespace may not give (a grant withdrawn) is removed, with a Warning; read from this round's
         listing, so a quiet round writes nothing."""
-        if not held.get(group.REALM_ROLES):
+        if not held.get(group.REALM_ROLES) and not held.get(group.CLIENT_ROLES):
             return
-        view = ta.RealmView(at.remote, await lookup.realm_roles(), {})
+        try:
+            realm_roles = await lookup.realm_roles() if held.get(group.REALM_ROLES) else {}
+            owners = await lookup.owners() if held.get(group.CLIENT_ROLES) else {}
+        except AdminError as e:
+            rnd.write_failed(g.key, f"role mappings: {e}")
+            return
+        view = ta.RealmView(at.remote, realm_roles, owners)
         for w in group.refused_held(held, authority_for(at, view)(g.key.namespace)):
+            if w.client is not None and w.client not in owners:
+                continue  # a client gone from the realm (since the listing) took its roles' mappings along
             try:
                 roles, client_uuid = await self._representations(lookup, w)
                 await self.limiter.acquire(g.key.namespace)

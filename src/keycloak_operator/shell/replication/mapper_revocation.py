@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from keycloak_operator.core.reconcile import Event
-from keycloak_operator.core.replication import token_authority as ta
+from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication.client_parts import MAPPER_HASH
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan
@@ -40,12 +40,12 @@ async def revoke_refused_mappers(
     for r in resources:
         remote = scope.remote_ids.get(r.key)
         verdict = rnd.verdicts.get(r.key)
-        managed = verdict is not None and verdict.phase == "Ready" and ta.MAPPERS_KEY in r.content
+        managed = verdict is not None and verdict.phase == "Ready" and tm.MAPPERS_KEY in r.content
         if remote is None or r.key in leaving or managed:
             continue
-        held = (observed.get(remote) or {}).get(ta.MAPPERS_KEY) or []
+        held = (observed.get(remote) or {}).get(tm.MAPPERS_KEY) or []
         removed = []
-        for m in ta.held_refusals(authority(r.key.namespace), held, MAPPER_HASH):
+        for m in tm.held_refusals(authority(r.key.namespace), held, MAPPER_HASH):
             name = str(m.get("name"))
             try:
                 await limiter.acquire(r.key.namespace)
@@ -57,4 +57,4 @@ async def revoke_refused_mappers(
             removed.append(name)
         if removed:
             message = f"removed protocol mappers no longer granted: {', '.join(removed)}"
-            rnd.note(r.key, Event("Warning", ta.MAPPER_REVOKED, message))
+            rnd.note(r.key, Event("Warning", tm.MAPPER_REVOKED, message))

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from keycloak_operator.core.replication import default_groups as dg
 from keycloak_operator.core.replication import realm_defaults as rd
+from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication import user_profile
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Verdict
@@ -15,6 +17,7 @@ from keycloak_operator.shell import metrics
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
+from keycloak_operator.shell.replication.token_reads import authority_for
 
 KIND = "RealmDefaults"  # the metrics' kind for these writes
 
@@ -93,9 +96,10 @@ class RealmDefaultsWriter:
     async def _default_groups(
         self, rnd: Round, at: InRealm, base: str, declared: Any, written: list[str]
     ) -> Verdict | None:
-        groups = rd.namespace_groups(at.realm.key.namespace, at.children, rnd.verdicts, rnd.remote_ids)
+        authority = await _every_user_authority(at, declared)
+        groups = dg.namespace_groups(authority, at.children, rnd.verdicts, rnd.remote_ids, declared)
         observed = await at.admin.get_list(f"{base}/default-groups")
-        plan = rd.plan_default_groups(declared, groups, observed)
+        plan = dg.plan_default_groups(declared, groups, observed)
         for gid in plan.remove:
             await self._write(at, "DELETE", f"{base}/default-groups/{at.admin.segment(gid)}")
         for gid in plan.add:
@@ -118,38 +122,50 @@ class RealmDefaultsWriter:
 
 
 async def _role_view(at: InRealm, declared: Any) -> rd.RoleView:
-    """The roles the declared default roles may name, read only as far as they are declared: the realm
-    roles allowed (its own spec.roles and the built-in ones), and the clients in reach (rd.client_in_reach)
-    that the declaration names; client roles through the round's shared listing (realm_reads.py)."""
-    admin, realm, namespace, content = at.admin, at.remote, at.realm.key.namespace, at.realm.content
-    allowed = rd.allowed_realm_roles(r["name"] for r in content["roles"]["realm"])
+    """The realm as the token authority judges the declared default roles for the realm's own namespace,
+    read only as far as they are declared: every realm role; when client roles are declared, every client
+    with its owner, and the roles of the declared ones (through the round's shared listing,
+    realm_reads.py)."""
+    admin, realm = at.admin, at.remote
     realm_roles = {
-        str(r["name"]): str(r["id"])
+        str(r["name"]): r
         for r in await admin.roles(realm)
-        if isinstance(r, dict) and r.get("name") in allowed and isinstance(r.get("id"), str)
+        if isinstance(r, dict) and isinstance(r.get("name"), str) and isinstance(r.get("id"), str)
     }
-    clients: dict[str, tuple[str, dict[str, str]]] = {}
-    reach: set[str] = set()
+    owners: dict[str, tuple[str, str | None]] = {}
+    pristine: frozenset[str] = frozenset()
+    client_roles: dict[str, dict[str, str]] = {}
     composite: set[str] = set()
     wanted = set(declared["clients"])
     if wanted:
-        for c in await admin.clients(realm):
-            cid = c.get("clientId") if isinstance(c, dict) else None
-            if not isinstance(c.get("id"), str) or not rd.client_in_reach(
-                cid, c.get("attributes"), namespace
-            ):
-                continue
-            reach.add(c["id"])
-            if cid not in wanted:
-                continue
+        listed_clients = await admin.clients(realm)
+        owners, pristine = ta.client_owners(listed_clients), ta.unmarked_clients(listed_clients)
+        for cid in sorted(wanted & owners.keys()):
             listed = [
                 r
-                for r in await at.reads.client_roles(c["id"])
-                if isinstance(r, dict) and isinstance(r.get("id"), str)
+                for r in await at.reads.client_roles(owners[cid][0])
+                if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("name"), str)
             ]
-            clients[str(cid)] = (c["id"], {str(r["name"]): str(r["id"]) for r in listed})
+            client_roles[cid] = {str(r["name"]): str(r["id"]) for r in listed}
             composite.update(str(r["id"]) for r in listed if r.get("composite") is True)
-    return rd.RoleView(realm_roles, clients, frozenset(reach), frozenset(composite))
+    view = ta.RealmView(realm, realm_roles, owners, pristine=pristine)
+    authority = authority_for(at, view)(at.realm.key.namespace)
+    return rd.RoleView(authority, client_roles, frozenset(composite))
+
+
+async def _every_user_authority(at: InRealm, declared: Any) -> ta.Authority:
+    """The realm's own namespace's authority for its default groups, with the realm's roles and clients
+    read only when a declared group (or one above it) maps a role."""
+    view = ta.RealmView(at.remote, {}, {})
+    if dg.maps_roles(declared, dg.own_groups(authority_for(at, view)(at.realm.key.namespace), at.children)):
+        listed = await at.admin.clients(at.remote)
+        roles = {
+            str(r["name"]): r
+            for r in await at.admin.roles(at.remote)
+            if isinstance(r, dict) and isinstance(r.get("name"), str)
+        }
+        view = ta.RealmView(at.remote, roles, ta.client_owners(listed), pristine=ta.unmarked_clients(listed))
+    return authority_for(at, view)(at.realm.key.namespace)
 
 
 async def _includes(admin: KeycloakAdmin, base: str, view: rd.RoleView) -> tuple[dict[str, list[Any]], bool]:
