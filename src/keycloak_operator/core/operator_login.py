@@ -84,7 +84,8 @@ def parse(secret: Mapping[str, Any], owner_uid: str) -> LoginSecret | str:
     is used: one someone else put under the name could name a secret its author knows."""
     meta = secret.get("metadata") or {}
     refs = meta.get("ownerReferences") or []
-    if not any(isinstance(r, dict) and r.get("uid") == owner_uid and r.get("controller") for r in refs):
+    owned = any(isinstance(r, dict) and r.get("uid") == owner_uid and r.get("controller") for r in refs)
+    if not owner_uid or not owned:
         return "it is not this Keycloak's (no controller reference to it)"
     data = secret.get("data") or {}
     if not isinstance(data, Mapping):
