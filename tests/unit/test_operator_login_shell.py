@@ -253,6 +253,8 @@ async def test_a_client_of_that_id_someone_else_made_is_not_taken_over(world: Wo
     assert world.server.sa_roles == {}
     assert world.reasons() == [own_login.FAILED]
     assert "not made by the operator" in world.kube.events[0]["message"]
+    assert used(await world.admin()) == (*BOOT, False)
+    assert world.reasons() == [own_login.FAILED]  # said once, not on every round
 
 
 async def test_a_login_secret_the_keycloak_does_not_own_is_never_told_to_keycloak(world: World) -> None:

@@ -48,6 +48,8 @@ class Logins:
         # The last credentials that logged in, per Secret and server.
         self._remembered: dict[tuple[Credentials, str], Login] = {}
         self._admin_factory = admin_factory or self._new_admin
+        # Warnings about the operator's own login already posted (shell/own_login.py).
+        self.reported: set[tuple[Credentials, str]] = set()
 
     def _new_admin(self, login: Login) -> KeycloakAdmin:
         cap = MAX_OWN_RESPONSE_BYTES if login.own else MAX_RESPONSE_BYTES

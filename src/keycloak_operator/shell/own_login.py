@@ -100,7 +100,9 @@ async def _mend(
     except AdminError as e:
         # Replication goes on with the bootstrap admin; the Keycloak says why its own login is not in place.
         message = f"the operator's client {login.client_id} in master could not be made: {e}"
-        await events.post(logins.kube, _keycloak(cred), Event("Warning", FAILED, message))
+        if (cred, message) not in logins.reported:  # once per operator process, not once per round
+            logins.reported.add((cred, message))
+            await events.post(logins.kube, _keycloak(cred), Event("Warning", FAILED, message))
         return boot
     await boot.close()
     own = await _client(logins, cred, url, endpoint, ca_pem, login.client_id, login.secret)
