@@ -5,17 +5,20 @@ message."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import logging
 from typing import Any
 
+import httpx
 import pytest
 
 from keycloak_operator.core import names, operator_login
 from keycloak_operator.core.replication.resources import Credentials
-from keycloak_operator.shell import own_login
+from keycloak_operator.shell import keycloak_admin, own_login
 from keycloak_operator.shell.admin_logins import Login, Logins
+from keycloak_operator.shell.http_limits import CappedTransport
 from keycloak_operator.shell.keycloak_admin import AdminError
 from keycloak_operator.shell.kube import ApiError, Resource
 
@@ -319,3 +322,50 @@ async def test_no_secret_reaches_a_log_line(world: World, caplog: pytest.LogCapt
     text = caplog.text + str(world.kube.events)
     for value in ("first-secret-abc", BOOT[1], world.stored()["clientSecret"]):
         assert value not in text
+
+
+# --- the client-credentials admin client keeps every limit --------------------------------------------------
+
+
+async def test_a_client_credentials_login_keeps_the_caps_and_sends_the_client_grant(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    a = keycloak_admin.KeycloakAdmin("http://kc:8080", "kcop-operator", "s3cret", client_credentials=True)
+    for client, cap in (
+        (a._conn.async_s, keycloak_admin.MAX_RESPONSE_BYTES),
+        (a._conn.keycloak_openid.connection.async_s, keycloak_admin.MAX_TOKEN_RESPONSE_BYTES),
+    ):
+        transport = client._transport
+        assert isinstance(transport, CappedTransport) and transport._limit == cap
+    sent: list[tuple[str, dict[str, str]]] = []
+
+    def token(request: httpx.Request) -> httpx.Response:
+        sent.append((request.url.path, dict(httpx.QueryParams(request.content.decode()))))
+        return httpx.Response(200, json={"access_token": "t", "expires_in": 60})
+
+    inner = httpx.MockTransport(token)
+    a._conn.keycloak_openid.connection.async_s = httpx.AsyncClient(
+        transport=CappedTransport(1000, inner=inner)
+    )
+    await a.login()
+    ((path, form),) = sent
+    assert path == "/realms/master/protocol/openid-connect/token"
+    assert (form["grant_type"], form["client_id"], form["client_secret"]) == (
+        "client_credentials",
+        "kcop-operator",
+        "s3cret",
+    )
+    assert not form.get("username") and not form.get("password")
+
+    # A token endpoint that never answers is cut at the request deadline, like every other request.
+    monkeypatch.setattr(keycloak_admin, "REQUEST_DEADLINE_S", 0.05)
+
+    async def never(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(10)
+        raise AssertionError("not reached")
+
+    b = keycloak_admin.KeycloakAdmin("http://kc:8080", "kcop-operator", "s3cret", client_credentials=True)
+    b._conn.keycloak_openid.connection.async_s = httpx.AsyncClient(transport=httpx.MockTransport(never))
+    with pytest.raises(AdminError, match="no complete answer within"):
+        await b.login()
+    assert b.unusable
