@@ -56,25 +56,13 @@ async def admin(
         return ca_pem
     refused: AdminError | None = None
     for candidate in login.candidates():
-        found = await _client(logins, cred, url, endpoint, ca_pem, login.client_id, candidate)
+        found = await logins.client_admin(cred, url, endpoint, ca_pem, login.client_id, candidate)
         if not isinstance(found, AdminError):
             return await _rotate(logins, cred, url, endpoint, ca_pem, login, candidate, found)
         if not operator_login.repairable(found.status):
             return found  # the server's failure, not the client's: the bootstrap admin would fare no better
         refused = refused or found
     return await _mend(logins, cred, url, endpoint, ca_pem, login, only_deletes, refused)
-
-
-async def _client(
-    logins: Logins,
-    cred: Credentials,
-    url: str,
-    endpoint: str,
-    ca_pem: str | None,
-    client_id: str,
-    secret: str,
-) -> KeycloakAdmin | AdminError:
-    return await logins.client_admin(cred, url, endpoint, ca_pem, client_id, secret)
 
 
 async def _mend(
@@ -105,7 +93,7 @@ async def _mend(
             await events.post(logins.kube, _keycloak(cred), Event("Warning", FAILED, message))
         return boot
     await boot.close()
-    own = await _client(logins, cred, url, endpoint, ca_pem, login.client_id, login.secret)
+    own = await logins.client_admin(cred, url, endpoint, ca_pem, login.client_id, login.secret)
     if isinstance(own, AdminError):
         return AdminError(own.status, f"the operator's client {login.client_id}, just {done}: {own}")
     secret_name = names.operator_login_secret(cred.keycloak)
@@ -153,7 +141,7 @@ async def _rotate(
         return admin
     await admin.close()
     assert login.pending is not None  # promote_patch refused otherwise
-    rotated = await _client(logins, cred, url, endpoint, ca_pem, login.client_id, login.pending)
+    rotated = await logins.client_admin(cred, url, endpoint, ca_pem, login.client_id, login.pending)
     message = f"the operator's client {login.client_id} in master has a new secret (Secret {name})"
     await events.post(logins.kube, _keycloak(cred), Event("Normal", ROTATED, message))
     return rotated
