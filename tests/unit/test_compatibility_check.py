@@ -125,8 +125,34 @@ def test_the_answer_is_read_from_the_jobs_conditions(
 ) -> None:
     assert cc.exit_code({"status": {"conditions": conditions}}) == code
     assert cc.exit_code(None) is None
-    answer = cc.answer("j", {"status": {"conditions": conditions}})
-    assert answer.pending is (code is None) and answer.exists
+    answer = cc.answer("j", {"metadata": OWNED, "status": {"conditions": conditions}}, OWNER)
+    assert answer.pending is (code is None) and answer.exists and not answer.foreign
+
+
+OWNED = {"ownerReferences": [{"uid": OWNER.uid, "controller": True}]}
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {},
+        {"ownerReferences": [{"uid": "someone-else", "controller": True}]},
+        {"ownerReferences": [{"uid": OWNER.uid}]},
+    ],
+)
+def test_a_job_this_keycloak_did_not_make_is_never_its_answer(metadata: dict[str, Any]) -> None:
+    """Whoever may create Jobs in the namespace could otherwise forge "rolling update possible"."""
+    forged = {"metadata": metadata, "status": {"conditions": [{"type": "Complete", "status": "True"}]}}
+    answer = cc.answer("kc-compat-1", forged, OWNER)
+    assert answer.foreign and answer.pending and answer.exit is None
+    s, world = observed_change(answer)
+    decision = reconcile.decide(s, world, now=builders.NOW)
+    assert not any(o["kind"] in ("Deployment", "Job") for o in [*decision.apply, *decision.create])
+    assert not any(o["kind"] == "Job" for o in decision.delete)
+    degraded = [c for c in (decision.status or {})["conditions"] if c["type"] == "Degraded"]
+    assert degraded[0]["reason"] == "ChildNotOwned" and "Job kc-compat-1" in degraded[0]["message"]
+    assert any(e.reason == "ChildNotOwned" for e in decision.events)
+    assert "is not this Keycloak's" in cc.for_plan(spec(NEW, True), OLD, answer)
 
 
 @pytest.mark.parametrize(

@@ -291,7 +291,9 @@ async def test_a_failed_provider_listing_is_the_providers_alone_never_the_realms
     )
 
 
-async def test_a_withdrawn_grant_takes_the_operator_made_mapper_away(world: World) -> None:
+async def _granted_composite_role_mapper(world: World) -> dict[str, Any]:
+    """The realm grants team-a the composite realm role `boss`, and its provider declares a mapper giving it;
+    returns the realm resource."""
     await _round(world)
     world.server.roles["main"]["boss"] = {"name": "boss", "id": "r-boss", "composite": True}
     realm = world.obj(names.REALM_KIND, "team-a", "main")
@@ -302,6 +304,11 @@ async def test_a_withdrawn_grant_takes_the_operator_made_mapper_away(world: Worl
         "config": {"role": "boss"},
     }
     world.obj(KIND, "team-a", "upstream")["spec"]["mappers"] = [MAPPER, boss]
+    return realm
+
+
+async def test_a_withdrawn_grant_takes_the_operator_made_mapper_away(world: World) -> None:
+    realm = await _granted_composite_role_mapper(world)
     _, kube = await _round(world)
     assert _status(world, "team-a", "upstream")["phase"] == "Ready"
     assert {m["name"] for m in world.idps.mappers["main"]["upstream"]} == {"email", "boss"}
@@ -311,6 +318,32 @@ async def test_a_withdrawn_grant_takes_the_operator_made_mapper_away(world: Worl
     assert {m["name"] for m in world.idps.mappers["main"]["upstream"]} == {"email"}
     assert [w[3:5] for w in writes] == [("delete", "boss")]
     assert any(e[:4] == (KIND, "upstream", "Warning", "MapperRevoked") for e in _events(kube))
+
+
+async def test_leaving_the_mappers_out_does_not_keep_what_a_withdrawn_grant_gave(world: World) -> None:
+    """`spec.mappers` absent means the operator leaves the provider's mappers alone, except one it wrote that
+    hands out what the namespace may no longer give: it is judged as Keycloak holds it, and goes."""
+    realm = await _granted_composite_role_mapper(world)
+    await _round(world)
+    world.obj(KIND, "team-a", "upstream")["spec"].pop("mappers")  # no longer managed
+    world.idps.mappers["main"]["upstream"].append(
+        {
+            "id": "hand-1",
+            "name": "by-hand",
+            "identityProviderMapper": "oidc-hardcoded-role-idp-mapper",
+            "config": {"role": "boss"},
+        }
+    )
+    writes, kube = await _round(world)
+    assert not any(w[0] == "write_mapper" for w in writes)  # still granted: kept, and nothing else is judged
+    assert _status(world, "team-a", "upstream")["phase"] == "Ready"
+    realm["spec"]["serviceAccountGrants"] = None
+    writes, kube = await _round(world)
+    assert [w[3:5] for w in writes] == [("delete", "boss")]  # the hand-made one is an admin's to judge
+    assert {m["name"] for m in world.idps.mappers["main"]["upstream"]} == {"email", "by-hand"}
+    assert any(e[:4] == (KIND, "upstream", "Warning", "MapperRevoked") for e in _events(kube))
+    writes, _ = await _round(world)
+    assert writes == []
 
 
 async def test_a_first_login_flow_another_namespace_holds_is_forbidden_never_written(world: World) -> None:

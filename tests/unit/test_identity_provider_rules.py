@@ -250,3 +250,33 @@ def test_a_deleting_flow_a_provider_names_waits_naming_the_provider_and_field() 
         "uses flow 'login flow': it is deleted once no provider names it"
     }
     assert flow_rule.deletion_blocks({login: "login flow"}, []) == {}
+
+
+def test_held_mappers_are_judged_as_keycloak_holds_them_only_the_operators_and_only_when_forbidden() -> None:
+    def held(name: str, mapper: Obj, ours: bool = True) -> Obj:
+        config = {**mapper["config"], **({idp.MAPPER_HASH: "h"} if ours else {})}
+        return {**mapper, "id": f"id-{name}", "name": name, "config": config}
+
+    mappers = [
+        held("boss", _role("boss")),  # composite, not granted: goes
+        held("plain", _role("plain")),  # a plain realm role: stays
+        held("missing", _role("no-such-role")),  # Pending, not Forbidden: stays
+        held("theirs", _mapper("oidc-hardcoded-group-idp-mapper", group="/b-team")),  # team-b's group: goes
+        held("by-hand", _role("boss"), ours=False),  # an admin's, never the operator's to judge
+        held("claim", _mapper("hardcoded-attribute-idp-mapper", attribute="x")),  # hands out nothing
+        {
+            "name": "no-id",
+            "identityProviderMapper": "oidc-hardcoded-role-idp-mapper",
+            "config": {"role": "boss"},
+        },
+    ]
+
+    def ours(m: Any) -> bool:
+        return idp.MAPPER_HASH in idp.mapper_config(m)
+
+    gone = rule.held_refusals(mappers, ours, "team-a", (), "team-a/main", VIEW, GROUPS)
+    assert [m["name"] for m in gone] == ["boss", "theirs"]
+    granted = (Grant("team-a", None, frozenset({"boss"})),)
+    assert [m["name"] for m in rule.held_refusals(mappers, ours, "team-a", granted, "x", VIEW, GROUPS)] == [
+        "theirs"
+    ]

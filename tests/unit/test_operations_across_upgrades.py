@@ -185,7 +185,7 @@ def test_a_rollback_restores_the_pods_settings_and_keeps_todays_surroundings() -
         "extensions": [{"name": "audit", "image": "registry.example/acme/audit:3", "path": "/providers"}],
         "truststores": [{"name": "corporate", "secret": {"name": "corporate-ca-2027"}}],
     }
-    keycloak = {"metadata": {"name": "kc", "namespace": "ns"}, "spec": today_spec}
+    keycloak = {"metadata": {"name": "kc", "namespace": "ns", "uid": OWNER.uid}, "spec": today_spec}
     revision = children.controller_revision(OWNER, versions.version_of(BLUE).format(), BLUE, 1)
     restored = KeycloakSpec.model_validate(rollback.restored_spec(keycloak, revision))
     today = KeycloakSpec.model_validate(today_spec)

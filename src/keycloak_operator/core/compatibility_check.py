@@ -42,6 +42,10 @@ class Answer:
     job: str = ""
     exists: bool = False
     exit: int | None = None
+    # A Job under that name that this Keycloak did not make: its exit code is not Keycloak's answer for this
+    # change (anyone who may create Jobs there could forge a "compatible"), so it is never read, and the
+    # Keycloak waits, Degraded, naming it (core/child_ownership.py).
+    foreign: bool = False
 
     @property
     def pending(self) -> bool:
@@ -49,7 +53,9 @@ class Answer:
         return bool(self.job) and self.exit is None
 
 
-def answer(job: str, obj: dict[str, Any] | None) -> Answer:
+def answer(job: str, obj: dict[str, Any] | None, owner: Owner) -> Answer:
+    if obj is not None and not owner.owns(obj):
+        return Answer(job, exists=True, exit=None, foreign=True)
     return Answer(job, obj is not None, exit_code(obj))
 
 
@@ -68,6 +74,11 @@ def available(running_image: str, wanted_image: str) -> bool:
 
 def for_plan(spec: KeycloakSpec, running_image: str, found: Answer) -> str:
     """What `keycloak-operator plan` says of the check for this change ("" when it has nothing to say)."""
+    if found.foreign:
+        return (
+            f"Job {found.job} exists and is not this Keycloak's: its answer is not read; the operator waits "
+            "until it is deleted or renamed"
+        )
     if found.job and found.exit is not None:
         return describe(found.job, found.exit)
     if found.job:

@@ -330,5 +330,12 @@ def is_keycloak_url(url: str, cluster_domain: str = DEFAULT_CLUSTER_DOMAIN) -> b
     return bool(re.fullmatch(rf"http://{_DNS_LABEL}-service\.{_DNS_LABEL}\.svc\.{domain}\.:[0-9]+", url))
 
 
+def keycloak_url_namespace(url: str) -> str | None:
+    """The namespace in a URL of the form `keycloak_url` gives, whatever the cluster domain; None for any
+    other URL."""
+    found = re.match(rf"http://{_DNS_LABEL}-service\.(?P<ns>{_DNS_LABEL})\.svc\.[^/:]+\.:[0-9]+$", url)
+    return found.group("ns") if found else None
+
+
 # CloudNativePG's API (its Backup and Cluster): core/backups.py and core/cnpg_copy.py.
 CNPG_API_VERSION = "postgresql.cnpg.io/v1"

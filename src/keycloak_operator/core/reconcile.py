@@ -412,16 +412,18 @@ def decide(
     touched = (
         {child_ownership.key(o) for o in [*writes, *removals, *create]} | machine_writes | {wanted_login}
     )
-    refused = foreign & touched
+    refused = (foreign & touched) | ({("Job", check.job)} if check.foreign else set())
     writes = child_ownership.allowed(writes, refused)
     removals = child_ownership.allowed(removals, refused)
     create = child_ownership.allowed(create, refused)
     not_owned = child_ownership.condition(refused, owner.namespace)
     if not_owned is not None:
         problems.insert(0, not_owned)
+    # Each problem is told once, when it appears: the Degraded condition lists every one it held.
+    already = conditions.find(previous.conditions, conditions.DEGRADED)
+    held = already.message.split(status.ALSO) if already is not None and already.status == "True" else []
     for problem in problems:
-        already = conditions.find(previous.conditions, conditions.DEGRADED)
-        if already is None or already.message != problem.message:
+        if problem.message not in held:
             events.append(Event("Warning", problem.reason, problem.message))
 
     new = status.compute(

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from keycloak_operator.core import names, versions
+from keycloak_operator.core import children, names, versions
 from keycloak_operator.core.reconcile import stored_status
 
 
@@ -33,7 +33,17 @@ def plan(keycloak: dict[str, Any]) -> RollbackPlan:
 
 def restored_spec(keycloak: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]:
     """The stored spec, with every field that is not part of a version (replicas, upgrade policy, backup
-    settings, realmNamespaces) kept as it is today: a rollback restores what the pods run, nothing else."""
+    settings, realmNamespaces) kept as it is today: a rollback restores what the pods run, nothing else.
+    Only from a revision this Keycloak made: its name is predictable, and one made by someone else in the
+    namespace would restore their spec (core/child_ownership.py)."""
+    meta = keycloak.get("metadata") or {}
+    owner = children.Owner(meta.get("name", ""), meta.get("namespace", ""), meta.get("uid", ""))
+    if not owner.uid or not owner.owns(revision):
+        name = (revision.get("metadata") or {}).get("name", "")
+        raise RollbackRefused(
+            f"ControllerRevision {name} is not this Keycloak's (no controller reference to it): "
+            "not restored; delete it, and set the spec by hand"
+        )
     try:
         return versions.carry_unversioned(revision["data"]["spec"], keycloak.get("spec") or {})
     except (KeyError, TypeError, ValidationError) as e:

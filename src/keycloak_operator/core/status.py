@@ -34,6 +34,21 @@ class StatusInputs:
     service_monitor_served: bool = False  # the cluster serves ServiceMonitors (observed by the shell)
 
 
+# Between problems in the Degraded condition's message: the first gives the reason, every one is listed.
+ALSO = "; also: "
+
+
+def degraded(problems: list[conditions.Wanted]) -> conditions.Wanted:
+    """One Degraded condition naming every problem (the first one's reason): a problem not shown would be
+    reported again by an event on every pass (core/reconcile.py reports those the condition did not hold)."""
+    if not problems:
+        return conditions.Wanted(conditions.DEGRADED, "False", "AsExpected", "")
+    first = problems[0]
+    return conditions.Wanted(
+        conditions.DEGRADED, "True", first.reason, ALSO.join(p.message for p in problems)
+    )
+
+
 def compute(i: StatusInputs) -> KeycloakStatus:
     dep = i.serving
     ready = rollout.ready_replicas(dep)
@@ -76,7 +91,7 @@ def compute(i: StatusInputs) -> KeycloakStatus:
             f"{ready}/{i.spec.replicas} replicas ready",
         ),
         progressing,
-        problems[0] if problems else conditions.Wanted(conditions.DEGRADED, "False", "AsExpected", ""),
+        degraded(problems),
         _cache_condition(i.cache),
         _hostname_condition(i.spec),
     ]

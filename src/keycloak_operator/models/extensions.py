@@ -75,10 +75,7 @@ class Extension(CrdModel):
         pattern=pt.DNS1123_LABEL,
         description="Name of this extension (a DNS label, unique in the list).",
     )
-    image: str = Field(
-        min_length=1,
-        max_length=1024,
-        pattern=pt.NO_SPACE,
+    image: pt.ImageReference = Field(
         description="The image holding the extension. Pin it by digest: a tag whose content changes does "
         "not change the Keycloak's version.",
     )

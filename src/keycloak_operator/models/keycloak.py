@@ -159,11 +159,8 @@ class DatabaseCopy(CrdModel):
     new database on the same server; cnpg: a new CloudNativePG Cluster recovered from the pre-upgrade
     Backup)."""
 
-    image: str | None = Field(
+    image: pt.ImageReference | None = Field(
         default=None,
-        min_length=1,
-        max_length=1024,
-        pattern=pt.NO_SPACE,
         description="Managed and external tiers (required there): image with PostgreSQL's client tools (sh, "
         "psql, pg_dump, pg_restore) of the server's major version or newer, e.g. "
         "docker.io/library/postgres:17. The copy Job runs it with the database's credentials, whose user "
@@ -300,11 +297,9 @@ class TlsSpec(CrdModel):
 
 
 class KeycloakSpec(CrdModel):
-    image: str = Field(
-        min_length=1,
-        max_length=1024,
-        pattern=pt.NO_SPACE,
-        description="Keycloak container image, e.g. quay.io/keycloak/keycloak:26.0.0",
+    image: pt.ImageReference = Field(
+        description="Keycloak container image, e.g. quay.io/keycloak/keycloak:26.0.0 "
+        "([registry/]path[:tag][@sha256:...], a digest of sha256, sha384 or sha512)",
     )
     replicas: int = Field(default=1, ge=0, le=100, description="Number of Keycloak pods.")
     database: DatabaseSpec = Field(description="Database tier: exactly one of cnpg, managed or external.")

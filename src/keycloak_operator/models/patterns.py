@@ -32,6 +32,34 @@ DATABASE = r"^[A-Za-z0-9_][A-Za-z0-9_-]*$"
 # re (before a final newline), and the CRD and the model must admit exactly the same strings.
 # One token of printable ASCII, no space (image references, client ids, redirect URIs).
 NO_SPACE = r"^[\x21-\x7e]+$"
+# A container image reference by the distribution reference grammar (the one containerd and the registries
+# parse), in the reading Docker and containerd give it: the first part is a registry only when it holds a `.`
+# or a port, or is `localhost` (otherwise `team/app` is a path on the default registry, and a path is lower
+# case). A digest is one a runtime can pull: sha256, sha384 or sha512 in lower-case hex of its length.
+# core/images.py parses the same grammar by hand; a property test holds the two together.
+_ALNUM = r"[a-z0-9]+"
+_PATH_COMPONENT = rf"{_ALNUM}(?:(?:[._]|__|-+){_ALNUM})*"
+_PLAIN_COMPONENT = rf"{_ALNUM}(?:(?:_|__|-+){_ALNUM})*"  # no dot: not read as a registry
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_HOST = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[0-9a-fA-F:]+\])"
+_REGISTRY = (  # a dot, a port, brackets (they hold a colon) or localhost
+    rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})+(?::[0-9]+)?|{_HOST}:[0-9]+"
+    r"|\[[0-9a-fA-F]*:[0-9a-fA-F:]*\]|localhost)"
+)
+_IMAGE_NAME = (
+    rf"(?:{_REGISTRY}/{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+    rf"|{_PLAIN_COMPONENT}(?:/{_PATH_COMPONENT})+"
+    rf"|{_PATH_COMPONENT})"
+)
+_IMAGE_DIGEST = r"(?:sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})"
+IMAGE_REFERENCE = rf"^{_IMAGE_NAME}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@{_IMAGE_DIGEST})?$"
+# The grammar limits the name (registry and path) to 255 characters; a pattern cannot count it, so the whole
+# reference is held to that (a digest-pinned reference of a 100-character name still fits with a sha512).
+IMAGE_MAX = 255
+# An image reference field: the CRD refuses what is not one, naming the field.
+ImageReference = Annotated[str, Field(min_length=1, max_length=IMAGE_MAX, pattern=IMAGE_REFERENCE)]
+
+
 # Any text without control characters (role names may hold spaces and letters of any script).
 NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"
 # An http(s) base URL: no credentials in it ('@'), no query ('?'), no fragment ('#'), printable ASCII only.

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from keycloak_operator.core import compatibility_check, names, upgrade_plan, versions
+from keycloak_operator.core.reconcile import owner_of
 from keycloak_operator.core.rollout import image_of, version_of
 from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
 from keycloak_operator.shell.kube import DEPLOYMENTS, JOBS, KEYCLOAKS, Kube
@@ -33,7 +34,8 @@ async def run(namespace: str, name: str, image: str) -> upgrade_plan.Plan:
             job = compatibility_check.job_name(
                 name, version_of(canonical), versions.version_of(spec).format()
             )
-            check = compatibility_check.answer(job, await kube.get(JOBS, namespace, job))
+            found = await kube.get(JOBS, namespace, job)
+            check = compatibility_check.answer(job, found, owner_of(keycloak))
     finally:
         await kube.close()
     if canonical is None:

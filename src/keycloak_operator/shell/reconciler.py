@@ -85,7 +85,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         discovery_service=await kube.get(SERVICES, ns, names.discovery_service(name)),
         existing_config_maps=frozenset(maps),
         version=version,
-        compatibility=await _compatibility(kube, ns, name, spec, canonical, version),
+        compatibility=await _compatibility(kube, keycloak, spec, canonical, version),
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
         service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
@@ -97,13 +97,14 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
 
 
 async def _compatibility(
-    kube: Kube, ns: str, name: str, spec: KeycloakSpec, canonical: dict[str, Any] | None, version: str
+    kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, canonical: dict[str, Any] | None, version: str
 ) -> compatibility_check.Answer:
     """The compatibility check Job for the image change at hand, read by name only when one is wanted."""
     if canonical is None or not compatibility_check.wanted(spec, rollout.image_of(canonical)):
         return compatibility_check.Answer()
-    job = compatibility_check.job_name(name, rollout.version_of(canonical), version)
-    return compatibility_check.answer(job, await kube.get(JOBS, ns, job))
+    owner = reconcile.owner_of(keycloak)
+    job = compatibility_check.job_name(owner.name, rollout.version_of(canonical), version)
+    return compatibility_check.answer(job, await kube.get(JOBS, owner.namespace, job), owner)
 
 
 async def reconcile_once(

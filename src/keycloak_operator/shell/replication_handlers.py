@@ -10,8 +10,9 @@ Two lanes, each its own queue and workers: the Keycloaks this operator runs, and
 lane follows from the URL alone, so one server is never in two queues at once. Either lane may hold a
 tenant's server (any namespace can create a `Keycloak`, and its image answers as it likes), so every round
 is bounded the same way whatever its lane: a deadline per request and a size and shape cap per answer
-(shell/keycloak_admin.py), a time budget per round (shell/replication/round.py), and a growing delay while
-a server stays unusable (core/replication/retry.py). ADR 0012.
+(shell/keycloak_admin.py), a time budget per round (shell/replication/round.py), a growing delay while
+a server stays unusable (core/replication/retry.py), and at most half a lane's workers for the servers of
+one namespace or one external host (core/replication/fairness.py). ADR 0012.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import kopf
 
 from keycloak_operator.core import names
 from keycloak_operator.core.children import HTTP_PORT
+from keycloak_operator.core.replication.fairness import round_group
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import server_url
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
@@ -38,6 +40,9 @@ from keycloak_operator.shell.workqueue import WorkQueue
 log = logging.getLogger(__name__)
 
 WORKERS_PER_LANE = 4
+# One namespace's Keycloaks, or one external host's ports, take at most half a lane's workers at once
+# (core/replication/fairness.py round_group): a tenant's slow servers leave the rest of the lane to others.
+WORKERS_PER_GROUP = WORKERS_PER_LANE // 2
 NO_SERVER = ""  # rounds for resources that name no reachable server (reported, never written)
 
 
@@ -81,6 +86,10 @@ def resync() -> None:
         runtime.queue(url)
 
 
+def _lane() -> WorkQueue[str]:
+    return WorkQueue(_process, workers=WORKERS_PER_LANE, group=round_group, per_group=WORKERS_PER_GROUP)
+
+
 def start(kube: Kube, settings: Settings) -> None:
     """Called once at startup (shell/runtime.py), with the client and settings both controllers share: the
     namespaces the operator watches (None: all; a round never touches markers of others), where admin
@@ -99,8 +108,8 @@ def start(kube: Kube, settings: Settings) -> None:
             round_budget=settings.round_budget,
         )
     if runtime.own is None or runtime.external is None:
-        runtime.own = WorkQueue(_process, workers=WORKERS_PER_LANE)
-        runtime.external = WorkQueue(_process, workers=WORKERS_PER_LANE)
+        runtime.own = _lane()
+        runtime.external = _lane()
         runtime.own.start()
         runtime.external.start()
 

@@ -5,6 +5,12 @@ one at a time per key, so two passes over one Keycloak never overlap. Cutover ke
 Ready: traffic waits on that pass) go first, then urgent ones (an upgrade in flight), then routine ones. A
 key added while it is being processed runs once more afterwards, so no change is lost; a failing key
 retries with exponential backoff and never blocks the others.
+
+Keys may belong to groups (for replication: the namespace that runs a server, or an external server's host)
+with at most `per_group` of a group's keys processed at once. Whoever controls many keys of one group (a
+tenant that makes many Keycloaks, or names many ports of one host) then holds at most that many workers, and
+the others' keys keep being processed (docs/adr/0012-tenant-isolation.md). A key whose group is full waits in
+the queue, in its place, until one of its group finishes.
 """
 
 from __future__ import annotations
@@ -36,12 +42,19 @@ class WorkQueue(Generic[K]):
         base_backoff: float = 1.0,
         max_backoff: float = 60.0,
         timeout: float = 300.0,
+        group: Callable[[K], Hashable] | None = None,
+        per_group: int | None = None,
     ) -> None:
         self._process = process
         self._workers = workers
         self._base_backoff = base_backoff
         self._max_backoff = max_backoff
         self._timeout = timeout
+        self._group = group
+        self._per_group = per_group if group is not None and per_group is not None else workers
+        if self._per_group < 1:
+            raise ValueError("per_group must be at least 1")
+        self._running: dict[Hashable, int] = {}  # a group -> its keys being processed
         self._heap: list[tuple[int, int, K]] = []
         self._queued: dict[K, int] = {}
         self._processing: set[K] = set()
@@ -84,13 +97,45 @@ class WorkQueue(Generic[K]):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def _group_of(self, key: K) -> Hashable:
+        return self._group(key) if self._group is not None else None
+
     def _pop(self) -> K | None:
+        """The first key in priority order whose group has room; keys of full groups keep their place."""
+        waiting: list[tuple[int, int, K]] = []
+        found: K | None = None
         while self._heap:
-            priority, _, key = heapq.heappop(self._heap)
-            if self._queued.get(key) == priority:  # older, superseded entries are skipped
-                del self._queued[key]
-                return key
-        return None
+            entry = heapq.heappop(self._heap)
+            priority, _, key = entry
+            if self._queued.get(key) != priority:  # older, superseded entries are skipped
+                continue
+            if self._group is not None and self._running.get(self._group_of(key), 0) >= self._per_group:
+                waiting.append(entry)
+                continue
+            del self._queued[key]
+            found = key
+            break
+        for entry in waiting:
+            heapq.heappush(self._heap, entry)
+        return found
+
+    def _started(self, key: K) -> None:
+        self._processing.add(key)
+        if self._group is not None:
+            group = self._group_of(key)
+            self._running[group] = self._running.get(group, 0) + 1
+
+    def _finished(self, key: K) -> None:
+        self._processing.discard(key)
+        if self._group is not None:
+            group = self._group_of(key)
+            left = self._running.get(group, 0) - 1
+            if left > 0:
+                self._running[group] = left
+            else:
+                self._running.pop(group, None)
+            if self._heap:
+                self._ready.set()  # a key of this group may have been waiting for its room
 
     async def _worker(self) -> None:
         while True:
@@ -99,7 +144,7 @@ class WorkQueue(Generic[K]):
                 self._ready.clear()
                 await self._ready.wait()
                 continue
-            self._processing.add(key)
+            self._started(key)
             try:
                 # A pass that never ends would hold its key forever (events only mark it dirty): bound it, so
                 # it fails loudly and is retried like any failure.
@@ -116,7 +161,7 @@ class WorkQueue(Generic[K]):
                 log.exception("processing %s failed (%d in a row); retrying in %.0fs", key, failures, delay)
                 self.add_after(key, delay)
             finally:
-                self._processing.discard(key)
+                self._finished(key)
                 again = self._dirty.pop(key, None)
                 if again is not None:
                     self.add(key, priority=again)

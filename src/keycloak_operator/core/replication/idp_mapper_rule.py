@@ -11,7 +11,7 @@ config holds JSON lists of claims to roles or groups, are not offered (models/id
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from keycloak_operator.core.replication import token_authority as ta
@@ -22,6 +22,42 @@ ROLE_MAPPERS: Final = frozenset({"oidc-hardcoded-role-idp-mapper", "oidc-role-id
 GROUP_MAPPERS: Final = frozenset({"oidc-hardcoded-group-idp-mapper"})
 NOT_GRANTED: Final = ta.NOT_GRANTED
 NOT_OWNED: Final = ta.GROUP_NOT_OWNED
+
+
+def held_refusals(
+    held: Iterable[Any],
+    is_ours: Callable[[Mapping[str, Any]], bool],
+    namespace: str,
+    grants: Iterable[Grant],
+    granted_by: str,
+    view: RealmView,
+    groups: Mapping[str, str | None],
+) -> list[Mapping[str, Any]]:
+    """The role and group mappers the operator wrote for a provider (`is_ours`), as Keycloak holds them, that
+    hand out what the provider's namespace may not give now: judged from what they are, not from what the spec
+    says, so a grant withdrawn is not kept by leaving `spec.mappers` out. Only a Forbidden one (a role that
+    merely does not exist yet is not taken away)."""
+    grants = tuple(grants)
+    out: list[Mapping[str, Any]] = []
+    for m in held_handing_out(held, is_ours):
+        found = _refusal(m, namespace, grants, granted_by, view, groups)
+        if found is not None and found.phase == "Forbidden":
+            out.append(m)
+    return out
+
+
+def held_handing_out(
+    held: Iterable[Any], is_ours: Callable[[Mapping[str, Any]], bool]
+) -> list[Mapping[str, Any]]:
+    """The operator's own mappers among those Keycloak holds that give a role or a group."""
+    return [
+        m
+        for m in held
+        if isinstance(m, Mapping)
+        and isinstance(m.get("id"), str)
+        and m.get("identityProviderMapper") in ROLE_MAPPERS | GROUP_MAPPERS
+        and is_ours(m)
+    ]
 
 
 def hands_out(content: Mapping[str, Any]) -> bool:

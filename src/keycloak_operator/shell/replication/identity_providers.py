@@ -41,6 +41,11 @@ from keycloak_operator.shell.replication.executor import execute
 MAPPER_KIND = "IdentityProviderMapper"  # the metrics' kind for a provider's mappers
 
 
+def _ours(mapper: Mapping[str, Any]) -> bool:
+    """A mapper the operator wrote: its content hash in the config (identity_provider.py)."""
+    return idp.MAPPER_HASH in idp.mapper_config(mapper)
+
+
 class IdentityProviderWriter:
     def __init__(
         self,
@@ -65,7 +70,7 @@ class IdentityProviderWriter:
             # by hand is deleted as an orphan the next time a provider is declared in the realm.
             return
         api = self.api_of(at.admin)
-        declared, refused = await self._mapper_rule(at, declared)
+        declared = await self._mapper_rule(at, declared)
         declared = await self._flow_rule(at, declared)
         declared, secrets = await self._secrets(rnd, declared)
         try:
@@ -91,7 +96,7 @@ class IdentityProviderWriter:
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
         await self._mappers(rnd, api, at.remote, declared, scope)
-        await self._revoke_mappers(rnd, api, at.remote, refused, scope)
+        await self._revoke_held(rnd, api, at, declared, scope)
 
     async def _flow_rule(self, at: InRealm, declared: list[Resource]) -> list[Resource]:
         """Each provider whose first-login flow is another namespace's, held Forbidden (idp_flow_rule.py). The
@@ -112,33 +117,35 @@ class IdentityProviderWriter:
         refused = flow_rule.flow_refusals(asking, flows, flow_resources, at.remote, at.realm.key)
         return [replace(r, problem=refused[r.key]) if r.key in refused else r for r in declared]
 
-    async def _mapper_rule(
-        self, at: InRealm, declared: list[Resource]
-    ) -> tuple[list[Resource], dict[ObjectKey, set[str]]]:
+    async def _realm_view(self, at: InRealm) -> tuple[sa.RealmView, dict[str, str | None]]:
+        """What the authority needs to judge role and group mappers: the realm's roles, its clients' owners
+        and its groups' owners. Raises AdminError."""
+        owners = sa.client_owners(await at.admin.clients(at.remote))
+        roles = await at.admin.roles(at.remote)
+        groups = rule.group_owners(await self.groups_of(at.admin).groups(at.remote))
+        realm_roles = {
+            str(o["name"]): o for o in roles if isinstance(o, Mapping) and isinstance(o.get("name"), str)
+        }
+        return sa.RealmView(at.remote, realm_roles, owners, {}), groups
+
+    async def _mapper_rule(self, at: InRealm, declared: list[Resource]) -> list[Resource]:
         """Each provider whose mappers hand out a role or a group it may not give, held with that problem
-        (idp_mapper_rule.py), and the names of its Forbidden mappers. The realm's roles, clients and groups
-        are read only when some provider's mappers give one; if they cannot be read, those providers wait,
-        the others go on."""
+        (idp_mapper_rule.py). The realm's roles, clients and groups are read only when some provider's
+        mappers give one; if they cannot be read, those providers wait, the others go on."""
         asking = {
             r.key for r in declared if r.problem is None and not r.deleting and rule.hands_out(r.content)
         }
         if not asking:
-            return declared, {}
+            return declared
         try:
-            owners = sa.client_owners(await at.admin.clients(at.remote))
-            roles = await at.admin.roles(at.remote)
-            groups = rule.group_owners(await self.groups_of(at.admin).groups(at.remote))
+            view, groups = await self._realm_view(at)
         except AdminError as e:
             failed = Verdict(
                 "Error", "ReadFailed", f"spec.mappers: the realm's roles, clients or groups: {e}"
             )
-            return [replace(r, problem=failed) if r.key in asking else r for r in declared], {}
-        realm_roles = {
-            str(o["name"]): o for o in roles if isinstance(o, Mapping) and isinstance(o.get("name"), str)
-        }
-        view = sa.RealmView(at.remote, realm_roles, owners, {})
+            return [replace(r, problem=failed) if r.key in asking else r for r in declared]
         granted_by = f"{at.realm.key.namespace}/{at.realm.key.name}"
-        out, forbidden = [], {}
+        out = []
         for r in declared:
             found = (
                 rule.refusals(r.content, r.key.namespace, at.grants, granted_by, view, groups)
@@ -146,46 +153,44 @@ class IdentityProviderWriter:
                 else {}
             )
             out.append(r if not found else replace(r, problem=next(iter(found.values()))))
-            names_ = {n for n, v in found.items() if v.phase == "Forbidden"}
-            if names_:
-                forbidden[r.key] = names_
-        return out, forbidden
+        return out
 
-    async def _revoke_mappers(
-        self,
-        rnd: Round,
-        api: IdentityProviderApi,
-        realm: str,
-        refused: Mapping[ObjectKey, set[str]],
-        scope: ScopePlan,
+    async def _revoke_held(
+        self, rnd: Round, api: IdentityProviderApi, at: InRealm, declared: list[Resource], scope: ScopePlan
     ) -> None:
-        """A Forbidden mapper the operator made before (its grant since withdrawn, its group no longer the
-        namespace's) is deleted, though nothing else is written for its provider: the access goes with it."""
-        for key, names_ in sorted(refused.items(), key=lambda kv: str(kv[0])):
-            alias = scope.remote_ids.get(key)
-            if alias is None:
+        """Every provider whose mappers `_mappers` did not bring to its spec this round (`spec.mappers` left
+        out, or the provider held by a problem, a refused mapper's included): the role and group mappers the
+        operator wrote for it are judged as they stand in Keycloak, and those its namespace may no longer give
+        are deleted, though nothing else is written for it: the access goes with the grant (one GET per such
+        provider; the realm's roles, clients and groups only when one of them holds such a mapper)."""
+        granted_by = f"{at.realm.key.namespace}/{at.realm.key.name}"
+        found: tuple[sa.RealmView, dict[str, str | None]] | None = None
+        for r in sorted(declared, key=lambda r: str(r.key)):
+            alias = scope.remote_ids.get(r.key)
+            verdict = rnd.verdicts.get(r.key)
+            brought = verdict is not None and verdict.phase == "Ready" and idp.MAPPERS in r.content
+            if r.deleting or alias is None or brought:
                 continue
             try:
-                held = await api.mappers(realm, alias)
-                gone = [
-                    m
-                    for m in held
-                    if isinstance(m, Mapping)
-                    and m.get("name") in names_
-                    and isinstance(m.get("id"), str)
-                    and idp.MAPPER_HASH in idp.mapper_config(m)
-                ]
+                handing_out = rule.held_handing_out(await api.mappers(at.remote, alias), _ours)
+                if not handing_out:
+                    continue
+                found = found or await self._realm_view(at)
+                view, groups = found
+                gone = rule.held_refusals(
+                    handing_out, _ours, r.key.namespace, at.grants, granted_by, view, groups
+                )
                 for m in gone:
-                    await self.limiter.acquire(key.namespace)
-                    await api.write_mapper(realm, alias, "delete", m["id"], None)
+                    await self.limiter.acquire(r.key.namespace)
+                    await api.write_mapper(at.remote, alias, "delete", str(m["id"]), None)
                     metrics.replication_write(MAPPER_KIND, "delete")
             except AdminError:
                 rnd.failed = True
                 continue
             if gone:
-                listed = ", ".join(sorted(str(m["name"]) for m in gone))
+                listed = ", ".join(sorted(str(m.get("name")) for m in gone))
                 rnd.note(
-                    key, Event("Warning", "MapperRevoked", f"deleted mappers no longer allowed: {listed}")
+                    r.key, Event("Warning", "MapperRevoked", f"deleted mappers no longer allowed: {listed}")
                 )
 
     async def _secrets(
