@@ -56,6 +56,7 @@ def test_create_gives_owned_children_and_ready_status(
         ("service", names.public_service("alpha")),
         ("service", names.membership_service("alpha", "a")),
         ("secret", names.admin_secret("alpha")),
+        ("secret", names.operator_login_secret("alpha")),  # the operator's own login (ADR 0023)
     }
     for kind, child in children:
         obj = kubectl.get(kind, child, namespace)
@@ -80,9 +81,12 @@ def test_create_gives_owned_children_and_ready_status(
     import base64
 
     password = base64.b64decode(secret["data"]["password"]).decode()
-    assert password not in str(done["status"])
-    assert password not in kubectl.run("get", "events", "-n", namespace, "-o", "json").stdout
-    assert password not in operator.tail(2000)
+    login = kubectl.get("secret", names.operator_login_secret("alpha"), namespace)
+    client_secret = base64.b64decode(login["data"]["clientSecret"]).decode()
+    for value in (password, client_secret):
+        assert value not in str(done["status"])
+        assert value not in kubectl.run("get", "events", "-n", namespace, "-o", "json").stdout
+        assert value not in operator.tail(2000)
 
 
 def test_every_spec_change_reaches_the_deployment(

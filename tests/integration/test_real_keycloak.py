@@ -1,6 +1,8 @@
 """Real Keycloak pods made by the operator on the real node: a 2-replica Keycloak on a real PostgreSQL pod
 becomes Ready through its real probes, its two pods form one JGroups view (read from Keycloak's own log),
-a realm and a confidential client replicate into it, a token is issued through its public Service, and a
+a realm and a confidential client replicate into it, a token is issued through its public Service, the
+operator signs in as its own client in master (the bootstrap admin deleted, a realm still replicates, the
+client secret rotates: ADR 0023; the deletion outlasts the pods' restart by the upgrade), and a
 patch upgrade rolled in place (the default strategy), with the operator SIGKILLed halfway, fails not one
 of the sign-ins sent throughout. Each sign-in is traced to the pod that answered it (kube-proxy's choice,
 read from conntrack), and the pods' JGroups views are read from their logs all along. The same patch upgrade
@@ -12,6 +14,7 @@ resolves names through the cluster's DNS, as a pod would (OperatorProcess(cluste
 
 from __future__ import annotations
 
+import base64
 import time
 from typing import Any
 
@@ -22,7 +25,7 @@ from keycloak_operator.core import names
 from localcluster import app_images, real_keycloak, realnode, signins
 from localcluster.node_config import NODE_NAME
 from tests.integration.support import jgroups, real_resources, sampler
-from tests.integration.support.kubectl import Kubectl, wait_for
+from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import replicate
 
@@ -121,6 +124,101 @@ def images_by_ip(watch: sampler.Sampler) -> dict[str, str]:
     return {ip: pod.image for sample in watch.samples for ip, pod in sample.pods.items()}
 
 
+def operator_login(kubectl: Kubectl, namespace: str) -> dict[str, Any]:
+    """The operator's own login Secret of `sso`: its data decoded, and its metadata."""
+    found = kubectl.get("secret", names.operator_login_secret("sso"), namespace)
+    assert found is not None
+    data = {k: base64.b64decode(v).decode() for k, v in (found.get("data") or {}).items()}
+    return {**data, "metadata": found["metadata"]}
+
+
+def as_operator(kubectl: Kubectl, namespace: str, method: str, path: str, body: Any = None) -> Any:
+    """One admin API call as the operator's own client (client credentials against master)."""
+    login = operator_login(kubectl, namespace)
+    form = {"grant_type": "client_credentials", "client_id": login["clientId"]}
+    status, answer = real_keycloak.admin(
+        base_url(kubectl, namespace), {**form, "client_secret": login["clientSecret"]}, method, path, body
+    )
+    assert status < 300, (method, path, status, answer)
+    return answer
+
+
+def master_token(kubectl: Kubectl, namespace: str, form: dict[str, str]) -> dict[str, Any] | None:
+    return token_for(f"{base_url(kubectl, namespace)}/realms/master/protocol/openid-connect/token", form)
+
+
+def check_the_operators_own_login(kubectl: Kubectl, namespace: str) -> None:
+    """Issue 26, finding 7 (ADR 0023): after the first round the operator signs in as its own client in
+    master; the bootstrap admin deleted, a realm still replicates; the client secret rotates without it."""
+    login = operator_login(kubectl, namespace)
+    keycloak_uid = kubectl.get(KC, "sso", namespace)["metadata"]["uid"]
+    assert [(r["uid"], r.get("controller")) for r in login["metadata"]["ownerReferences"]] == [
+        (keycloak_uid, True)
+    ]
+    wait_for(
+        "the Keycloak says the operator's own login is in place",
+        lambda: events(kubectl, namespace, name="sso", reason="OperatorLoginReady"),
+        timeout=60,
+    )
+    (client,) = as_operator(kubectl, namespace, "GET", "/admin/realms/master/clients?clientId=kcop-operator")
+    assert client["serviceAccountsEnabled"] and not client["publicClient"]
+    assert not (client["standardFlowEnabled"] or client["implicitFlowEnabled"])
+    assert not client["directAccessGrantsEnabled"]
+    account = as_operator(
+        kubectl, namespace, "GET", f"/admin/realms/master/clients/{client['id']}/service-account-user"
+    )
+    roles = as_operator(
+        kubectl, namespace, "GET", f"/admin/realms/master/users/{account['id']}/role-mappings/realm"
+    )
+    assert "admin" in {r["name"] for r in roles}
+
+    # The bootstrap admin deleted (by the operator's client): it can no longer sign in.
+    bootstrap = real_resources.admin_credentials(kubectl, namespace)
+    (user,) = as_operator(
+        kubectl, namespace, "GET", f"/admin/realms/master/users?username={bootstrap['username']}&exact=true"
+    )
+    as_operator(kubectl, namespace, "DELETE", f"/admin/realms/master/users/{user['id']}")
+    assert (
+        master_token(kubectl, namespace, {"grant_type": "password", "client_id": "admin-cli", **bootstrap})
+        is None
+    )
+
+    # A rotation asked on the Secret, and a new realm whose round carries it out: both done without the
+    # bootstrap admin, and the old secret refused afterwards.
+    old = login["clientSecret"]
+    kubectl.run("annotate", "secret", names.operator_login_secret("sso"), "-n", namespace,
+                f"{names.ANNOTATION_ROTATE_LOGIN}=now")  # fmt: skip
+    kubectl.apply(
+        {
+            "apiVersion": names.API_VERSION,
+            "kind": names.REALM_KIND,
+            "metadata": {"name": "second", "namespace": namespace},
+            "spec": {"server": {"keycloak": {"name": "sso"}}, "realmName": "second"},
+        }
+    )
+    realms = f"{names.REALM_PLURAL}.{names.GROUP}"
+    wait_for(
+        "a realm replicated after the bootstrap admin's deletion",
+        lambda: real_resources.phase(kubectl, realms, namespace, "second") == "Ready",
+        timeout=120,
+    )
+
+    def rotated() -> dict[str, Any] | None:
+        now = operator_login(kubectl, namespace)
+        annotations = now["metadata"].get("annotations") or {}
+        done = now["clientSecret"] != old and "pendingClientSecret" not in now
+        return now if done and names.ANNOTATION_ROTATE_LOGIN not in annotations else None
+
+    new = wait_for("the client secret rotated", rotated, timeout=60)
+    assert as_operator(kubectl, namespace, "GET", "/admin/realms/second")["realm"] == "second"
+    form = {"grant_type": "client_credentials", "client_id": "kcop-operator"}
+    assert master_token(kubectl, namespace, {**form, "client_secret": old}) is None
+    assert master_token(kubectl, namespace, {**form, "client_secret": new["clientSecret"]}) is not None
+    assert events(kubectl, namespace, name="sso", reason="OperatorLoginRotated")
+    messages = " ".join(e["message"] for e in events(kubectl, namespace, name="sso"))
+    assert old not in messages and new["clientSecret"] not in messages
+
+
 def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failing_no_sign_in(
     cluster: localcluster.Cluster,
     kubectl: Kubectl,
@@ -158,6 +256,7 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
     assert issued["token_type"].lower() == "bearer" and issued["access_token"].count(".") == 2
     assert token_for(url, {**form, "client_secret": "not-the-secret"}) is None
     create_user(kubectl, namespace, "alice", "alice-password-1")
+    check_the_operators_own_login(kubectl, namespace)
     login = signins.Login(
         f"{base_url(kubectl, namespace)}/realms/team/protocol/openid-connect/token",
         "backend",
@@ -219,3 +318,13 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
     # other.
     assert len(set(cache_views.cache_cluster_of.values())) == 1, cache_views.cache_cluster_of
     assert not cache_views.crossings(), "\n".join(cache_views.crossings())
+
+    # The pods were all replaced, each starting with KC_BOOTSTRAP_ADMIN_* set: the deleted bootstrap admin did
+    # not come back (master has a user, the operator's service account), and the operator still signs in.
+    bootstrap = real_resources.admin_credentials(kubectl, namespace)
+    path = f"/admin/realms/master/users?username={bootstrap['username']}&exact=true"
+    assert as_operator(kubectl, namespace, "GET", path) == []
+    assert (
+        master_token(kubectl, namespace, {"grant_type": "password", "client_id": "admin-cli", **bootstrap})
+        is None
+    )

@@ -9,7 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import keycloak_config, names, pod_extensions, scheduling, versions
+from keycloak_operator.core import (
+    keycloak_config,
+    names,
+    operator_login,
+    pod_extensions,
+    scheduling,
+    versions,
+)
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 HTTP_PORT = 8080
@@ -335,4 +342,23 @@ def admin_secret(owner: Owner, password: str) -> dict[str, Any]:
             names.component_labels(owner.name, names.COMPONENT_ADMIN_SECRET),
         ),
         "stringData": {"username": "admin", "password": password},
+    }
+
+
+def operator_login_secret(owner: Owner, client_secret: str) -> dict[str, Any]:
+    """The operator's own login (core/operator_login.py): made once, before Keycloak is told the secret; the
+    secret comes from the shell's random source."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": _metadata(
+            owner,
+            names.operator_login_secret(owner.name),
+            names.component_labels(owner.name, names.COMPONENT_OPERATOR_LOGIN),
+        ),
+        "stringData": {
+            operator_login.KEY_CLIENT_ID: operator_login.CLIENT_ID,
+            operator_login.KEY_SECRET: client_secret,
+        },
     }

@@ -56,6 +56,9 @@ COMPONENT_SERVER = "server"
 COMPONENT_DISCOVERY = "discovery"
 COMPONENT_HTTP = "http"
 COMPONENT_ADMIN_SECRET = "admin-credentials"
+COMPONENT_OPERATOR_LOGIN = "operator-login"
+# On a Keycloak's operator-login Secret: asks for a new client secret (core/operator_login.py, ADR 0023).
+ANNOTATION_ROTATE_LOGIN = f"{GROUP}/rotate-client-secret"
 COMPONENT_METRICS = "metrics"
 # Set by the API server on every namespace (Kubernetes 1.21 on) to its own name, and immutable: a
 # namespaceSelector on it names one namespace, which no tenant can claim by labelling theirs.
@@ -146,6 +149,11 @@ def network_policy(keycloak: str, track: str) -> str:
 
 def admin_secret(keycloak: str) -> str:
     return f"{keycloak}-initial-admin"
+
+
+def operator_login_secret(keycloak: str) -> str:
+    """The operator's own login to the Keycloak: its client in `master` and its secret (ADR 0023)."""
+    return f"{keycloak}-operator-login"
 
 
 def cnpg_host(cluster: str) -> str:

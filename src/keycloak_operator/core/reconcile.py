@@ -70,6 +70,7 @@ class Observed:
     pod_disruption_budget: dict[str, Any] | None = None
     ingress: dict[str, Any] | None = None
     service_monitor: dict[str, Any] | None = None
+    operator_login: dict[str, Any] | None = None  # `{name}-operator-login`, whoever's
     network_policies: tuple[dict[str, Any], ...] = ()  # those that exist under its names, whoever's
     existing_config_maps: frozenset[str] = frozenset()  # of those the spec references
     # The compatibility check for the image change at hand, when one is wanted (core/compatibility_check).
@@ -85,6 +86,7 @@ class Observed:
 class Decision:
     apply: list[dict[str, Any]] = field(default_factory=list)
     create_admin_secret: bool = False
+    create_operator_login: bool = False  # the operator's own login Secret (core/operator_login.py)
     status: dict[str, Any] | None = None  # the full new status, or None when unchanged
     events: list[Event] = field(default_factory=list)
     revision: dict[str, Any] | None = None  # a ControllerRevision to record (the spec that just rolled out)
@@ -405,7 +407,11 @@ def decide(
         events.append(Event("Warning", "CacheIsolationDisabled", cache.reason))
     # Whatever this pass (or the upgrade machine's actions) would write under a name another owner holds is
     # not written, and said: first, as the Degraded condition shows one problem and this one needs a person.
-    touched = {child_ownership.key(o) for o in [*writes, *removals, *create]} | machine_writes
+    # Every Keycloak wants its operator-login Secret (created by the shell, never applied over).
+    wanted_login = ("Secret", names.operator_login_secret(owner.name))
+    touched = (
+        {child_ownership.key(o) for o in [*writes, *removals, *create]} | machine_writes | {wanted_login}
+    )
     refused = (foreign & touched) | ({("Job", check.job)} if check.foreign else set())
     writes = child_ownership.allowed(writes, refused)
     removals = child_ownership.allowed(removals, refused)
@@ -458,6 +464,9 @@ def decide(
     return Decision(
         apply=writes,
         create_admin_secret=spec.admin_secret is None and secret not in observed.existing_secrets,
+        # Made once and never applied over; one under its name that is not this Keycloak's is reported
+        # (ChildNotOwned, from _named_children) and never used (core/operator_login.parse).
+        create_operator_login=observed.operator_login is None,
         status=new_status if changed else None,
         events=events,
         revision=revision,
@@ -478,6 +487,7 @@ def _named_children(observed: Observed) -> dict[child_ownership.Key, dict[str, A
         ("PodDisruptionBudget", names.pod_disruption_budget(name)): observed.pod_disruption_budget,
         ("Ingress", names.ingress(name)): observed.ingress,
         ("ServiceMonitor", names.service_monitor(name)): observed.service_monitor,
+        ("Secret", names.operator_login_secret(name)): observed.operator_login,
     }
     for service in observed.membership_services:
         found["Service", service["metadata"]["name"]] = service

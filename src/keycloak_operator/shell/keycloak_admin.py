@@ -1,9 +1,10 @@
 """The Keycloak admin REST API, through python-keycloak's authenticated async connection.
 
-python-keycloak handles the token (password grant against `master`, refresh, re-login on 401); its
-`KeycloakAdmin` methods, though, take the realm from mutable state on the connection, which concurrent
-rounds over many realms cannot share safely. So this layer passes the realm in every path and uses the
-connection's raw calls (ADR 0008). Every write is counted, so tests and metrics can prove a quiet resync.
+python-keycloak handles the token (password or client-credentials grant against `master`, refresh, re-login
+on 401); its `KeycloakAdmin` methods, though, take the realm from mutable state on the connection, which
+concurrent rounds over many realms cannot share safely. So this layer passes the realm in every path and
+uses the connection's raw calls (ADR 0008). Every write is counted, so tests and metrics can prove a quiet
+resync.
 
 A server may be one a tenant named, so nothing it does may hold the operator: every request (token
 refresh included) has a total deadline, and every answer a size cap with compression refused
@@ -74,18 +75,31 @@ class KeycloakAdmin:
         on_write: Callable[[], None] | None = None,
         ca_pem: str | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        *,
+        client_credentials: bool = False,
     ):
-        """`ca_pem`: check an https server's certificate against this CA instead of the system's."""
+        """`ca_pem`: check an https server's certificate against this CA instead of the system's.
+        `client_credentials`: `username` and `password` are a confidential client of `master` and its secret
+        (the operator's own login, ADR 0023), not a user."""
         self.url = url
-        self._conn = KeycloakOpenIDConnection(
-            server_url=url.rstrip("/") + "/",
-            username=username,
-            password=password,
-            realm_name="master",
-            user_realm_name="master",
-            client_id="admin-cli",
-            timeout=int(REQUEST_DEADLINE_S),
-        )
+        if client_credentials:
+            self._conn = KeycloakOpenIDConnection(
+                server_url=url.rstrip("/") + "/",
+                realm_name="master",
+                client_id=username,
+                client_secret_key=password,
+                timeout=int(REQUEST_DEADLINE_S),
+            )
+        else:
+            self._conn = KeycloakOpenIDConnection(
+                server_url=url.rstrip("/") + "/",
+                username=username,
+                password=password,
+                realm_name="master",
+                user_realm_name="master",
+                client_id="admin-cli",
+                timeout=int(REQUEST_DEADLINE_S),
+            )
         # python-keycloak makes two httpx clients (admin calls; the token endpoint, in its KeycloakOpenID) and
         # takes no transport: both are replaced, before either has opened a connection.
         verify: ssl.SSLContext | bool = ssl.create_default_context(cadata=ca_pem) if ca_pem else True

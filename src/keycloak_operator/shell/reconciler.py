@@ -89,6 +89,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
         service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
+        operator_login=await kube.get(SECRETS, ns, names.operator_login_secret(name)),
         network_policies=tuple(p for p in policies if p is not None),
         service_monitor_served=monitoring.wanted(spec) and await kube.serves(SERVICE_MONITORS),
         operator_namespace=operator_namespace(),
@@ -169,6 +170,11 @@ async def reconcile_once(
         if made is not None:
             created = Event("Normal", "AdminSecretCreated", f"generated Secret {names.admin_secret(name)}")
             decision.events.append(created)
+    if decision.create_operator_login:
+        # Stored before any Keycloak is told this secret (the replication round tells it: ADR 0023).
+        login = children.operator_login_secret(owner, pysecrets.token_urlsafe(32))
+        if await kube.create(login) is not None:
+            log.info("created Secret %s/%s", namespace, login["metadata"]["name"])
     # The routine applies run before the upgrade's actions: a Service the machine deletes this pass is not
     # applied again by the routine after it.
     for obj in decision.apply:

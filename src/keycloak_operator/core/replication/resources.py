@@ -58,6 +58,10 @@ class Credentials:
     # `ca.crt` the server's certificate is checked against (None: the system's CAs).
     endpoint: str = ""
     ca_secret: str | None = None
+    # A Keycloak this operator runs: its name and uid, whose `<name>-operator-login` Secret (owned by that
+    # uid) holds the operator's own login, tried before the admin Secret (ADR 0023).
+    keycloak: str = ""
+    keycloak_uid: str = ""
 
     def may_act_for(self, namespace: str) -> bool:
         return self.server_owned or self.namespace == namespace
@@ -267,6 +271,8 @@ def realm_target(
                     server_owned=True,
                     endpoint=endpoint,
                     ca_secret=tls.secret if tls else None,
+                    keycloak=ref.name,
+                    keycloak_uid=str((keycloak.get("metadata") or {}).get("uid") or ""),
                 )
     else:
         problem = Verdict(
