@@ -89,7 +89,9 @@ def test_version_of_a_spec() -> None:
 )
 def test_image_version_tag_digest_or_both_as_written(image: str, expected: str) -> None:
     assert versions.image_version(image) == expected
-    made = spec(image=image) if expected != versions.INVALID_IMAGE else stored_before_the_reference_rule(image)
+    made = (
+        spec(image=image) if expected != versions.INVALID_IMAGE else stored_before_the_reference_rule(image)
+    )
     assert versions.parse_version(versions.version_of(made).format()) is not None
 
 
