@@ -20,7 +20,9 @@ out=${1:-$project/dist}
 image=${IMAGE:-ghcr.io/kcop-dev/keycloak-operator:${version:?no version in Chart.yaml}}
 python=${KCOP_PYTHON:-$project/.venv/bin/python}
 [ -x "$python" ] || python=python3
-uv=${KCOP_UV:-${HOME}/.cache/keycloak-operator/uv-0.13.9/bin/uv}
+# The Makefile's pinned uv (`make setup` installs it).
+uv_version=$(sed -n 's/^UV_VERSION := *//p' "$project/Makefile")
+uv=${KCOP_UV:-${KCOP_CACHE_DIR:-$HOME/.cache/keycloak-operator}/uv-$uv_version/bin/uv}
 helm=${HELM:-$(PYTHONPATH=$project/src "$python" -c 'from localcluster.helm import ensure_helm; print(ensure_helm())')}
 
 mkdir -p "$out"

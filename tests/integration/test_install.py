@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -214,7 +215,9 @@ def test_the_cli_wheel_installs_as_a_tool_and_reads_the_cluster(
 ) -> None:
     """`uv tool install` of the release's wheel into an environment of its own (none of this checkout's),
     then the command against the cluster its kubeconfig reaches: a Keycloak that is not there is exit 6."""
-    uv = versions.cache_root() / "uv-0.13.9" / "bin" / "uv"
+    pinned = re.search(r"^UV_VERSION := (\S+)$", (PROJECT / "Makefile").read_text(), re.M)
+    assert pinned, "no UV_VERSION in the Makefile"
+    uv = versions.cache_root() / f"uv-{pinned.group(1)}" / "bin" / "uv"  # what `make setup` installed
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
