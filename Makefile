@@ -8,12 +8,13 @@ export UV_PROJECT_ENVIRONMENT := $(CURDIR)/.venv
 RUN := $(UV) run --frozen
 PYTEST_ARGS ?=
 
-.PHONY: setup host-packages cluster cluster-down crds lint typecheck unit integration test demo bench bench-real clean
+.PHONY: setup host-packages cluster cluster-down crds lint typecheck unit integration test demo bench bench-real release clean
 
 # What the local cluster's real node and its images need from Debian: containerd and runc run the pods, the
 # CNI plugins give them their own network namespace and IP, iptables and conntrack serve kube-proxy, and
-# mmdebstrap assembles the images' root filesystems (no container engine, no registry; ADR 0013).
-HOST_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap
+# mmdebstrap assembles the images' root filesystems (no container engine, no registry; ADR 0013), and skopeo
+# reads the release's image archive as a user's registry tooling would (tests/integration/test_install.py).
+HOST_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap skopeo
 
 # uv itself is installed into the cache from PyPI, pinned, so a fresh machine needs only Python and pip.
 $(UV):
@@ -70,6 +71,12 @@ bench: setup
 # bench/results/real_upgrade.json. Other real pods share the same two cores: best run with none.
 bench-real: setup host-packages
 	$(RUN) python bench/bench_real_upgrade.py
+
+# The release artefacts in dist/: the operator image as an OCI archive, the packaged chart, the CRDs as one
+# YAML, the command line as a wheel, and SHA256SUMS (hack/release.sh; docs/guide/install.md). IMAGE=REF
+# names the image for your registry (default: the chart's ghcr.io/kcop-dev/keycloak-operator:VERSION).
+release: setup host-packages
+	KCOP_UV=$(UV) KCOP_PYTHON=$(CURDIR)/.venv/bin/python bash hack/release.sh dist
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache

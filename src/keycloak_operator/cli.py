@@ -6,8 +6,9 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from keycloak_operator.core.ingress_policy import IngressPolicy
@@ -97,51 +98,90 @@ def _crds(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rollback(args: argparse.Namespace) -> int:
+def _tool(args: argparse.Namespace, work: Callable[[Any], Awaitable[int]]) -> int:
+    """Runs a command-line tool against the cluster --kubeconfig, --context and -n choose; a failure to
+    ask (no kubeconfig, a wrong context, no answer, no such Keycloak) ends it with one line and its own
+    exit code (shell/cli_target.py, docs/guide/cli.md)."""
     import asyncio
 
+    from keycloak_operator.shell import cli_target
+
+    async def main() -> int:
+        target = await cli_target.resolve(args.kubeconfig, args.context, args.namespace)
+        return await work(target)
+
+    try:
+        return asyncio.run(main())
+    except cli_target.CommandError as e:
+        print(f"keycloak-operator {args.command}: {e}", file=sys.stderr)
+        return int(e.code)
+
+
+def _rollback(args: argparse.Namespace) -> int:
     from keycloak_operator.core.rollback import RollbackRefused
     from keycloak_operator.shell import rollback
 
-    try:
-        print(asyncio.run(rollback.run(args.namespace, args.name)))
-    except RollbackRefused as refused:
-        print(f"rollback refused: {refused}", file=sys.stderr)
-        return 1
-    return 0
+    async def work(target: Any) -> int:
+        try:
+            print(await rollback.run(target, args.name))
+        except RollbackRefused as refused:
+            print(f"rollback refused: {refused}", file=sys.stderr)
+            return 1
+        return 0
+
+    return _tool(args, work)
 
 
 def _status(args: argparse.Namespace) -> int:
-    import asyncio
-
     from keycloak_operator.shell import status_command
 
+    async def work(target: Any) -> int:
+        await status_command.run(target, args.name, args.watch)
+        return 0
+
     try:
-        asyncio.run(status_command.run(args.namespace, args.name, args.watch))
-    except status_command.NotFound as missing:
-        print(missing, file=sys.stderr)
-        return 1
+        return _tool(args, work)
     except KeyboardInterrupt:
-        pass  # the way out of --watch
-    return 0
+        return 0  # the way out of --watch
 
 
 def _plan(args: argparse.Namespace) -> int:
-    import asyncio
-
     from keycloak_operator.core import upgrade_plan
     from keycloak_operator.shell import plan_command
 
+    async def work(target: Any) -> int:
+        plan = await plan_command.run(target, args.name, args.image)
+        return 1 if plan.path == upgrade_plan.REFUSE else 0
+
+    return _tool(args, work)
+
+
+def _cluster_options() -> argparse.ArgumentParser:
+    """kubectl's options, for the tools that read a cluster."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--kubeconfig", help="the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"
+    )
+    common.add_argument("--context", help="the kubeconfig context to use (default: its current-context)")
+    common.add_argument(
+        "-n", "--namespace", help="the Keycloak's namespace (default: the context's namespace, else default)"
+    )
+    return common
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        plan = asyncio.run(plan_command.run(args.namespace, args.name, args.image))
-    except plan_command.NotPlanned as e:
-        print(e, file=sys.stderr)
-        return 2
-    return 1 if plan.path == upgrade_plan.REFUSE else 0
+        return version("keycloak-operator")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="keycloak-operator", description=__doc__)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    cluster = _cluster_options()
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the operator against the current kubeconfig (or in-cluster)")
     run.add_argument("-n", "--namespace", action="append", help="watch only this namespace (repeatable)")
@@ -201,23 +241,25 @@ def parser() -> argparse.ArgumentParser:
         "--write", metavar="ROOT", help="write every generated file (CRDs, chart copy, RBAC rules) under ROOT"
     )
     crds.set_defaults(func=_crds)
-    rb = sub.add_parser("rollback", help="restore the last known good version of a Keycloak")
+    rb = sub.add_parser(
+        "rollback", parents=[cluster], help="restore the last known good version of a Keycloak"
+    )
     rb.add_argument("name")
-    rb.add_argument("-n", "--namespace", default="default")
     rb.set_defaults(func=_rollback)
-    st = sub.add_parser("status", help="show a Keycloak's versions, upgrade progress, replicas and events")
+    st = sub.add_parser(
+        "status", parents=[cluster], help="show a Keycloak's versions, upgrade progress, replicas and events"
+    )
     st.add_argument("name")
-    st.add_argument("-n", "--namespace", default="default")
     st.add_argument("-w", "--watch", action="store_true", help="refresh in place until interrupted")
     st.set_defaults(func=_status)
     pl = sub.add_parser(
         "plan",
+        parents=[cluster],
         help="print the path an image change would take (roll, blue-green, recreate, refuse) and why; "
         "changes nothing. Exit 1 when the operator would refuse it",
     )
     pl.add_argument("name")
     pl.add_argument("--image", required=True, help="the image to plan for")
-    pl.add_argument("-n", "--namespace", default="default")
     pl.set_defaults(func=_plan)
     return p
 

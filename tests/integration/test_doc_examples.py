@@ -1,4 +1,5 @@
-"""Every YAML manifest in the docs, applied to the real API server, so no example goes stale.
+"""Every YAML manifest in the docs, and the shipped examples (examples/*.yaml), applied to the real API
+server, so no example goes stale.
 
 Each page's examples go into namespaces of their own: a namespace an example names (`platform`, say) becomes
 `<prefix>-platform` everywhere it is referred to, and objects that name none go into `<prefix>-default`.
@@ -20,7 +21,7 @@ from tests.integration.support.kubectl import Kubectl, wait_for
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "examples").glob("*.yaml")])
 BLOCK = re.compile(r"```yaml\n(.*?)```", re.DOTALL)
 REPLICATED = (
     f"{names.REALM_PLURAL}.{names.GROUP}",
@@ -30,7 +31,9 @@ REPLICATED = (
 
 
 def manifests(page: Path) -> list[dict[str, Any]]:
-    docs = [d for block in BLOCK.findall(page.read_text()) for d in yaml.safe_load_all(block) if d]
+    text = page.read_text()
+    blocks = [text] if page.suffix == ".yaml" else BLOCK.findall(text)
+    docs = [d for block in blocks for d in yaml.safe_load_all(block) if d]
     return [d for d in docs if isinstance(d, dict) and "apiVersion" in d and "kind" in d]
 
 

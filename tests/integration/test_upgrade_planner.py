@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from keycloak_operator.core import names
+from keycloak_operator.shell.cli_target import Exit
 from localcluster import stages
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, events, wait_for
@@ -157,4 +158,7 @@ def test_plan_command_names_roll_recreate_and_refuse_for_the_default_strategy(
         text=True,
         timeout=60,
     )
-    assert missing.returncode == 2 and "not found" in missing.stderr
+    assert missing.returncode == Exit.NOT_FOUND, missing.stderr  # distinct from refusing (1)
+    said = missing.stderr.strip().splitlines()
+    assert len(said) == 1, said
+    assert said[0].startswith(f"keycloak-operator plan: Keycloak {namespace}/nope not found")

@@ -187,7 +187,7 @@ def keycloak_crd() -> dict[str, Any]:
     return _crd(
         plural=names.KEYCLOAK_PLURAL,
         kind=names.KEYCLOAK_KIND,
-        short_names=["kc"],
+        short_names=["kcserver"],  # not `kc`: the official operator's Keycloak has it
         schema=schema,
         columns=[
             _column("Image", ".spec.image"),

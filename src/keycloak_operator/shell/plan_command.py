@@ -11,19 +11,20 @@ from keycloak_operator.core import compatibility_check, names, upgrade_plan, ver
 from keycloak_operator.core.reconcile import owner_of
 from keycloak_operator.core.rollout import image_of, version_of
 from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
-from keycloak_operator.shell.kube import DEPLOYMENTS, JOBS, KEYCLOAKS, Kube
+from keycloak_operator.shell.cli_target import CommandError, NotFound, Target, connected
+from keycloak_operator.shell.kube import DEPLOYMENTS, JOBS, KEYCLOAKS
 
 
-class NotPlanned(Exception):
-    """No plan can be made (no such Keycloak, an invalid spec); the message says why."""
+class NotPlanned(CommandError):
+    """The spec is not valid with the image asked for; the message says why."""
 
 
-async def run(namespace: str, name: str, image: str) -> upgrade_plan.Plan:
-    kube = await Kube.connect()
-    try:
+async def run(target: Target, name: str, image: str) -> upgrade_plan.Plan:
+    namespace = target.namespace
+    async with connected(target) as kube:
         keycloak = await kube.get(KEYCLOAKS, namespace, name)
         if keycloak is None:
-            raise NotPlanned(f"Keycloak {namespace}/{name} not found")
+            raise NotFound(f"Keycloak {namespace}/{name} not found ({target.where})")
         try:
             spec = KeycloakSpec.model_validate({**(keycloak.get("spec") or {}), "image": image})
         except ValidationError as e:
@@ -36,8 +37,6 @@ async def run(namespace: str, name: str, image: str) -> upgrade_plan.Plan:
             )
             found = await kube.get(JOBS, namespace, job)
             check = compatibility_check.answer(job, found, owner_of(keycloak))
-    finally:
-        await kube.close()
     if canonical is None:
         plan = upgrade_plan.first_creation()
         print(upgrade_plan.summary(plan, "", image))

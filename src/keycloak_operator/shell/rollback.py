@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from keycloak_operator.core import rollback
 from keycloak_operator.core.reconcile import stored_status
-from keycloak_operator.shell.kube import CONTROLLER_REVISIONS, KEYCLOAKS, Kube
+from keycloak_operator.shell.cli_target import NotFound, Target, connected
+from keycloak_operator.shell.kube import CONTROLLER_REVISIONS, KEYCLOAKS
 
 
-async def run(namespace: str, name: str) -> str:
-    kube = await Kube.connect()
-    try:
+async def run(target: Target, name: str) -> str:
+    namespace = target.namespace
+    async with connected(target) as kube:
         keycloak = await kube.get(KEYCLOAKS, namespace, name)
         if keycloak is None:
-            raise rollback.RollbackRefused(f"Keycloak {namespace}/{name} not found")
+            raise NotFound(f"Keycloak {namespace}/{name} not found ({target.where})")
         plan = rollback.plan(keycloak)
         revision = await kube.get(CONTROLLER_REVISIONS, namespace, plan.revision_name)
         if revision is None:
@@ -27,5 +28,3 @@ async def run(namespace: str, name: str) -> str:
         return (
             f"Keycloak {namespace}/{name}: restored the spec of {plan.target} (replacing {was}); rolling out"
         )
-    finally:
-        await kube.close()

@@ -11,13 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from keycloak_operator.core.progress import Progress, deployments_of, duration, progress
+from keycloak_operator.shell.cli_target import NotFound, Target, connected
 from keycloak_operator.shell.kube import DEPLOYMENTS, EVENTS, KEYCLOAKS, Kube
 
 REFRESH_SECONDS = 2.0
-
-
-class NotFound(Exception):
-    pass
 
 
 def render(p: Progress) -> Group:
@@ -55,10 +52,11 @@ def render(p: Progress) -> Group:
     return Group(head, tracks, events)
 
 
-async def snapshot(kube: Kube, namespace: str, name: str) -> Progress:
+async def snapshot(kube: Kube, target: Target, name: str) -> Progress:
+    namespace = target.namespace
     keycloak = await kube.get(KEYCLOAKS, namespace, name)
     if keycloak is None:
-        raise NotFound(f"Keycloak {namespace}/{name} not found")
+        raise NotFound(f"Keycloak {namespace}/{name} not found ({target.where})")
     blue_name, green_name = deployments_of(name)
     uid = keycloak["metadata"]["uid"]
     return progress(
@@ -70,16 +68,13 @@ async def snapshot(kube: Kube, namespace: str, name: str) -> Progress:
     )
 
 
-async def run(namespace: str, name: str, watch: bool, console: Console | None = None) -> None:
+async def run(target: Target, name: str, watch: bool, console: Console | None = None) -> None:
     console = console or Console()
-    kube = await Kube.connect()
-    try:
+    async with connected(target) as kube:
         if not watch:
-            console.print(render(await snapshot(kube, namespace, name)))
+            console.print(render(await snapshot(kube, target, name)))
             return
-        with Live(render(await snapshot(kube, namespace, name)), console=console, auto_refresh=False) as live:
+        with Live(render(await snapshot(kube, target, name)), console=console, auto_refresh=False) as live:
             while True:
                 await asyncio.sleep(REFRESH_SECONDS)
-                live.update(render(await snapshot(kube, namespace, name)), refresh=True)
-    finally:
-        await kube.close()
+                live.update(render(await snapshot(kube, target, name)), refresh=True)
