@@ -39,7 +39,11 @@ ln -f "$archive" "$image_out" 2>/dev/null || cp "$archive" "$image_out"
 "$helm" package "$chart" --destination "$out" >/dev/null
 cp "$project/deploy/crds/crds.yaml" "$out/keycloak-operator-crds-$version.yaml"
 # The wheel holds keycloak_operator alone (pyproject.toml's wheel target), built from this checkout.
-"$uv" build --quiet --wheel --out-dir "$out" "$project" 2>&1 | grep -v '^Building\|^Successfully' >&2 || true
+if ! built=$("$uv" build --quiet --wheel --out-dir "$out" "$project" 2>&1); then
+  printf '%s\n' "$built" >&2
+  echo "the wheel could not be built" >&2
+  exit 1
+fi
 
 cd "$out"
 wheel=$(ls keycloak_operator-"$version"-*.whl)

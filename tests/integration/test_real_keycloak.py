@@ -214,6 +214,7 @@ def check_the_operators_own_login(kubectl: Kubectl, namespace: str) -> None:
     form = {"grant_type": "client_credentials", "client_id": "kcop-operator"}
     assert master_token(kubectl, namespace, {**form, "client_secret": old}) is None
     assert master_token(kubectl, namespace, {**form, "client_secret": new["clientSecret"]}) is not None
+    assert new.get("previousClientSecret") == old  # kept for a database from before the rotation
     assert events(kubectl, namespace, name="sso", reason="OperatorLoginRotated")
     messages = " ".join(e["message"] for e in events(kubectl, namespace, name="sso"))
     assert old not in messages and new["clientSecret"] not in messages

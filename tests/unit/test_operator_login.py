@@ -156,8 +156,19 @@ def test_the_patches_are_conditional_and_keep_the_secret_keycloak_knows() -> Non
     promote = operator_login.promote_patch(parsed(pending="s2"))
     assert promote == {
         "metadata": {"resourceVersion": "7"},
-        "data": {"clientSecret": b64("s2"), "pendingClientSecret": None},
+        "data": {"clientSecret": b64("s2"), "pendingClientSecret": None, "previousClientSecret": b64("s1")},
     }
+
+
+def test_the_replaced_secret_is_tried_last_and_a_login_with_it_tells_keycloak_the_current_one() -> None:
+    login = parsed(secret="s2", previousClientSecret=b64("s1"))
+    assert login.candidates() == ("s2", "s1")
+    assert operator_login.next_step(login, "s1") is Step.RETELL
+    assert operator_login.next_step(login, "s2") is Step.NONE
+    mid_rotation = parsed(secret="s2", pending="s3", previousClientSecret=b64("s1"))
+    assert mid_rotation.candidates() == ("s2", "s3", "s1")
+    assert operator_login.next_step(mid_rotation, "s1") is Step.RETELL
+    assert parsed(secret="s2", previousClientSecret=b64("s2")).candidates() == ("s2",)
 
 
 @given(st.lists(st.integers(0, 3), max_size=6))

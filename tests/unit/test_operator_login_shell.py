@@ -46,6 +46,7 @@ class Server:
         self.down = False
         self.logins: list[tuple[str, str]] = []  # (kind, username or client id)
         self.fail_put = False
+        self.fail_role_mapping = False
 
     def client_by_id(self, client_id: str) -> dict[str, Any] | None:
         return next((c for c in self.clients.values() if c["clientId"] == client_id), None)
@@ -67,7 +68,12 @@ class FakeAdmin:
         s.logins.append(("client" if login.client else "password", login.username))
         if login.client:
             c = s.client_by_id(login.username)
-            ok = c is not None and c.get("secret") == login.password and c.get("serviceAccountsEnabled")
+            ok = (
+                c is not None
+                and c.get("secret") == login.password
+                and c.get("serviceAccountsEnabled")
+                and c.get("enabled", True)  # Keycloak refuses a disabled client (401)
+            )
         else:
             ok = s.bootstrap == (login.username, login.password)
         if not ok:
@@ -103,6 +109,8 @@ class FakeAdmin:
         if path.endswith("/roles/admin"):
             return {"id": "role-admin", "name": "admin"}
         if method == "POST" and path.endswith("/role-mappings/realm"):
+            if self.server.fail_role_mapping:
+                raise AdminError(0, f"POST {path}: no complete answer within 20 s")
             self.server.sa_roles.setdefault(parts[4], []).extend(body)
             return None
         raise AssertionError(f"unexpected {method} {path}")
@@ -274,7 +282,8 @@ async def test_a_rotation_needs_no_bootstrap_admin_and_leaves_one_secret(world: 
     admin = await world.admin()
     stored = world.stored()
     new = stored["clientSecret"]
-    assert new != "first-secret-abc" and set(stored) == {"clientId", "clientSecret"}
+    assert new != "first-secret-abc" and set(stored) == {"clientId", "clientSecret", "previousClientSecret"}
+    assert stored["previousClientSecret"] == "first-secret-abc"  # until the next rotation replaces it
     assert (
         names.ANNOTATION_ROTATE_LOGIN
         not in world.kube.secrets["kc-operator-login"]["metadata"]["annotations"]
@@ -302,12 +311,48 @@ async def test_a_rotation_cut_at_any_step_finishes_on_a_later_round(world: World
     world.kube.fail_patch_after, world.server.fail_put = -1, False
     admin = await world.admin()
     stored = world.stored()
-    assert set(stored) == {"clientId", "clientSecret"}
+    assert set(stored) == {"clientId", "clientSecret", "previousClientSecret"}
     assert stored["clientSecret"] != "first-secret-abc"
     assert world.server.knows("kcop-operator") == stored["clientSecret"]
     assert used(admin) == ("kcop-operator", stored["clientSecret"], True)
     if cut == "promote":  # Keycloak had the pending secret: the second candidate logged in
         assert world.server.logins[:2] == [("client", "kcop-operator"), ("client", "kcop-operator")]
+
+
+async def test_a_server_back_on_a_database_from_before_the_rotation_is_told_the_current_secret(
+    world: World,
+) -> None:
+    """A blue-green copy made before a rotation, a rollback or a restore: Keycloak holds the replaced
+    secret, the bootstrap admin is gone; the previous secret logs in and Keycloak is told the current one."""
+    world.login_secret()
+    await world.admin()
+    world.server.bootstrap = None
+    world.rotate()
+    await world.admin()
+    current = world.stored()["clientSecret"]
+    world.server.client_by_id("kcop-operator")["secret"] = "first-secret-abc"  # the older database
+    admin = await world.admin()
+    assert used(admin) == ("kcop-operator", "first-secret-abc", True)
+    assert world.server.knows("kcop-operator") == current
+    assert used(await world.admin()) == ("kcop-operator", current, True)
+    assert all(
+        current not in e["message"] and "first-secret-abc" not in e["message"] for e in world.kube.events
+    )
+
+
+async def test_a_client_made_but_not_yet_given_admin_cannot_log_in_and_is_repaired(world: World) -> None:
+    """Cut between making the client and mapping `admin` to it (a crash, a timeout): the client is still
+    disabled, its login fails, so the next round repairs it instead of using a client that may do nothing."""
+    world.login_secret()
+    world.server.fail_role_mapping = True
+    assert used(await world.admin()) == (*BOOT, False)  # the round goes on with the bootstrap admin
+    made = world.server.client_by_id("kcop-operator")
+    assert made is not None and made["enabled"] is False and world.server.sa_roles == {}
+    world.server.fail_role_mapping = False
+    assert used(await world.admin()) == ("kcop-operator", "first-secret-abc", True)
+    made = world.server.client_by_id("kcop-operator")
+    assert made is not None and made["enabled"] is True
+    assert [r["name"] for roles in world.server.sa_roles.values() for r in roles] == ["admin"]
 
 
 async def test_no_secret_reaches_a_log_line(world: World, caplog: pytest.LogCaptureFixture) -> None:

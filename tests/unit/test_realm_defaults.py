@@ -4,6 +4,7 @@ holds, the reach rules, and hostile input refused by the model."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
@@ -549,6 +550,21 @@ def test_a_default_group_hands_every_user_its_roles_and_its_parents_so_the_autho
     groups = dg.namespace_groups(VIEW.authority, children, verdicts, remote_ids, ["plain"])
     assert "needs {namespace: team, roles: [admin]}" in groups.refused["plain"].message
     assert not dg.maps_roles(["lonely"], dg.own_groups(VIEW.authority, [mapping("lonely")]))
+
+
+def test_a_parent_being_deleted_still_hands_its_roles_down_so_they_are_judged() -> None:
+    """Its deletion waits on the child, so Keycloak still holds its roles, and the child's members inherit
+    them: skipping it would give every new user realm-management's role through the child."""
+    rm = ta.Grant("team", "realm-management", frozenset({"view-users"}))
+    authority = view(rm).authority
+    top = dataclasses.replace(mapping("top", clients={"realm-management": ["view-users"]}), deleting=True)
+    children = [top, mapping("staff", parent="top")]
+    ready = Verdict("Ready", "Synced", "")
+    verdicts = {c.key: ready for c in children}
+    remote_ids = {c.key: f"g-{c.key.name}" for c in children}
+    groups = dg.namespace_groups(authority, children, verdicts, remote_ids, ["staff"])
+    assert set(groups.refused) == {"staff"} and "realm-management" in groups.refused["staff"].message
+    assert dg.maps_roles(["staff"], dg.own_groups(authority, children, deleting=True))
 
 
 @given(

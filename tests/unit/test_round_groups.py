@@ -93,3 +93,33 @@ async def test_a_waiting_key_keeps_its_place_and_runs_when_its_group_has_room() 
         await asyncio.sleep(0.01)
     await q.stop()
     assert order == ["a1", "b1", "a2"]
+
+
+def test_an_external_server_named_by_one_namespace_shares_that_namespaces_share() -> None:
+    """A tenant naming slow servers on many hosts holds its namespace's share, not a share per host."""
+    assert round_group("https://a.example/", {"team"}) == round_group("http://b.example:81/", {"team"})
+    assert round_group("https://a.example/", {"team"}) == round_group(names.keycloak_url("kc", "team", 80))
+    shared = round_group("https://sso.example/", {"team", "other"})
+    assert shared == "host:sso.example" == round_group("https://SSO.example.:8443/", set())
+
+
+async def test_a_key_whose_group_changes_while_it_runs_is_counted_where_it_started() -> None:
+    groups = {"k": "a"}
+    release = asyncio.Event()
+
+    async def process(key: str) -> None:
+        groups["k"] = "b"  # the realms naming the server changed meanwhile
+        await release.wait()
+
+    q: WorkQueue[str] = WorkQueue(process, workers=2, group=lambda k: groups[k], per_group=1)
+    q.add("k")
+    q.start()
+    deadline = asyncio.get_running_loop().time() + 5
+    while groups["k"] != "b":
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.01)
+    release.set()
+    while q._running:  # the counts are what this checks
+        assert asyncio.get_running_loop().time() < deadline, q._running
+        await asyncio.sleep(0.01)
+    await q.stop()

@@ -28,6 +28,10 @@ MARKER_ATTRIBUTE = f"{names.GROUP}.operator-login"
 KEY_CLIENT_ID = "clientId"
 KEY_SECRET = "clientSecret"
 KEY_PENDING = "pendingClientSecret"  # a rotation's new secret, until Keycloak has it and it is promoted
+# The secret a promotion replaced, kept until the next one: a database Keycloak may come back to (a blue-green
+# copy made before the rotation, a rollback, a restore) still holds it, and without it and the bootstrap
+# admin nobody could administer master.
+KEY_PREVIOUS = "previousClientSecret"
 MAX_SECRET_CHARS = 512
 # A token endpoint answers a client it does not know, a wrong secret and a disabled client with 401
 # (`invalid_client`), and a client without service accounts with 400 (`unauthorized_client`): all mean the
@@ -57,11 +61,14 @@ class LoginSecret:
     pending: str | None  # a rotation under way: stored here before Keycloak is told it
     rotate: bool  # a rotation asked (names.ANNOTATION_ROTATE_LOGIN), not yet begun
     resource_version: str
+    previous: str | None = None  # the secret the last promotion replaced (KEY_PREVIOUS)
 
     def candidates(self) -> tuple[str, ...]:
         """The secrets Keycloak may know, in the order to try them: the current one, then a rotation's new
-        one (Keycloak was told it, the Secret not yet promoted it, when a crash came between)."""
-        return (self.secret,) if self.pending is None else (self.secret, self.pending)
+        one (Keycloak was told it, the Secret not yet promoted it, when a crash came between), then the one
+        the last rotation replaced (Keycloak came back to a database from before it)."""
+        found = [self.secret, self.pending, self.previous]
+        return tuple(dict.fromkeys(s for s in found if s is not None))
 
 
 def _decoded(data: Mapping[str, Any], key: str) -> str | None:
@@ -91,7 +98,9 @@ def parse(secret: Mapping[str, Any], owner_uid: str) -> LoginSecret | str:
     if not isinstance(data, Mapping):
         return "it has no data"
     try:
-        client_id, value, pending = (_decoded(data, k) for k in (KEY_CLIENT_ID, KEY_SECRET, KEY_PENDING))
+        client_id, value, pending, previous = (
+            _decoded(data, k) for k in (KEY_CLIENT_ID, KEY_SECRET, KEY_PENDING, KEY_PREVIOUS)
+        )
     except ValueError as e:
         return f"`{e}` is not a printable value of at most {MAX_SECRET_CHARS} characters"
     if client_id is None or value is None:
@@ -103,6 +112,7 @@ def parse(secret: Mapping[str, Any], owner_uid: str) -> LoginSecret | str:
         pending=pending if pending != value else None,
         rotate=isinstance(annotations, Mapping) and names.ANNOTATION_ROTATE_LOGIN in annotations,
         resource_version=str(meta.get("resourceVersion") or ""),
+        previous=previous if previous != value else None,
     )
 
 
@@ -111,13 +121,17 @@ def repairable(status: int) -> bool:
     return status in REPAIRABLE_STATUSES
 
 
-def representation(client_id: str, secret: str) -> dict[str, Any]:
-    """The client as the operator makes it (or repairs it): confidential, service account only."""
+def representation(client_id: str, secret: str, *, enabled: bool = True) -> dict[str, Any]:
+    """The client as the operator makes it (or repairs it): confidential, service account only. Made or
+    repaired disabled, and enabled once its service account holds `admin`: a crash between would otherwise
+    leave a client that logs in (Keycloak gives a token whatever it holds) and may do nothing, which no
+    failed login would ever send to repair."""
     return {
         "clientId": client_id,
         "name": "keycloak-operator",
         "description": "The Keycloak operator's own login (service account with master's admin role)",
         **_REQUIRED,
+        "enabled": enabled,
         "secret": secret,
         "attributes": {MARKER_ATTRIBUTE: "true"},
     }
@@ -144,10 +158,13 @@ class Step(enum.Enum):
     BEGIN = "begin"  # store a new secret as pending in the Secret
     TELL = "tell"  # set Keycloak's client secret to the pending one
     PROMOTE = "promote"  # the pending secret becomes the Secret's current one
+    RETELL = "retell"  # Keycloak came back to the previous secret: set it to the current one again
 
 
 def next_step(login: LoginSecret, used: str) -> Step:
     """The next rotation step, given the secret that just logged in."""
+    if used != login.secret and used == login.previous and used != login.pending:
+        return Step.RETELL
     if login.pending is not None and used == login.pending:
         return Step.PROMOTE
     if login.pending is not None:
@@ -176,5 +193,5 @@ def promote_patch(login: LoginSecret) -> dict[str, Any]:
         raise ValueError("no rotation under way")
     return {
         "metadata": {"resourceVersion": login.resource_version},
-        "data": {KEY_SECRET: _b64(login.pending), KEY_PENDING: None},
+        "data": {KEY_SECRET: _b64(login.pending), KEY_PENDING: None, KEY_PREVIOUS: _b64(login.secret)},
     }

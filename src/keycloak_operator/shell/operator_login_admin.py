@@ -30,14 +30,14 @@ async def _find(admin: KeycloakAdmin, client_id: str) -> dict[str, Any] | None:
 async def ensure_client(admin: KeycloakAdmin, client_id: str, secret: str) -> str:
     """The client as it must be, with `secret`, and master's admin role on its service account: "created"
     or "repaired". `admin`: the bootstrap admin (the client itself could not log in)."""
-    rep = operator_login.representation(client_id, secret)
+    held_back = operator_login.representation(client_id, secret, enabled=False)
     client = await _find(admin, client_id)
     if client is None:
-        uuid = await admin.create_at(_CLIENTS, rep)
+        uuid = await admin.create_at(_CLIENTS, held_back)
         done = "created"
     else:
         uuid = str(client["id"])
-        await admin.request("PUT", f"{_CLIENTS}/{admin.segment(uuid)}", rep)
+        await admin.request("PUT", f"{_CLIENTS}/{admin.segment(uuid)}", held_back)
         done = "repaired"
     user = await admin.request("GET", f"{_CLIENTS}/{admin.segment(uuid)}/service-account-user")
     if not isinstance(user, dict) or not isinstance(user.get("id"), str):
@@ -50,11 +50,15 @@ async def ensure_client(admin: KeycloakAdmin, client_id: str, secret: str) -> st
         if not isinstance(role, dict):
             raise AdminError(0, f"realm master has no role {operator_login.ADMIN_ROLE}")
         await admin.request("POST", mappings, [{"id": role.get("id"), "name": role.get("name")}])
+    # Enabled last: until here a crash leaves a client that cannot log in, so the next round repairs it.
+    enabled = operator_login.representation(client_id, secret)
+    await admin.request("PUT", f"{_CLIENTS}/{admin.segment(uuid)}", enabled)
     return done
 
 
 async def set_secret(admin: KeycloakAdmin, client_id: str, secret: str) -> None:
-    """A rotation's TELL: Keycloak's client secret becomes `secret` (the Secret already holds it)."""
+    """A rotation's TELL (or RETELL): Keycloak's client secret becomes `secret` (the Secret already holds
+    it)."""
     client = await _find(admin, client_id)
     if client is None:
         raise AdminError(0, f"client {client_id} in realm master is gone")

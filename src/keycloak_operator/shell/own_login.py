@@ -122,6 +122,22 @@ async def _rotate(
     if step is Step.NONE:
         return admin
     name = names.operator_login_secret(cred.keycloak)
+    if step is Step.RETELL:
+        # The server is back on a database from before the last rotation (a copy, a rollback, a restore):
+        # it is told the current secret again, which the Secret has held since that rotation.
+        try:
+            await operator_login_admin.set_secret(admin, login.client_id, login.secret)
+        except AdminError as e:
+            log.warning("Keycloak %s/%s: the operator's client secret could not be set again: %s",
+                        cred.namespace, cred.keycloak, e)  # fmt: skip
+            return admin
+        message = (
+            f"the operator's client {login.client_id} in master held the secret from before the last "
+            "rotation (its database is older than that rotation); it holds the current one again "
+            f"(Secret {name})"
+        )
+        await events.post(logins.kube, _keycloak(cred), Event("Normal", ROTATED, message))
+        return admin
     try:
         if step is Step.BEGIN:
             patch = operator_login.begin_patch(login, pysecrets.token_urlsafe(32))

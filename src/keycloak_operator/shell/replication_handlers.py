@@ -12,7 +12,7 @@ tenant's server (any namespace can create a `Keycloak`, and its image answers as
 is bounded the same way whatever its lane: a deadline per request and a size and shape cap per answer
 (shell/keycloak_admin.py), a time budget per round (shell/replication/round.py), a growing delay while
 a server stays unusable (core/replication/retry.py), and at most half a lane's workers for the servers of
-one namespace or one external host (core/replication/fairness.py). ADR 0012.
+one namespace (core/replication/fairness.py). ADR 0012.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ from keycloak_operator.shell.workqueue import WorkQueue
 log = logging.getLogger(__name__)
 
 WORKERS_PER_LANE = 4
-# One namespace's Keycloaks, or one external host's ports, take at most half a lane's workers at once
-# (core/replication/fairness.py round_group): a tenant's slow servers leave the rest of the lane to others.
+# One namespace's servers (its Keycloaks, the external servers only its realms name), or one shared external
+# host, take at most half a lane's workers at once (core/replication/fairness.py round_group): a tenant's slow
+# servers leave the rest of the lane to others.
 WORKERS_PER_GROUP = WORKERS_PER_LANE // 2
 NO_SERVER = ""  # rounds for resources that name no reachable server (reported, never written)
 
@@ -86,8 +87,13 @@ def resync() -> None:
         runtime.queue(url)
 
 
+def _group(url: str) -> str:
+    """The round's group (fairness.round_group), from the namespaces whose realms name the server."""
+    return round_group(url, {key.namespace for key, named in runtime.servers.items() if named == url})
+
+
 def _lane() -> WorkQueue[str]:
-    return WorkQueue(_process, workers=WORKERS_PER_LANE, group=round_group, per_group=WORKERS_PER_GROUP)
+    return WorkQueue(_process, workers=WORKERS_PER_LANE, group=_group, per_group=WORKERS_PER_GROUP)
 
 
 def start(kube: Kube, settings: Settings) -> None:

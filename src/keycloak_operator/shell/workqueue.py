@@ -55,6 +55,7 @@ class WorkQueue(Generic[K]):
         if self._per_group < 1:
             raise ValueError("per_group must be at least 1")
         self._running: dict[Hashable, int] = {}  # a group -> its keys being processed
+        self._group_at_start: dict[K, Hashable] = {}  # a key's group may change while it runs
         self._heap: list[tuple[int, int, K]] = []
         self._queued: dict[K, int] = {}
         self._processing: set[K] = set()
@@ -104,12 +105,13 @@ class WorkQueue(Generic[K]):
         """The first key in priority order whose group has room; keys of full groups keep their place."""
         waiting: list[tuple[int, int, K]] = []
         found: K | None = None
+        full = {group for group, running in self._running.items() if running >= self._per_group}
         while self._heap:
             entry = heapq.heappop(self._heap)
             priority, _, key = entry
             if self._queued.get(key) != priority:  # older, superseded entries are skipped
                 continue
-            if self._group is not None and self._running.get(self._group_of(key), 0) >= self._per_group:
+            if full and self._group_of(key) in full:  # a key's group is asked only when some group is full
                 waiting.append(entry)
                 continue
             del self._queued[key]
@@ -123,12 +125,13 @@ class WorkQueue(Generic[K]):
         self._processing.add(key)
         if self._group is not None:
             group = self._group_of(key)
+            self._group_at_start[key] = group
             self._running[group] = self._running.get(group, 0) + 1
 
     def _finished(self, key: K) -> None:
         self._processing.discard(key)
         if self._group is not None:
-            group = self._group_of(key)
+            group = self._group_at_start.pop(key)
             left = self._running.get(group, 0) - 1
             if left > 0:
                 self._running[group] = left

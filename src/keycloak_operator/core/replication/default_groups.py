@@ -37,13 +37,19 @@ class NamespaceGroups:
     refused: Mapping[str, Verdict] = field(default_factory=dict)
 
 
-def own_groups(authority: Authority, children: Iterable[Resource]) -> dict[str, Resource]:
+def own_groups(
+    authority: Authority, children: Iterable[Resource], *, deleting: bool = False
+) -> dict[str, Resource]:
     """The KeycloakGroups a realm may make default: its own namespace's (the authority's: a namespace hands
-    out only its own groups), by resource name; a group of the same name in another namespace never."""
+    out only its own groups), by resource name; a group of the same name in another namespace never.
+    `deleting`: those being deleted too: a parent whose deletion waits on a child still holds its roles in
+    Keycloak, and the child's members inherit them, so the chain of roles goes through it."""
     return {
         c.key.name: c
         for c in children
-        if c.key.kind == names.GROUP_KIND and c.key.namespace == authority.namespace and not c.deleting
+        if c.key.kind == names.GROUP_KIND
+        and c.key.namespace == authority.namespace
+        and (deleting or not c.deleting)
     }
 
 
@@ -81,6 +87,7 @@ def namespace_groups(
     the authority refuses every user (may_give_every_user: realm-management's, say, even granted) is
     refused, naming the field and the role."""
     groups = own_groups(authority, children)
+    chains = own_groups(authority, children, deleting=True)
     ready: dict[str, str] = {}
     known: dict[str, str] = {}
     for name, c in groups.items():
@@ -93,7 +100,7 @@ def namespace_groups(
             ready[name] = remote
     refused: dict[str, Verdict] = {}
     for name in declared:
-        for client_id, role in _chain(name, groups):
+        for client_id, role in _chain(name, chains):
             found = authority.judge_every_user(client_id, role, f"spec.defaultGroups[{name}]")
             if found is not None:
                 refused[name] = waiting(found)

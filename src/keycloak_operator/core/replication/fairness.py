@@ -14,6 +14,7 @@ servers, however many, never occupy every worker.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from itertools import chain, zip_longest
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -33,15 +34,21 @@ def round_robin(items: Iterable[T], namespace_of: Callable[[T], str]) -> list[T]
     return [item for item in chain.from_iterable(turns) if item is not _GAP]  # type: ignore[misc]
 
 
-def round_group(url: str) -> str:
+def round_group(url: str, naming: AbstractSet[str] = frozenset()) -> str:
     """Who controls a server, for sharing workers: the namespace of a Keycloak this operator runs (whoever
-    may create Keycloaks there made it), or an external server's host (one party answers on all its ports).
-    Anything else, as the key of rounds for resources that name no server, is a group of its own."""
+    may create Keycloaks there made it); for an external server, the one namespace whose realms name it (a
+    tenant's servers share its share, however many hosts it names), else its host (one party answers on all
+    its ports; the name as resolvers read it, without case or a final dot). Anything else, as the key of
+    rounds for resources that name no server, is a group of its own. `naming`: the namespaces of the realms
+    that name `url`."""
     namespace = names.keycloak_url_namespace(url)
     if namespace is not None:
         return f"namespace:{namespace}"
+    if len(naming) == 1:
+        return f"namespace:{next(iter(naming))}"
     try:
         host = urlsplit(url).hostname
     except ValueError:
         host = None
+    host = (host or "").rstrip(".")
     return f"host:{host}" if host else f"key:{url}"

@@ -157,7 +157,8 @@ async def _every_user_authority(at: InRealm, declared: Any) -> ta.Authority:
     """The realm's own namespace's authority for its default groups, with the realm's roles and clients
     read only when a declared group (or one above it) maps a role."""
     view = ta.RealmView(at.remote, {}, {})
-    if dg.maps_roles(declared, dg.own_groups(authority_for(at, view)(at.realm.key.namespace), at.children)):
+    authority = authority_for(at, view)(at.realm.key.namespace)
+    if dg.maps_roles(declared, dg.own_groups(authority, at.children, deleting=True)):
         listed = await at.admin.clients(at.remote)
         roles = {
             str(r["name"]): r
