@@ -14,6 +14,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from keycloak_operator.shell.cli_target import Exit
 from localcluster import stages
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, wait_for
@@ -121,7 +122,7 @@ def test_metrics_logs_and_status_through_an_upgrade(
             text=True,
             timeout=60,
         )
-        assert missing.returncode == 1 and "not found" in missing.stderr
+        assert missing.returncode == Exit.NOT_FOUND and "not found" in missing.stderr  # not 1: a refusal
     finally:
         operator.stop()
         stages.remove(cluster.kubeconfig, new)
