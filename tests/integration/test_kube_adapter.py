@@ -71,6 +71,15 @@ async def test_a_terminating_namespace_is_told_apart_from_other_refusals(
         kubectl.run("patch", "secret", "held", "-n", namespace, "--type=merge", "-p", release)
 
 
+async def test_a_write_into_a_namespace_that_is_gone_is_told_apart_too(kube: Kube) -> None:
+    """The API server's 404 for the namespace itself (not for the object): a pass that read a Keycloak just
+    before its namespace's last step writes into nothing, which is not a fault."""
+    with pytest.raises(ApiError) as gone:
+        await kube.create(secret("kcop-no-such-namespace", "x"))
+    assert gone.value.status == 404 and gone.value.namespace_terminating
+    assert await kube.get(SECRETS, "kcop-no-such-namespace", "x") is None  # a read of nothing stays None
+
+
 async def test_a_status_patch_of_an_object_deleted_meanwhile_says_so_instead_of_failing(
     kube: Kube, crds: None, namespace: str
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from keycloak_operator.shell import handlers
-from keycloak_operator.shell.kube import ApiError
+from keycloak_operator.shell.kube import NAMESPACE_NOT_FOUND, ApiError
 
 
 @pytest.fixture
@@ -27,6 +27,20 @@ async def test_a_terminating_namespace_ends_the_pass_without_a_retry(
     error = ApiError(403, "PATCH ...: 403 being terminated", ("NamespaceTerminating",))
     monkeypatch.setattr(handlers, "reconcile_once", failing_with(error))
     assert await handlers._process(("ns", "kc")) is None
+
+
+async def test_a_namespace_gone_since_the_pass_read_its_keycloak_ends_the_pass_without_a_retry(
+    leading: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The namespace's last step came between reading the Keycloak and writing its first child (an
+    operator starting up amid namespaces being deleted sees that): not a fault, nothing to retry."""
+    error = ApiError(404, 'POST ...: 404 namespaces "ns" not found', (NAMESPACE_NOT_FOUND,))
+    monkeypatch.setattr(handlers, "reconcile_once", failing_with(error))
+    assert await handlers._process(("ns", "kc")) is None
+    other = ApiError(404, 'PATCH ...: 404 secrets "x" not found')
+    monkeypatch.setattr(handlers, "reconcile_once", failing_with(other))
+    with pytest.raises(ApiError):
+        await handlers._process(("ns", "kc"))
 
 
 async def test_any_other_refusal_fails_the_pass_so_the_queue_retries_it(

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 REQUEST_TIMEOUT_S = 60.0
 
 
+NAMESPACE_NOT_FOUND = "NamespaceNotFound"  # our name for a 404 whose details name the namespace
+
+
 class ApiError(Exception):
     """A request the API server refused; `status` is the HTTP status, `causes` the reasons it gave."""
 
@@ -40,8 +43,9 @@ class ApiError(Exception):
 
     @property
     def namespace_terminating(self) -> bool:
-        """Refused because the namespace is being deleted: nothing to write there any more, not a fault."""
-        return "NamespaceTerminating" in self.causes
+        """Refused because the namespace is being deleted, or is gone already (a pass that read its object
+        just before the namespace's last step): nothing to write there any more, not a fault."""
+        return "NamespaceTerminating" in self.causes or NAMESPACE_NOT_FOUND in self.causes
 
 
 @dataclass(frozen=True)
@@ -226,6 +230,8 @@ class Kube:
             message = body.get("message", "") if isinstance(body, dict) else ""
             details = (body.get("details") or {}) if isinstance(body, dict) else {}
             causes = tuple(str(c.get("reason", "")) for c in details.get("causes") or [])
+            if response.status == 404 and details.get("kind") == "namespaces":
+                causes += (NAMESPACE_NOT_FOUND,)  # a write into a namespace that is gone
             raise ApiError(response.status, f"{method} {path}: {response.status} {message}", causes)
         return body
 
