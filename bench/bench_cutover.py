@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import localcluster  # noqa: E402
-from keycloak_operator.core import names  # noqa: E402
+from keycloak_operator.kernel import names  # noqa: E402
 from localcluster import stages  # noqa: E402
 from tests.integration.support import manifests  # noqa: E402
 from tests.integration.support.operator_process import OperatorProcess  # noqa: E402

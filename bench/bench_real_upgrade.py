@@ -61,7 +61,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import localcluster  # noqa: E402
-from keycloak_operator.core import children, names, reconcile  # noqa: E402
+from keycloak_operator.core import children, reconcile  # noqa: E402
+from keycloak_operator.kernel import names  # noqa: E402
 from keycloak_operator.models.keycloak import KeycloakSpec  # noqa: E402
 from localcluster import app_images, helm, real_keycloak, signins  # noqa: E402
 from localcluster.node_config import NODE_NAME  # noqa: E402

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import localcluster  # noqa: E402
-from keycloak_operator.core import names  # noqa: E402
+from keycloak_operator.kernel import names  # noqa: E402
 from localcluster.keycloak import KeycloakProcess  # noqa: E402
 from tests.integration.support.keycloak_api import KeycloakApi  # noqa: E402
 from tests.integration.support.metrics import writes  # noqa: E402

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import localcluster
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster import app_images, real_keycloak, signins
 from localcluster.helm import install_operator as install_operator_release
 

@@ -10,7 +10,9 @@ import time
 from typing import Any
 
 from bench.scale.api import Api, Obj
-from keycloak_operator.core import children, merge_patch, names, reconcile, versions
+from keycloak_operator.core import children, reconcile, versions
+from keycloak_operator.core.common import merge_patch
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell.kube import resource_of
 

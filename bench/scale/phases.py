@@ -16,7 +16,7 @@ import localcluster
 from bench.scale import floor
 from bench.scale.api import Api, Obj, delta
 from bench.scale.usage import Usage, cpu_seconds
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster import stages
 from tests.integration.support import manifests
 from tests.integration.support.operator_process import OperatorProcess

@@ -20,7 +20,7 @@ LOOPBACK_ENV = "KCOP_IDP_ALLOW_LOOPBACK_HTTP"
 def _run(args: argparse.Namespace) -> int:
     import kopf
 
-    from keycloak_operator.core.peering import default_priority
+    from keycloak_operator.core.common.peering import default_priority
     from keycloak_operator.core.replication.servers import ServerPolicy
     from keycloak_operator.shell import runtime  # registers the handlers, both controllers'
     from keycloak_operator.shell.leadership import leadership
@@ -77,12 +77,12 @@ def ingress_policy(args: argparse.Namespace) -> IngressPolicy:
 
 def _identity() -> str:
     """The name this replica goes by in the peering object: the pod's name in a cluster, followed by the
-    stored formats it supports, which the other replicas read there (core/formats.py, ADR 0022)."""
+    stored formats it supports, which the other replicas read there (core/common/formats.py, ADR 0022)."""
     import os
     import secrets
     import socket
 
-    from keycloak_operator.core import formats
+    from keycloak_operator.core.common import formats
 
     name = os.environ.get("POD_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
     return formats.advertise(name)

@@ -100,7 +100,8 @@ def operator_keycloak_env(version: str) -> list[str]:
     (real_keycloak.keycloak, cache isolation by revision): what `build-keycloak-image.sh --optimized` hands
     to `kc.sh build`. Variables from Secrets (the database's and the admin's credentials) are runtime
     options."""
-    from keycloak_operator.core import children, names, reconcile
+    from keycloak_operator.core import children, reconcile
+    from keycloak_operator.kernel import names
     from keycloak_operator.models.keycloak import KeycloakSpec
     from localcluster import real_keycloak
 

@@ -12,7 +12,7 @@ import json
 import urllib.parse
 from typing import Any
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster.node_config import LABEL_KEY, LABEL_VALUE
 from localcluster.signins import Tls
 

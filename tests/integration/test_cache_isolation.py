@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster import stages
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, events, wait_for

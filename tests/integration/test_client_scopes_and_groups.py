@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak
 from tests.integration.support.keycloak_api import KeycloakApi

@@ -15,7 +15,8 @@ import subprocess
 import pytest
 import yaml
 
-from keycloak_operator.core import cnpg_copy, names
+from keycloak_operator.core import cnpg_copy
+from keycloak_operator.kernel import names
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.operator_process import OperatorProcess

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from tests.integration.support.kubectl import Kubectl, wait_for
 
 pytestmark = pytest.mark.integration

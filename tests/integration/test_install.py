@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 import localcluster
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.models import rbac
 from keycloak_operator.shell.cli_target import Exit
 from localcluster import app_images, realnode, stages, versions

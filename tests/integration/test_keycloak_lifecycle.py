@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, events, wait_for
 from tests.integration.support.metrics import writes

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster import stages
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, events, wait_for

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import localcluster
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster import app_images, real_keycloak, realnode, signins
 from tests.integration.support import jgroups, real_resources
 from tests.integration.support.kubectl import Kubectl, wait_for

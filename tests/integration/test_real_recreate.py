@@ -10,7 +10,7 @@ import time
 import pytest
 
 import localcluster
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster import app_images, real_keycloak, realnode, signins
 from tests.integration.support import real_resources, sampler
 from tests.integration.support.kubectl import Kubectl, wait_for

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.models.authentication_flow import BUILT_IN_CONFIGS, BUILT_IN_FLOWS, BUILT_IN_SUBFLOWS
 from keycloak_operator.models.identity_provider import MAPPERS_BY_PROVIDER
 from localcluster.keycloak import KeycloakProcess

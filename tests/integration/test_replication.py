@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.models.peering_crd import peering_object
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support import local_keycloak, old_operator

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 import localcluster
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import marker_attributes
+from keycloak_operator.kernel import names
 from localcluster import pki
 from localcluster.keycloak import KeycloakProcess, free_port
 from tests.integration.support.audit import operator_reads

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.shell.cli_target import Exit
 from localcluster import stages
 from tests.integration.support import manifests

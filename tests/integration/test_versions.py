@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster import stages
 from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, events, wait_for

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import localcluster
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.models import rbac
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support.keycloak_api import KeycloakApi

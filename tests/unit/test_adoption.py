@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey
 from keycloak_operator.core.replication.adoption import ADOPTING, flags, within_realm
 from keycloak_operator.core.replication.client import plan_clients
@@ -20,6 +19,7 @@ from keycloak_operator.core.replication.realm import plan_realms
 from keycloak_operator.core.replication.resources import realm_target
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.kernel import names
 from tests.unit import builders
 from tests.unit.test_replication_sync import HOME, T0, client, in_keycloak, unmarked
 

@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, flow_build, flow_content
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_bindings as fb
@@ -24,6 +23,7 @@ from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Resource, Revocation, ScopePlan
+from keycloak_operator.kernel import names
 from keycloak_operator.models.authentication_flow import (
     BUILT_IN_CONFIGS,
     BUILT_IN_SUBFLOWS,

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_build, flow_content
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.kernel import names
 from keycloak_operator.models.authentication_flow import KeycloakAuthenticationFlowSpec
 from tests.unit.test_replication_round import KC_URL, World, _events, _phases, _resource, make_world
 

@@ -21,7 +21,8 @@ from bench.bench_real_upgrade import (
     upgrade_done,
     upgrade_figures,
 )
-from keycloak_operator.core import children, names, reconcile
+from keycloak_operator.core import children, reconcile
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from localcluster import app_images, real_keycloak
 from localcluster.signins import Attempt

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names, reconcile, versions
+from keycloak_operator.core import reconcile, versions
 from keycloak_operator.core.bluegreen import model as bg
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from tests.unit.builders import NOW, OWNER, observed
 

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.cache_cluster import CacheClusterResolution, resolve_cache_cluster
 from keycloak_operator.core.images import parse_semver, release_of
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import CacheIsolation
 
 IMG = "quay.io/keycloak/keycloak"

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication.called_urls import host_refusal, url_problem
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.in_realm import client_resource
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Resource
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel import patterns as pt
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM = ObjectKey(names.REALM_KIND, "team-a", "main")

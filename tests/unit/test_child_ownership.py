@@ -11,8 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keycloak_operator.core import bluegreen as bg
-from keycloak_operator.core import child_ownership, conditions, names, reconcile
+from keycloak_operator.core import child_ownership, reconcile
 from keycloak_operator.core.bluegreen import writes
+from keycloak_operator.core.common import conditions
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from tests.unit.builders import NOW, OWNER, deployment, observed, spec
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from keycloak_operator.core import bluegreen as bg
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.shell import kube as kube_module
 from keycloak_operator.shell import upgrade
 from keycloak_operator.shell.kube import Resource

@@ -1,6 +1,7 @@
 import pytest
 
-from keycloak_operator.core import children, names
+from keycloak_operator.core import children
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 OWNER = children.Owner(name="kc", namespace="ns", uid="uid-1")

@@ -14,13 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, content_hash, marked, read_marker
 from keycloak_operator.core.replication import client_scope as cs
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Disable, Release, Resource, Revocation, ScopePlan
+from keycloak_operator.kernel import names
 from keycloak_operator.models import crd
 from keycloak_operator.models.client_scope import KeycloakClientScopeSpec
 

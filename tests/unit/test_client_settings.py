@@ -13,13 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication import client as client_kind
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.sync import Resource
+from keycloak_operator.kernel import names
 from keycloak_operator.models import crd
 from keycloak_operator.models.realm import KeycloakClientSpec
 

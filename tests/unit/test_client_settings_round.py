@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from tests.unit.test_replication_round import KC_URL, World, _client, _events, _phases, make_world
 
 MAPPER = {

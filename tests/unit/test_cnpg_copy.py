@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import cnpg_copy, names, reconcile, upgrade_plan
+from keycloak_operator.core import cnpg_copy, reconcile, upgrade_plan
 from keycloak_operator.core import database_copy as dc
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
 
 NEW = "quay.io/keycloak/keycloak:26.7.3"

@@ -1,5 +1,5 @@
-from keycloak_operator.core import conditions
-from keycloak_operator.core.conditions import Wanted
+from keycloak_operator.core.common import conditions
+from keycloak_operator.core.common.conditions import Wanted
 
 
 def test_transition_time_kept_while_status_unchanged() -> None:

@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import children, discovery, names, network_policy, reconcile
+from keycloak_operator.core import children, discovery, network_policy, reconcile
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus
 from tests.unit import builders
 from tests.unit.builders import OWNER, spec

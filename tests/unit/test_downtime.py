@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import downtime, names, reconcile, upgrade_plan, versions
+from keycloak_operator.core import downtime, reconcile, upgrade_plan, versions
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import UpgradePlanStatus
 from tests.unit import builders
 

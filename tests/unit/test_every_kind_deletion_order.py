@@ -22,9 +22,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import PREFIX
+from keycloak_operator.kernel import names
 from tests.unit import test_authentication_flow_round as flows
 from tests.unit import test_client_scope_round as scopes
 from tests.unit import test_group_round as groups

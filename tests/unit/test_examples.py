@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from keycloak_operator.core import names, upgrade_plan
+from keycloak_operator.core import upgrade_plan
+from keycloak_operator.kernel import names
 from keycloak_operator.models.group import KeycloakGroupSpec
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.shell.keycloak_admin import AdminError
 from keycloak_operator.shell.kube import ApiError
 from keycloak_operator.shell.replication.fan_out import fan_out

@@ -1,4 +1,4 @@
-"""Stored formats advertised in the peering identity, and the format in effect (core/formats.py)."""
+"""Stored formats advertised in the peering identity, and the format in effect (core/common/formats.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import formats
-from keycloak_operator.core.formats import FORMAT_VERSION, OLDEST_FORMAT, Supported
+from keycloak_operator.core.common import formats
+from keycloak_operator.core.common.formats import FORMAT_VERSION, OLDEST_FORMAT, Supported
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 

@@ -16,7 +16,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, content_hash, group_tree, read_marker
 from keycloak_operator.core.replication import group as gr
 from keycloak_operator.core.replication import token_authority as ta
@@ -24,6 +23,7 @@ from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Release, Resource, Revocation, ScopePlan, Verdict
+from keycloak_operator.kernel import names
 from keycloak_operator.models.group import KeycloakGroupSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

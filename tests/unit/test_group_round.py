@@ -10,8 +10,8 @@ from typing import Any
 import kopf
 import pytest
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.kernel import names
 from keycloak_operator.shell import replication_handlers as rh
 from keycloak_operator.shell.keycloak_admin import AdminError
 from keycloak_operator.shell.replication import groups as writer

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from keycloak_operator.core import backups, children, keycloak_config, names, reconcile, versions
+from keycloak_operator.core import backups, children, keycloak_config, reconcile, versions
 from keycloak_operator.core.bluegreen import backup_name
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.replication.client_secret import client_secret_name
@@ -38,6 +38,7 @@ from keycloak_operator.core.replication.resources import (
     server_url,
 )
 from keycloak_operator.core.replication.servers import ServerPolicy, host_of, normalize_url
+from keycloak_operator.kernel import names
 from keycloak_operator.models import crd
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec

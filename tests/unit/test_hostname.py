@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from keycloak_operator.core import conditions, keycloak_config, status
+from keycloak_operator.core import keycloak_config, status
+from keycloak_operator.core.common import conditions
+from keycloak_operator.models import reserved_env
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit.builders import spec
 
@@ -71,8 +73,8 @@ def test_hostile_values_are_refused_naming_the_field(field: str, value: Any) -> 
     "name", ["KC_HOSTNAME", "KC_HOSTNAME_STRICT", "kc_hostname_admin", "KC_PROXY_HEADERS", "KC_PROXY"]
 )
 def test_the_options_spec_owns_are_reserved_in_env(name: str) -> None:
-    assert keycloak_config.is_reserved_env(name)
-    assert not keycloak_config.is_reserved_env("KC_PROXY_PROTOCOL_ENABLED")  # not ours: left to the user
+    assert reserved_env.is_reserved_env(name)
+    assert not reserved_env.is_reserved_env("KC_PROXY_PROTOCOL_ENABLED")  # not ours: left to the user
 
 
 def hostname_condition(s: KeycloakSpec) -> conditions.Wanted:

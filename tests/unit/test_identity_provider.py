@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, content_hash, marked, read_marker
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Disable, Release, Resource, Revocation, ScopePlan
+from keycloak_operator.kernel import names
 from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

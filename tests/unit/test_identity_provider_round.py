@@ -13,8 +13,8 @@ from typing import Any
 import kopf
 import pytest
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.kernel import names
 from keycloak_operator.shell import replication_handlers as rh
 from tests.unit.test_replication_round import KC_URL, World, _events, _phases, _resource, make_world
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication import idp_mapper_rule as rule
 from keycloak_operator.core.replication import read_marker
 from keycloak_operator.core.replication.service_account import Grant, RealmView
+from keycloak_operator.kernel import names
 from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec
 from tests.unit.test_identity_provider import k8s, plan, resource, secret, stored, targets
 

@@ -1,4 +1,4 @@
-"""The CRD's image reference pattern (models/patterns.py) against the grammar's parser (core/images.py).
+"""The CRD's image reference pattern (kernel/patterns.py) against the grammar's parser (core/images.py).
 
 Two independent spellings of the distribution reference grammar: one regular expression the API server,
 pydantic and Python all run, and a hand-written parser. The properties hold them together both ways.
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
 from keycloak_operator.core.images import ImageParseError, parse_image
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 
 PATTERN = re.compile(pt.IMAGE_REFERENCE)
 FIELD = TypeAdapter(pt.ImageReference)

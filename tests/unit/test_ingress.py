@@ -11,10 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import children, drift, ingress, ingress_policy, names, reconcile, versions
+from keycloak_operator.core import children, drift, ingress, ingress_policy, reconcile, versions
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models import crd
 from keycloak_operator.models import ingress as ingress_model
-from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
 from tests.unit.builders import NOW, OWNER, fields_v1, observed

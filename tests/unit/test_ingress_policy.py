@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keycloak_operator import cli
-from keycloak_operator.core import conditions, ingress, names, reconcile
+from keycloak_operator.core import ingress, reconcile
+from keycloak_operator.core.common import conditions
 from keycloak_operator.core.ingress_policy import (
     DEFAULT_POLICY,
     REASON,
@@ -20,6 +21,7 @@ from keycloak_operator.core.ingress_policy import (
     host_allowed,
     refusal,
 )
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit.builders import NOW, OWNER, fields_v1, observed, spec
 

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core.merge_patch import merge_patch
+from keycloak_operator.core.common.merge_patch import merge_patch
 
 json_leaf = st.one_of(st.integers(), st.text(max_size=5), st.booleans())
 json_obj = st.recursive(

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import migrations
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import marker_attributes
 from keycloak_operator.core.replication.migrations import ATTR_FORMAT, Migration, RealmWrite
+from keycloak_operator.kernel import names
 
 HASH = "a" * 64
 

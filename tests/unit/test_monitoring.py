@@ -12,7 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import children, conditions, monitoring, names, reconcile, versions
+from keycloak_operator.core import children, monitoring, reconcile, versions
+from keycloak_operator.core.common import conditions
+from keycloak_operator.kernel import names
 from keycloak_operator.models import monitoring as monitoring_model
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit.builders import NOW, OWNER, observed, spec

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 
 
 @given(st.text(max_size=200))

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.namespace_cap import LAST_APPLIED, Tally, kept, over_cap, slim
 from keycloak_operator.core.replication.realm import plan_realms
 from keycloak_operator.core.replication.sync import Resource
 from keycloak_operator.core.replication.watched import Listing, Unlisted
+from keycloak_operator.kernel import names
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import CLIENTS, REALMS, ApiError
 from keycloak_operator.shell.replication import paging

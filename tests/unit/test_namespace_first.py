@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.authentication_flow import flow_resource
 from keycloak_operator.core.replication.client_scope import scope_resource
 from keycloak_operator.core.replication.group import group_resource
@@ -25,6 +24,7 @@ from keycloak_operator.core.replication.in_realm import client_resource
 from keycloak_operator.core.replication.realm import blocked_realm_deletes, plan_realms
 from keycloak_operator.core.replication.resources import RealmTarget, raw_parent
 from keycloak_operator.core.replication.sync import Resource
+from keycloak_operator.kernel import names
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HOME = "team-a"

@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import children, names, network_policy, reconcile, versions
+from keycloak_operator.core import children, network_policy, reconcile, versions
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from tests.unit import builders
 from tests.unit.builders import OWNER, spec
@@ -126,10 +127,10 @@ def test_http_from_the_peers_and_the_operators_namespace_only() -> None:
     s = spec(networkPolicy=ON)
     policies = network_policy.policies(s, OWNER, {"a": "kc-v26"}, "kcop")
     target = pod("a", "kc-v26")
-    assert allowed(policies, source({"app": "nginx"}, "ingress-nginx"), target, children.HTTP_PORT)
-    assert allowed(policies, source({"any": "pod"}, "kcop"), target, children.HTTP_PORT)
+    assert allowed(policies, source({"app": "nginx"}, "ingress-nginx"), target, names.HTTP_PORT)
+    assert allowed(policies, source({"any": "pod"}, "kcop"), target, names.HTTP_PORT)
     for stranger in (source({"app": "x"}, "tenant"), source(pod("a", "kc-v26", keycloak="other"))):
-        assert not allowed(policies, stranger, target, children.HTTP_PORT)
+        assert not allowed(policies, stranger, target, names.HTTP_PORT)
     # The ingress controller reaches HTTP, not JGroups nor the management port.
     assert not allowed(policies, source({"app": "nginx"}, "ingress-nginx"), target, children.JGROUPS_PORT)
     assert not allowed(policies, source({"app": "nginx"}, "ingress-nginx"), target, children.MANAGEMENT_PORT)
@@ -168,7 +169,7 @@ def test_the_management_port_only_from_its_peers() -> None:
         "labels": {"app.kubernetes.io/name": "prometheus"},
     }
     assert allowed(policies, prometheus, target, children.MANAGEMENT_PORT)
-    assert not allowed(policies, prometheus, target, children.HTTP_PORT)
+    assert not allowed(policies, prometheus, target, names.HTTP_PORT)
     assert not allowed(policies, source({"any": "pod"}, "kcop"), target, children.MANAGEMENT_PORT)
     # Without managementFrom there is no management rule: JGroups and HTTP(S) only.
     assert len(policy(spec(networkPolicy=ON))["spec"]["ingress"]) == 2

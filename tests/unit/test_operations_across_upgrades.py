@@ -16,13 +16,13 @@ from keycloak_operator.core import (
     children,
     ingress,
     monitoring,
-    names,
     network_policy,
     reconcile,
     rollback,
     versions,
 )
 from keycloak_operator.core.bluegreen import model as bg
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from tests.unit.builders import OWNER, SECRETS, observed
 

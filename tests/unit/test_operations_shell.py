@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import discovery, names, versions
+from keycloak_operator.core import discovery, versions
 from keycloak_operator.core.bluegreen import model as bg
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus
 from keycloak_operator.shell import kube as kube_module
 from keycloak_operator.shell import reconciler, upgrade

@@ -9,8 +9,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import child_ownership, children, names, operator_login, reconcile
+from keycloak_operator.core import child_ownership, children, operator_login, reconcile
 from keycloak_operator.core.operator_login import LoginSecret, Step
+from keycloak_operator.kernel import names
 from tests.unit.builders import NOW, OWNER, observed, spec
 
 

@@ -14,8 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from keycloak_operator.core import names, operator_login
+from keycloak_operator.core import operator_login
 from keycloak_operator.core.replication.resources import Credentials
+from keycloak_operator.kernel import names
 from keycloak_operator.shell import keycloak_admin, own_login
 from keycloak_operator.shell.admin_logins import Login, Logins
 from keycloak_operator.shell.http_limits import CappedTransport

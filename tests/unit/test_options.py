@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from keycloak_operator.core import keycloak_config, reconcile
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models import options
-from keycloak_operator.models import patterns as pt
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit.builders import NOW, observed, spec
 

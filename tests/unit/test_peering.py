@@ -8,7 +8,13 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core.peering import PRIORITY_RANGE, active_across, default_priority, is_active, peers
+from keycloak_operator.core.common.peering import (
+    PRIORITY_RANGE,
+    active_across,
+    default_priority,
+    is_active,
+    peers,
+)
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

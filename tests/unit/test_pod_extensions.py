@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from keycloak_operator.core import drift, keycloak_config, pod_extensions, reconcile, versions
+from keycloak_operator.models import reserved_env
 from keycloak_operator.models.extensions import IMAGE_PATH
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
@@ -60,7 +61,7 @@ def test_truststores_are_mounted_read_only_where_keycloak_reads_certificates() -
     # Keycloak reads conf/truststores by itself: no option is set, and truststore-paths stays the user's.
     env = {e["name"] for e in container(s)["env"]}
     assert "KC_TRUSTSTORE_PATHS" not in env
-    assert not keycloak_config.is_reserved_env("KC_TRUSTSTORE_PATHS")
+    assert not reserved_env.is_reserved_env("KC_TRUSTSTORE_PATHS")
     assert "initContainers" not in pod(s)  # no extension: no init container, and a plain start
     assert container(s)["args"] == ["start"]
 

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import children, drift, names, versions
+from keycloak_operator.core import children, drift, versions
+from keycloak_operator.kernel import names
 from tests.unit import builders
 from tests.unit.builders import fields_v1, spec
 

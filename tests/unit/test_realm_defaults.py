@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication import default_groups as dg
 from keycloak_operator.core.replication import realm as realm_kind
@@ -23,6 +22,7 @@ from keycloak_operator.core.replication import user_profile as up
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Update
 from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.kernel import names
 from keycloak_operator.models.realm import KeycloakRealmSpec
 
 KEY = ObjectKey(names.REALM_KIND, "team", "main")

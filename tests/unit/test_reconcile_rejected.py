@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import conditions, reconcile
+from keycloak_operator.core import reconcile
+from keycloak_operator.core.common import conditions
 from tests.unit.builders import observed, spec
 
 

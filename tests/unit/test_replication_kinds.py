@@ -10,8 +10,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import (
     Create,
     ObjectKey,
@@ -26,6 +24,8 @@ from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication import roles as role_kind
 from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marker_attributes
 from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
-from keycloak_operator.core.children import HTTP_PORT
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.migrations import ATTR_FORMAT
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.names import HTTP_PORT
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.admin_logins import Login
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin

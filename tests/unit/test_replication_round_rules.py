@@ -9,9 +9,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
-from keycloak_operator.core.children import HTTP_PORT
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import Create, Delete, ObjectKey, Plan, Update
 from keycloak_operator.core.replication.realm import with_login_problem
 from keycloak_operator.core.replication.report import finalizer_added, report
@@ -41,6 +38,9 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     operation,
 )
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
+from keycloak_operator.kernel.names import HTTP_PORT
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HASH = "0" * 64

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, content_hash, marked
 from keycloak_operator.core.replication.client import client_content, plan_clients
 from keycloak_operator.core.replication.drift import drifted_fields
@@ -30,6 +29,7 @@ from keycloak_operator.core.replication.roles import owner_of, plan_roles, role_
 from keycloak_operator.core.replication.servers import ServerPolicy
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import DRIFTED, Release, Resource, Revocation, Verdict, settle
+from keycloak_operator.kernel import names
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

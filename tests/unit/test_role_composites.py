@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication import role_composites as rc
 from keycloak_operator.core.replication import service_account as sa
+from keycloak_operator.kernel import names
 from tests.unit.test_service_account import GRANTED_BY, NS, RM, VIEW, VIEW_USERS, spec
 
 WHERE = "spec.roles[reader].composites"

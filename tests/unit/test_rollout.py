@@ -1,4 +1,5 @@
-from keycloak_operator.core import names, rollout
+from keycloak_operator.core import rollout
+from keycloak_operator.kernel import names
 
 
 def dep(image: str, cluster: str | None, strategy: str = "RollingUpdate", done: bool = True) -> dict:

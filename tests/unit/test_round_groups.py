@@ -5,8 +5,8 @@ import asyncio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.fairness import round_group
+from keycloak_operator.kernel import names
 from keycloak_operator.shell.workqueue import WorkQueue
 
 labels = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True)

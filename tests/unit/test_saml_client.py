@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey
 from keycloak_operator.core.replication import client as client_kind
 from keycloak_operator.core.replication import client_parts as parts
@@ -20,6 +19,7 @@ from keycloak_operator.core.replication.client_secret import client_secret_name
 from keycloak_operator.core.replication.marker import Marker, content_hash, read_marker
 from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.sync import Resource
+from keycloak_operator.kernel import names
 from keycloak_operator.models import crd
 from keycloak_operator.models.realm import KeycloakClientSpec
 from keycloak_operator.models.saml_client import OIDC_ONLY_FIELDS
@@ -343,7 +343,7 @@ def test_the_crd_carries_the_same_rules() -> None:
     props = schema["properties"]
     assert props["protocol"]["enum"] == ["openid-connect", "saml"]
     assert props["saml"]["properties"]["signingCertificate"]["maxLength"] == 8192
-    # No \s: Go's regexp and Python's disagree on it (models/patterns.py).
+    # No \s: Go's regexp and Python's disagree on it (kernel/patterns.py).
     assert "\\s" not in props["saml"]["properties"]["signingCertificate"]["pattern"]
     assert "encryptionCertificate" in props["saml"]["x-kubernetes-validations"][0]["rule"]
     assert (

@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, content_hash, idp_mapper_rule, read_marker
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Resource
+from keycloak_operator.kernel import names
 from keycloak_operator.models import crd
 from keycloak_operator.models.identity_provider import MAPPERS_BY_PROVIDER, KeycloakIdentityProviderSpec
 from tests.unit.test_identity_provider import apply

@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import drift, names, reconcile, scheduling, versions
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.core import drift, reconcile, scheduling, versions
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit.builders import BASE, NOW, OWNER, fields_v1, observed, spec
 

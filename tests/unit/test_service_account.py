@@ -12,12 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication import client as client_kind
 from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.resources import realm_target
+from keycloak_operator.kernel import names
 from keycloak_operator.models import crd
 from keycloak_operator.models import service_account as msa
 from keycloak_operator.models.realm import KeycloakClientSpec

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.client import plan_clients
 from keycloak_operator.core.replication.realm import blocked_realm_deletes, plan_realms
@@ -24,6 +23,7 @@ from keycloak_operator.core.replication.resources import (
 from keycloak_operator.core.replication.servers import ServerPolicy, host_allowed, normalize_url
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import Disable, Resource, Revocation, Verdict, settle
+from keycloak_operator.kernel import names
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM, CLIENT = names.REALM_KIND, names.CLIENT_KIND

@@ -6,8 +6,9 @@ from typing import Any
 
 import httpx
 
-from keycloak_operator.core import children, keycloak_config, names, reconcile
+from keycloak_operator.core import children, keycloak_config, reconcile
 from keycloak_operator.core.replication.resources import realm_target
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell.http_limits import CappedTransport
 from tests.unit.builders import BASE, spec

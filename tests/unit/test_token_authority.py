@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import default_groups as dg
 from keycloak_operator.core.replication import group as gr
 from keycloak_operator.core.replication import idp_mapper_rule as idp_rule
@@ -28,6 +27,7 @@ from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication import token_reading as tr
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.kernel import names
 
 NS, OTHER = "team-a", "team-b"
 GRANTED_BY = "shop/main"

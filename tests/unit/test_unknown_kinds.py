@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import client, client_scope, group, identity_provider, realm
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import marker_attributes
 from keycloak_operator.core.replication.sync import ScopePlan
+from keycloak_operator.kernel import names
 
 HASH = "0" * 64
 KNOWN = (

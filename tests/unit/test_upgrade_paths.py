@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import names, reconcile, upgrade_plan, versions
+from keycloak_operator.core import reconcile, upgrade_plan, versions
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
 from tests.unit.builders import NOW, OWNER

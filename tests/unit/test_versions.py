@@ -22,7 +22,7 @@ def spec(**kw: Any) -> KeycloakSpec:
 
 
 def stored_before_the_reference_rule(image: str) -> KeycloakSpec:
-    """A spec whose image the CRD refuses today (models/patterns.py IMAGE_REFERENCE): an object stored
+    """A spec whose image the CRD refuses today (kernel/patterns.py IMAGE_REFERENCE): an object stored
     before that rule still has a version, and the core never raises on it."""
     return spec().model_copy(update={"image": image})
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.core import formats, names
+from keycloak_operator.core.common import formats
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.core.replication.client import plan_clients
 from keycloak_operator.core.replication.in_realm import client_resource
@@ -24,6 +24,7 @@ from keycloak_operator.core.replication.watched import (
     releasable_without_realm,
     standing,
 )
+from keycloak_operator.kernel import names
 from keycloak_operator.shell.kube import ApiError
 from keycloak_operator.shell.leadership import Leadership
 from keycloak_operator.shell.replication.listing import Reader

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names
 from keycloak_operator.core.bluegreen import BackupPhase
 from keycloak_operator.core.children import Owner
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 CNPG_API_VERSION = names.CNPG_API_VERSION

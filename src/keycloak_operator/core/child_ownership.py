@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from keycloak_operator.core import children, conditions
+from keycloak_operator.core import children
+from keycloak_operator.core.common import conditions
 
 REASON = "ChildNotOwned"
 

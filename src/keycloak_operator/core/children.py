@@ -9,18 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import (
-    keycloak_config,
-    names,
-    operator_login,
-    pod_extensions,
-    scheduling,
-    versions,
-)
+from keycloak_operator.core import keycloak_config, operator_login, pod_extensions, scheduling, versions
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.names import HTTP_PORT, HTTPS_PORT
 from keycloak_operator.models.keycloak import KeycloakSpec
 
-HTTP_PORT = 8080
-HTTPS_PORT = 8443
 MANAGEMENT_PORT = 9000
 MANAGEMENT_PORT_NAME = "management"
 JGROUPS_PORT = 7800

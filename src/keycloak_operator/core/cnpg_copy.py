@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import names, rollout
+from keycloak_operator.core import rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 CopyPhase = Literal["pending", "completed", "failed"]  # the same words as database_copy's Job phases

@@ -19,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from keycloak_operator.core import jobs, names, rollout
+from keycloak_operator.core import jobs, rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.releases import CHECK_SINCE, line_of
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 COMPONENT: Final = "compatibility-check"

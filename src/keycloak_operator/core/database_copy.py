@@ -17,11 +17,12 @@ import hashlib
 import re
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import cnpg_copy, durations, jobs, names, rollout
+from keycloak_operator.core import cnpg_copy, durations, jobs, rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.keycloak_config import database_coordinates
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
 
 CopyPhase = Literal["pending", "completed", "failed"]

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from keycloak_operator.core import child_ownership, children, drift, names, rollout, upgrade_plan
+from keycloak_operator.core import child_ownership, children, drift, rollout, upgrade_plan
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus
 
 _QUERY = "-Djgroups.dns.query="

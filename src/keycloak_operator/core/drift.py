@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import children, names, scheduling
+from keycloak_operator.core import children, scheduling
+from keycloak_operator.kernel import names
 
 # Paths (tuples of keys; list indexes are skipped) whose value must match exactly.
 ATOMIC_PATHS: frozenset[tuple[str, ...]] = frozenset(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import children, names
+from keycloak_operator.core import children
+from keycloak_operator.kernel import names
 from keycloak_operator.models.ingress import routable_host
 from keycloak_operator.models.keycloak import KeycloakSpec
 

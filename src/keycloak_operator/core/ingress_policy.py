@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from keycloak_operator.core import ingress, names
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.core import ingress
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.ingress import NO_HOST_MESSAGE
 from keycloak_operator.models.keycloak import KeycloakSpec
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from keycloak_operator.core import names
 from keycloak_operator.core.children import Owner
+from keycloak_operator.kernel import names
 
 
 def one_try(

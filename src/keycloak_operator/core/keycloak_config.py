@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.releases import BOOTSTRAP_ADMIN_SINCE, line_of
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.options import variable
+from keycloak_operator.models.reserved_env import is_reserved_env
 
 # The cache cluster name: Keycloak 26.7 reads only the SPI option (verified on the real 26.7.3 server,
 # ADR 0004); 26.8 makes it the first-class `cache-embedded-cluster-name`. Both are rendered: each version
@@ -21,45 +22,6 @@ from keycloak_operator.models.options import variable
 CLUSTER_NAME_ENVS = ("KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME", "KC_CACHE_EMBEDDED_CLUSTER_NAME")
 # The JGroups stack the pods were rendered with; rollout.py reads it back, since a change of stack recreates.
 STACK_ENV = "KC_CACHE_STACK"
-# Variables the operator owns, compared without regard to case; a user `env` entry with one of these names is
-# refused by the CRD (and Degraded, for an object stored before the rule). Besides the database and the admin,
-# they are everything that carries cache isolation: Keycloak's cache options (KC_CACHE*), the SPI form of the
-# cluster name and of the old Infinispan connection settings, and every way to hand the JVM system properties
-# (JGroups reads its discovery query and cluster settings from them).
-RESERVED_ENV_PREFIXES = (
-    "KC_DB_URL",
-    "KC_BOOTSTRAP_ADMIN",
-    "KEYCLOAK_ADMIN",
-    "KC_CACHE",
-    "KC_SPI_CACHE_EMBEDDED",
-    "KC_SPI_CONNECTIONS_INFINISPAN",
-    "KC_HEALTH",
-    "KC_HTTPS_CERTIFICATE",
-    "KC_HOSTNAME",
-    "KC_FEATURES",
-    "JAVA_OPTS_APPEND",
-    "JAVA_TOOL_OPTIONS",
-    "JDK_JAVA_OPTIONS",
-    "_JAVA_OPTIONS",
-)
-# JAVA_OPTS replaces kc.sh's JVM options whole (JAVA_OPTS_KC_HEAP stays free); the proxy options are
-# spec.proxy's (KC_PROXY is the deprecated form of the same).
-# The database's vendor, address and credentials are the tier's (KC_DB_POOL_* and the like stay free).
-RESERVED_ENV_NAMES = (
-    "JAVA_OPTS",
-    "KC_PROXY",
-    "KC_PROXY_HEADERS",
-    "KC_PROXY_TRUSTED_ADDRESSES",
-    "KC_DB",
-    "KC_DB_USERNAME",
-    "KC_DB_PASSWORD",
-    "KC_DB_DRIVER",
-    # Set for every pod: health and metrics for the probes, HTTP and the HTTPS port from spec.tls.
-    "KC_HTTP_ENABLED",
-    "KC_HTTPS_PORT",
-    "KC_METRICS_ENABLED",
-)
-
 
 TLS_MOUNT_PATH = "/opt/keycloak/conf/tls"  # the TLS Secret, mounted read-only
 
@@ -130,11 +92,6 @@ def _addressing(spec: KeycloakSpec) -> list[dict[str, Any]]:
         if spec.proxy.trusted_addresses:
             env.append(_plain("KC_PROXY_TRUSTED_ADDRESSES", ",".join(spec.proxy.trusted_addresses)))
     return env
-
-
-def is_reserved_env(name: str) -> bool:
-    upper = name.upper()
-    return upper in RESERVED_ENV_NAMES or upper.startswith(RESERVED_ENV_PREFIXES)
 
 
 def reserved_env_conflicts(spec: KeycloakSpec) -> list[str]:

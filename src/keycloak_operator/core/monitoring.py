@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import children, conditions, names
+from keycloak_operator.core import children
+from keycloak_operator.core.common import conditions
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 GROUP = "monitoring.coreos.com"

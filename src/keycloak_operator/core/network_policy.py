@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import children, names
+from keycloak_operator.core import children
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.network_policy import LabelSelector, NetworkPeer
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 
 CLIENT_ID = "kcop-operator"
 REALM = "master"

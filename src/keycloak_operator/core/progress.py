@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from keycloak_operator.core import bluegreen as bg
-from keycloak_operator.core import names
 from keycloak_operator.core.bluegreen import clock
+from keycloak_operator.kernel import names
 
 EVENTS_SHOWN = 8
 

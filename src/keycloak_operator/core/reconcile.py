@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
     child_ownership,
     children,
     compatibility_check,
-    conditions,
     database_copy,
     discovery,
     downtime,
@@ -25,7 +24,6 @@ from keycloak_operator.core import (
     ingress_policy,
     keycloak_config,
     monitoring,
-    names,
     network_policy,
     rollout,
     scheduling,
@@ -34,6 +32,9 @@ from keycloak_operator.core import (
     versions,
 )
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
+from keycloak_operator.core.common import conditions
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.keycloak import (
     BlueGreenStatus,
     DatabaseStatus,
@@ -41,15 +42,6 @@ from keycloak_operator.models.keycloak import (
     KeycloakStatus,
     UpgradePlanStatus,
 )
-
-EventType = Literal["Normal", "Warning"]
-
-
-@dataclass(frozen=True)
-class Event:
-    type: EventType
-    reason: str
-    message: str
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from keycloak_operator.core import children, names, versions
+from keycloak_operator.core import children, versions
 from keycloak_operator.core.reconcile import stored_status
+from keycloak_operator.kernel import names
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names
 from keycloak_operator.core.keycloak_config import STACK_ENV
+from keycloak_operator.kernel import names
 
 
 def _template(deployment: dict[str, Any]) -> dict[str, Any]:

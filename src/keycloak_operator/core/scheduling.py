@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec
 

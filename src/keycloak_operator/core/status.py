@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import conditions, monitoring, names, rollout
+from keycloak_operator.core import monitoring, rollout
 from keycloak_operator.core.bluegreen import AT_REST, FAILED
 from keycloak_operator.core.cache_cluster import CacheClusterResolution
+from keycloak_operator.core.common import conditions
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import (
     BlueGreenStatus,
     CacheClusterStatus,

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.client_settings import CONFIG_MAX, MapperConfig
 from keycloak_operator.models.realm import RealmRef

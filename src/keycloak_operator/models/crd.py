@@ -12,11 +12,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from keycloak_operator.core import keycloak_config, names
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.patterns import DNS1035_LABEL
 from keycloak_operator.models import authentication_flow as flow
 from keycloak_operator.models import client_scope as csc
 from keycloak_operator.models import client_settings as cs
-from keycloak_operator.models import extensions, hostname, network_policy, options
+from keycloak_operator.models import extensions, hostname, network_policy, options, reserved_env
 from keycloak_operator.models import group as grp
 from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
@@ -28,7 +29,6 @@ from keycloak_operator.models import saml_client as saml
 from keycloak_operator.models import saml_identity_provider as saml_idp
 from keycloak_operator.models import service_account as sa
 from keycloak_operator.models import user_profile as up
-from keycloak_operator.models.patterns import DNS1035_LABEL
 from keycloak_operator.models.peering_crd import peering_crds
 
 _DROP = {"title", "default"}
@@ -82,13 +82,11 @@ def _column(name: str, path: str, type_: str = "string", priority: int = 0) -> d
 
 
 def _reserved_env_rule() -> dict[str, str]:
-    """The CRD's copy of keycloak_config's reserved names, so the API server refuses them up front."""
+    """The CRD's copy of models/reserved_env.py's names, so the API server refuses them up front."""
     name = "self.name.upperAscii()"
-    checks = [f"{name}.startsWith('{p}')" for p in keycloak_config.RESERVED_ENV_PREFIXES]
-    checks += [f"{name} == '{n}'" for n in keycloak_config.RESERVED_ENV_NAMES]
-    listed = [f"{p}*" for p in keycloak_config.RESERVED_ENV_PREFIXES] + list(
-        keycloak_config.RESERVED_ENV_NAMES
-    )
+    checks = [f"{name}.startsWith('{p}')" for p in reserved_env.RESERVED_ENV_PREFIXES]
+    checks += [f"{name} == '{n}'" for n in reserved_env.RESERVED_ENV_NAMES]
+    listed = [f"{p}*" for p in reserved_env.RESERVED_ENV_PREFIXES] + list(reserved_env.RESERVED_ENV_NAMES)
     return {
         "rule": f"!({' || '.join(checks)})",
         "message": "this variable is set by the operator (database, admin, cache isolation, hostname and "
@@ -101,8 +99,8 @@ def _reserved_env_rule() -> dict[str, str]:
 def _reserved_option_rule() -> dict[str, str]:
     """additionalOptions: the variable an option becomes must not be one the operator sets."""
     name = "('KC_' + self.name.upperAscii().replace('-', '_'))"
-    checks = [f"{name}.startsWith('{p}')" for p in keycloak_config.RESERVED_ENV_PREFIXES]
-    checks += [f"{name} == '{n}'" for n in keycloak_config.RESERVED_ENV_NAMES]
+    checks = [f"{name}.startsWith('{p}')" for p in reserved_env.RESERVED_ENV_PREFIXES]
+    checks += [f"{name} == '{n}'" for n in reserved_env.RESERVED_ENV_NAMES]
     return {
         "rule": f"!({' || '.join(checks)})",
         "message": "this option is set by the operator (database, admin, cache, health, hostname and proxy, "

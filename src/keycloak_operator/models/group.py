@@ -13,8 +13,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from keycloak_operator.core.replication.marker import PREFIX as MARKER_PREFIX
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
+from keycloak_operator.kernel.names import ATTRIBUTE_PREFIX as MARKER_PREFIX
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.realm import RealmRef
 

@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 
 IDP_URL = (
     r"^(https://[A-Za-z0-9.\-\[\]:]+|http://(localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|\[::1\])"

@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.scheduling import check_label_keys
 

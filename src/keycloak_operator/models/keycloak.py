@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.extensions import (
     EXTENSIONS_MAX,

@@ -1,4 +1,5 @@
-"""kopf's peering resources (kopf.dev/v1), which replicas use to agree which one acts (core/peering.py).
+"""kopf's peering resources (kopf.dev/v1), which replicas use to agree which one acts
+(core/common/peering.py).
 
 kopf reads and patches them but does not define them; the operator ships them with its own CRDs. The status
 is a map keyed by replica identity, so it is left open; there is no status subresource because kopf patches

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 
 Scope = Literal["namespaced", "cluster", "restricted"]
 

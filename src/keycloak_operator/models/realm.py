@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from keycloak_operator.core import names
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.client_settings import ClientSettings
 from keycloak_operator.models.keycloak import Condition, SecretKeyRef

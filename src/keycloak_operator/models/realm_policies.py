@@ -15,7 +15,7 @@ from typing import Final, Literal
 
 from pydantic import Field
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.realm_settings import DISPLAY_MAX, INT_MAX, PROVIDER_ID_MAX
 

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 
 # An e-mail address as it goes into a mail header: RFC 5322 atext and dots, one '@', a host name. No space,

@@ -23,7 +23,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 
 Protocol = Literal["openid-connect", "saml"]
@@ -88,7 +88,7 @@ CANONICALIZATION_URIS: Final = {
 
 # A certificate of a 4096-bit RSA key is ~2 KB of base64; a chain or a bloated one is refused.
 PEM_MAX = 8192
-# Whitespace spelled as ASCII \xHH, not \s: Go's regexp and Python's disagree on it (models/patterns.py).
+# Whitespace spelled as ASCII \xHH, not \s: Go's regexp and Python's disagree on it (kernel/patterns.py).
 _WS = r"[\x09\x0a\x0d\x20]"
 PEM = rf"^-----BEGIN CERTIFICATE-----[A-Za-z0-9+/={_WS[1:-1]}]+-----END CERTIFICATE-----{_WS}*$"
 # The smallest real certificate (an EC key, a one-letter name) is well over 100 bytes of DER.

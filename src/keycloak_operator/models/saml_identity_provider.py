@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 from pydantic import Field, model_validator
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.idp_urls import IdpUrl
 from keycloak_operator.models.saml_client import CertificatePem

@@ -16,7 +16,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 
 ROLES_MAX = 64  # per realm or per client: a service account with more is better served by a composite role

@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from keycloak_operator.models import patterns as pt
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 
 BUILT_IN_ATTRIBUTES = frozenset({"username", "email", "firstName", "lastName"})
@@ -31,7 +32,7 @@ NOT_BUILT_IN_RULE = {
 }
 # The operator's marker attributes (core/replication/marker.py) are never a profile attribute: a user
 # allowed to edit one could forge who owns what.
-MARKER_PREFIX = "kcop.dev."
+MARKER_PREFIX = names.ATTRIBUTE_PREFIX
 NOT_MARKER_RULE = {
     "rule": f"!self.name.startsWith('{MARKER_PREFIX}')",
     "message": f"userProfile.attributes: names starting with {MARKER_PREFIX} are the operator's",

@@ -7,8 +7,8 @@ import logging
 import secrets
 from typing import Any
 
-from keycloak_operator.core import names
-from keycloak_operator.core.reconcile import Event
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell.kube import Kube
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,8 @@ from typing import Any
 
 import kopf
 
-from keycloak_operator.core import bluegreen, ingress_policy, names, reconcile
+from keycloak_operator.core import bluegreen, ingress_policy, reconcile
+from keycloak_operator.kernel import names
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership

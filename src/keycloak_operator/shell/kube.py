@@ -21,8 +21,8 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client, config
 
-from keycloak_operator.core import monitoring, names
-from keycloak_operator.models import patterns
+from keycloak_operator.core import monitoring
+from keycloak_operator.kernel import names, patterns
 
 log = logging.getLogger(__name__)
 

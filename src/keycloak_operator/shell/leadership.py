@@ -1,4 +1,4 @@
-"""Whether this replica may act now, read from kopf's peering object (core/peering.py decides).
+"""Whether this replica may act now, read from kopf's peering object (core/common/peering.py decides).
 
 kopf pauses its watchers while another replica leads, but our work queues and resync ticks run beside them;
 they ask `leadership.active(namespace)` before each pass. The peering status is polled every few seconds and
@@ -13,7 +13,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from keycloak_operator.core import formats, peering
+from keycloak_operator.core.common import formats, peering
 from keycloak_operator.shell.kube import ApiError, Kube, Resource
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ class Leadership:
         return peering.active_across(present, self.identity, self.priority, datetime.now(UTC))
 
     def format_in_effect(self) -> int | None:
-        """The stored format to write (core/formats.py): the newest every live replica in every peering
+        """The stored format to write (core/common/formats.py): the newest every live replica in every peering
         object read advertises; None when one shares no format with this replica. Standalone there are no
         peers to ask: this replica's newest."""
         if self.peering is None:

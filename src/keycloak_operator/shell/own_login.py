@@ -12,10 +12,11 @@ import logging
 import secrets as pysecrets
 from typing import TYPE_CHECKING, Any
 
-from keycloak_operator.core import names, operator_login
+from keycloak_operator.core import operator_login
 from keycloak_operator.core.operator_login import LoginSecret, Step
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication.resources import Credentials
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import events, operator_login_admin
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError

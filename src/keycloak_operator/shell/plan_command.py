@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from keycloak_operator.core import compatibility_check, names, upgrade_plan, versions
+from keycloak_operator.core import compatibility_check, upgrade_plan, versions
 from keycloak_operator.core.reconcile import owner_of
 from keycloak_operator.core.rollout import image_of, version_of
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
 from keycloak_operator.shell.cli_target import CommandError, NotFound, Target, connected
 from keycloak_operator.shell.kube import DEPLOYMENTS, JOBS, KEYCLOAKS

@@ -17,20 +17,19 @@ from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
     children,
     compatibility_check,
-    conditions,
     database_copy,
     ingress_policy,
     keycloak_config,
-    merge_patch,
     monitoring,
-    names,
     reconcile,
     rollout,
     versions,
 )
 from keycloak_operator.core.bluegreen import writes
 from keycloak_operator.core.bluegreen.milestones import transition
-from keycloak_operator.core.reconcile import Event
+from keycloak_operator.core.common import conditions, merge_patch
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell import events, failpoints, metrics, upgrade
 from keycloak_operator.shell.kube import (

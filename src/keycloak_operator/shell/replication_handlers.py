@@ -23,12 +23,12 @@ from typing import Any
 
 import kopf
 
-from keycloak_operator.core import names
-from keycloak_operator.core.children import HTTP_PORT
 from keycloak_operator.core.replication.fairness import round_group
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import server_url
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.names import HTTP_PORT
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership

@@ -15,7 +15,7 @@ from typing import Any
 
 import kopf
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from keycloak_operator.shell import diagnostics, handlers, replication_handlers
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import leadership

@@ -14,13 +14,13 @@ from keycloak_operator.core import (
     compatibility_check,
     database_copy,
     durations,
-    names,
     upgrade_plan,
 )
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import discovery as dsc
 from keycloak_operator.core.bluegreen import writes
 from keycloak_operator.core.reconcile import canonical_database, owner_of
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
 from keycloak_operator.shell.kube import (
     CNPG_BACKUPS,

@@ -9,7 +9,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support.keycloak_api import KeycloakApi
 

@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from tests.integration.support.kubectl import Kubectl
 
 VIEW = re.compile(r"Received new cluster view for channel (\S+): \[[^\]]*\] \((\d+)\) \[([^\]]*)\]")

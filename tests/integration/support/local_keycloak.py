@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster.keycloak import KeycloakProcess
 from tests.integration.support.kubectl import Kubectl, wait_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 
 DB_SECRET = "db-credentials"
 

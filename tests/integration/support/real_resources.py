@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from keycloak_operator.core import bluegreen as bg
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 from localcluster import real_keycloak, signins
 from tests.integration.support.kubectl import Kubectl, wait_for
 

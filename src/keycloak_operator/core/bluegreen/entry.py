@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from keycloak_operator.core import database_copy, names, upgrade_plan
+from keycloak_operator.core import database_copy, upgrade_plan
 from keycloak_operator.core.bluegreen import clock
 from keycloak_operator.core.bluegreen.model import (
     BACKING_UP,
@@ -23,6 +23,7 @@ from keycloak_operator.core.bluegreen.model import (
 from keycloak_operator.core.bluegreen.serving import backup_name, is_deleting
 from keycloak_operator.core.bluegreen.steps import Deployment, Status, delete_green, go, rest
 from keycloak_operator.core.rollout import image_of, track_of
+from keycloak_operator.kernel import names
 
 
 def at_rest(s: Status | None, w: Observed, now: datetime) -> Step:

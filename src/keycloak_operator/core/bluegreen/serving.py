@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import names, rollout
+from keycloak_operator.core import rollout
 from keycloak_operator.core.bluegreen.model import AT_REST, COMPLETED, FAILED, IDLE, ON_GREEN, PROMOTING
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus
 
 

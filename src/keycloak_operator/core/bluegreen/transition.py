@@ -57,7 +57,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from keycloak_operator.core import database_copy, names, upgrade_plan
+from keycloak_operator.core import database_copy, upgrade_plan
 from keycloak_operator.core.bluegreen import clock
 from keycloak_operator.core.bluegreen.entry import at_rest, path_of, spec_changed
 from keycloak_operator.core.bluegreen.model import (
@@ -104,6 +104,7 @@ from keycloak_operator.core.bluegreen.steps import (
 )
 from keycloak_operator.core.durations import format_seconds
 from keycloak_operator.core.rollout import image_of, track_of
+from keycloak_operator.kernel import names
 
 
 def step(stored: Status | None, world: Observed, now: datetime) -> Step:

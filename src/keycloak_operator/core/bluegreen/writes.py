@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from keycloak_operator.core import child_ownership, children, names, network_policy
+from keycloak_operator.core import child_ownership, children, network_policy
 from keycloak_operator.core.bluegreen import model as bg
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.reconcile import render_deployment
 from keycloak_operator.core.versions import version_of
+from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 

@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey, identity
 from keycloak_operator.core.replication.marker import is_marker_attribute
 from keycloak_operator.core.replication.ownership import Conflict
+from keycloak_operator.kernel import names
 
 # The content hash an adopted object is taken to have: never a real one, so the diff plans the update that
 # writes the declared content and the marker.

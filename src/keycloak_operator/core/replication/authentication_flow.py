@@ -32,7 +32,6 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, Final
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.flow_content import (
     EXECUTIONS,
     config_aliases,
@@ -53,6 +52,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     plan_scope,
 )
+from keycloak_operator.kernel import names
 from keycloak_operator.models.authentication_flow import BUILT_IN_FLOWS, KeycloakAuthenticationFlowSpec
 
 KIND: Final = names.AUTHENTICATION_FLOW_KIND

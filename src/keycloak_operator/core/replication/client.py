@@ -11,7 +11,6 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import client_parts, saml_client
 from keycloak_operator.core.replication.drift import as_set
 from keycloak_operator.core.replication.identity import ObjectKey
@@ -24,6 +23,7 @@ from keycloak_operator.core.replication.sync import (
     ScopePlan,
     plan_scope,
 )
+from keycloak_operator.kernel import names
 from keycloak_operator.models.realm import KeycloakClientSpec
 
 KIND: Final = names.CLIENT_KIND

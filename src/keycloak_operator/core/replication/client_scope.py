@@ -20,7 +20,6 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption, client_parts
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.in_realm import declared
@@ -36,6 +35,7 @@ from keycloak_operator.core.replication.sync import (
     ScopePlan,
     plan_scope,
 )
+from keycloak_operator.kernel import names
 from keycloak_operator.models.client_scope import KeycloakClientScopeSpec
 
 KIND: Final = names.CLIENT_SCOPE_KIND

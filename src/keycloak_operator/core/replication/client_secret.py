@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.realm import KeycloakClientSpec
 
 Obj = Mapping[str, Any]

@@ -10,12 +10,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import group_tree as group_kind
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.realm_defaults import waiting
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.core.replication.token_authority import Authority
+from keycloak_operator.kernel import names
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from itertools import chain, zip_longest
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 
 T = TypeVar("T")
 _GAP = object()

@@ -17,10 +17,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.kernel import names
 
 KIND: Final = names.GROUP_KIND
 PARENT: Final = "parent"

@@ -42,7 +42,6 @@ from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.called_urls import url_problem
 from keycloak_operator.core.replication.identity import ObjectKey
@@ -62,6 +61,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     plan_scope,
 )
+from keycloak_operator.kernel import names
 from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec, OidcSettings
 from keycloak_operator.models.saml_identity_provider import SamlIdpSettings
 

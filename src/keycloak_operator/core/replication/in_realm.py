@@ -12,7 +12,6 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.called_urls import client_urls, url_problem
 from keycloak_operator.core.replication.client import client_content
@@ -29,6 +28,7 @@ from keycloak_operator.core.replication.resources import (
     resource_flags,
 )
 from keycloak_operator.core.replication.sync import Resource, Verdict
+from keycloak_operator.kernel import names
 from keycloak_operator.models.realm import KeycloakClientSpec
 
 Spec = TypeVar("Spec", bound=BaseModel)

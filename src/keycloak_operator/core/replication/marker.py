@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.kernel import names
 
-PREFIX: Final = "kcop.dev."
+PREFIX: Final = names.ATTRIBUTE_PREFIX
 ATTR_KIND: Final = PREFIX + "kind"
 ATTR_NAMESPACE: Final = PREFIX + "namespace"
 ATTR_NAME: Final = PREFIX + "name"

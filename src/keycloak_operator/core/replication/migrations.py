@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from keycloak_operator.core.formats import FIRST_FORMAT, FORMAT_VERSION
+from keycloak_operator.core.common.formats import FIRST_FORMAT, FORMAT_VERSION
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import PREFIX, read_marker, string_attributes
 

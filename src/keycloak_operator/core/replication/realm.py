@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import realm_defaults, realm_settings
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import (
@@ -36,6 +35,7 @@ from keycloak_operator.core.replication.sync import (
     plan_scope,
     waits_on_unreadable,
 )
+from keycloak_operator.kernel import names
 from keycloak_operator.models.realm import KeycloakRealmSpec, RealmRole
 
 KIND: Final = names.REALM_KIND

@@ -22,10 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import user_profile
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.core.replication.token_authority import ACCOUNT_CLIENT, Authority
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.realm import KeycloakRealmSpec
 
 REQUIRED_ACTIONS: Final = "requiredActions"

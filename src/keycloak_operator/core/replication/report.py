@@ -8,13 +8,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from keycloak_operator.core import merge_patch, names
-from keycloak_operator.core.reconcile import Event
+from keycloak_operator.core.common import merge_patch
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import forbidden_since
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import Revocation
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 
 Obj = Mapping[str, Any]
 

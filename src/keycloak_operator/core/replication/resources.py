@@ -17,8 +17,6 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from keycloak_operator.core import names
-from keycloak_operator.core.children import HTTP_PORT, HTTPS_PORT
 from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.realm import realm_content, realm_name
@@ -37,6 +35,8 @@ from keycloak_operator.core.replication.sync import (
     ScopePlan,
     Verdict,
 )
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.names import HTTP_PORT, HTTPS_PORT
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakRealmSpec
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.servers import backoff_key
+from keycloak_operator.kernel import names
 
 RETRY_S: Final = 10.0
 # A server that could not be reached (no login, no realm list, a deadline or the round budget run out, an

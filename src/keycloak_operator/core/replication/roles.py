@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import names
-from keycloak_operator.core.reconcile import Event
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 
 KIND: Final = "RealmRole"  # the metrics' kind for realm roles, which have no resource of their own
 

@@ -10,13 +10,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.realm import releasable_without_server
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict, waits_on_unreadable
 from keycloak_operator.core.replication.watched import releasable_without_realm
+from keycloak_operator.kernel.events import Event
 
 
 @dataclass

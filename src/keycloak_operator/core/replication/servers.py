@@ -15,7 +15,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
-from keycloak_operator.core import names
+from keycloak_operator.kernel import names
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST_ENTRY = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

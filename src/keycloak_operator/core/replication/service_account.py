@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication.sync import Verdict
 
 # The grant rule is the token authority's; these names stay importable from here for the kinds' callers.
@@ -47,6 +46,7 @@ from keycloak_operator.core.replication.token_authority import Authority
 from keycloak_operator.core.replication.token_authority import Grant as Grant
 from keycloak_operator.core.replication.token_authority import RealmView as RealmView
 from keycloak_operator.core.replication.token_authority import client_owners as client_owners
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.service_account import RoleRefs, ServiceAccountGrant
 
 SA_ROLES: Final = "serviceAccountRoles"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from keycloak_operator.core import conditions
+from keycloak_operator.core.common import conditions
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.models.keycloak import Condition
 from keycloak_operator.models.realm import ReplicatedStatus

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.diff import diff
 from keycloak_operator.core.replication.drift import drifted_fields
@@ -25,6 +24,7 @@ from keycloak_operator.core.replication.identity import ObjectKey, told_to
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.ownership import Claim, resolve
 from keycloak_operator.core.replication.plan import Actual, Create, Delete, Desired, Plan, Update
+from keycloak_operator.kernel import names
 
 Phase = Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"]
 # A hash no marker can hold: an object edited by hand is planned as an update.

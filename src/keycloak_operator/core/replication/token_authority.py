@@ -37,10 +37,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.marker import is_marker_attribute, read_marker
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.core.replication.token_reading import RESERVED_CLAIMS, role_readings, top_claim
+from keycloak_operator.kernel import names
 
 # Keycloak's description of a realm's default role (RealmManager), besides its name: either tells it.
 DEFAULT_ROLE_DESCRIPTION: Final = "${role_default-roles}"

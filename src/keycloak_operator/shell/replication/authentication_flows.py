@@ -22,7 +22,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import flow_bindings as fb
 from keycloak_operator.core.replication import flow_build, flow_content
@@ -31,6 +30,7 @@ from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import Resource, ScopeOperation, ScopePlan, Verdict, settle
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
 from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi

@@ -9,13 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client_scope
 from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication import token_mappers as tm
@@ -22,6 +21,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     settle,
 )
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter

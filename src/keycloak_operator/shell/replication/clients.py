@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import client, client_secret
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication import token_mappers as tm
@@ -19,6 +18,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     settle,
 )
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from keycloak_operator.core import names
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import group
 from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.identity import ObjectKey
@@ -21,6 +19,8 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     settle,
 )
+from keycloak_operator.kernel import names
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.keycloak_groups import GroupAdmin

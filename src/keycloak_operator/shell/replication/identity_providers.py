@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication import idp_flow_rule as flow_rule
@@ -28,6 +27,7 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     settle,
 )
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
 from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi

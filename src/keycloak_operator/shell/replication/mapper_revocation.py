@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from keycloak_operator.core.reconcile import Event
 from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication.client_parts import MAPPER_HASH
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan
+from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.keycloak_admin import AdminError
 from keycloak_operator.shell.ratelimit import WriteLimiter

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from keycloak_operator.core import formats
+from keycloak_operator.core.common import formats
 from keycloak_operator.core.replication import migrations, realm
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
@@ -108,7 +108,8 @@ class RealmWriter:
             settle(scope, failed)
             collect(rnd, scope, {r.key: r for r in group})
             written = {op.key for phase in scope.phases() for op in phase}
-            if fmt is None:  # no format every live replica shares: nothing is migrated (core/formats.py)
+            # No format every live replica shares: nothing is migrated (core/common/formats.py).
+            if fmt is None:
                 log.warning("no stored format is shared by every live replica: realms are not migrated")
                 continue
             await self._migrate(rnd, admins, observed, [r for r in group if r.key not in written], fmt)

@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.report import finalizer_added, report
 from keycloak_operator.core.replication.round import Round
+from keycloak_operator.kernel import names
 from keycloak_operator.shell import events, metrics
 from keycloak_operator.shell.kube import (
     AUTHENTICATION_FLOWS,

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from keycloak_operator.core import names
 from keycloak_operator.core.replication.authentication_flow import flow_resource
 from keycloak_operator.core.replication.client_scope import scope_resource
 from keycloak_operator.core.replication.group import group_resource
@@ -38,6 +37,7 @@ from keycloak_operator.core.replication.round import (
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.core.replication.sync import Resource, Revocation
 from keycloak_operator.core.replication.watched import Listing
+from keycloak_operator.kernel import names
 from keycloak_operator.shell.admin_logins import Login, Logins
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import ApiError, Kube

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from keycloak_operator.models import patterns
+from keycloak_operator.kernel import patterns
 
 GROUP = "kcop.dev"
 VERSION = "v1alpha1"
@@ -277,8 +277,12 @@ ANNOTATION_ADOPT = f"{GROUP}/adopt"
 # On a client-secret Secret: the Keycloak id of the client whose secret it holds.
 ANNOTATION_CLIENT_ID = f"{GROUP}/keycloak-client-id"
 COMPONENT_CLIENT_SECRET = "client-secret"
+# The prefix of every attribute the operator writes on a Keycloak object (core/replication/marker.py): `.`,
+# not `/`, since Keycloak's strictest rule for attribute names (the user profile's) rejects '/'. The models
+# refuse user-written attributes with it: a user allowed to write one could forge who owns what.
+ATTRIBUTE_PREFIX = f"{GROUP}."
 # Role attribute naming the realm resource (`namespace/name`) that declared a realm role.
-ROLE_OWNER_ATTRIBUTE = f"{GROUP}.role-of"
+ROLE_OWNER_ATTRIBUTE = f"{ATTRIBUTE_PREFIX}role-of"
 
 
 def client_secret(client: str) -> str:
@@ -301,12 +305,18 @@ def client_secret_labels(client: str) -> dict[str, str]:
 
 
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
-_DNS_LABEL = patterns.LABEL  # one spelling of Kubernetes' name rules: models/patterns.py
+_DNS_LABEL = patterns.LABEL  # one spelling of Kubernetes' name rules: kernel/patterns.py
 _DNS_SUBDOMAIN = re.compile(patterns.DNS1123_SUBDOMAIN)
 
 
 def is_dns_subdomain(value: str) -> bool:
     return len(value) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(value))
+
+
+# The public Service's ports (the pods' HTTP and HTTPS ports): the controller renders them, the replication
+# core reaches a Keycloak at them (keycloak_url).
+HTTP_PORT = 8080
+HTTPS_PORT = 8443
 
 
 def keycloak_url(

@@ -14,7 +14,7 @@ from pydantic import Field
 
 # apimachinery: IsDNS1123Subdomain (most object names: Secrets, PVCs, realms, clients), IsDNS1123Label
 # (namespaces), IsDNS1035Label (Service names, which some of our names become).
-LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"  # unanchored, to compose (core/names.py builds URLs from it)
+LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"  # unanchored, to compose (kernel/names.py builds URLs from it)
 DNS1123_SUBDOMAIN = rf"^{LABEL}(\.{LABEL})*$"
 DNS1123_LABEL = rf"^{LABEL}$"
 DNS1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"

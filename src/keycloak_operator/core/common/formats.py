@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from keycloak_operator.core import peering
+from keycloak_operator.core.common import peering
 
 FIRST_FORMAT: Final = 1  # what every replica before stored formats wrote
 OLDEST_FORMAT: Final = 1  # the oldest format this code still reads and writes (for one release)
