@@ -28,9 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 import localcluster  # noqa: E402
 from keycloak_operator.kernel import names  # noqa: E402
-from localcluster import stages  # noqa: E402
-from tests.integration.support import manifests  # noqa: E402
-from tests.integration.support.operator_process import OperatorProcess  # noqa: E402
+from localcluster import manifests, stages  # noqa: E402
+from localcluster.operator_process import OperatorProcess  # noqa: E402
 
 IMAGE = "quay.io/keycloak/keycloak"
 

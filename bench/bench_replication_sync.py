@@ -47,9 +47,9 @@ sys.path.insert(0, str(ROOT))
 import localcluster  # noqa: E402
 from keycloak_operator.kernel import names  # noqa: E402
 from localcluster.keycloak import KeycloakProcess  # noqa: E402
-from tests.integration.support.keycloak_api import KeycloakApi  # noqa: E402
-from tests.integration.support.metrics import writes  # noqa: E402
-from tests.integration.support.operator_process import OperatorProcess  # noqa: E402
+from localcluster.keycloak_api import KeycloakApi  # noqa: E402
+from localcluster.metrics import writes  # noqa: E402
+from localcluster.operator_process import OperatorProcess  # noqa: E402
 
 GROUP_PATH = f"/apis/{names.API_VERSION}"
 

@@ -72,7 +72,7 @@ stage_keycloak() {
 # --optimized: what upstream's "optimized container image" guide does in a builder stage (`RUN kc.sh build`
 # with the build-time options, then `COPY --from=builder /opt/keycloak/`), with the image's own root filesystem
 # and JRE, entered with chroot. The options are the operator's: every KC_ variable with a literal value in the
-# pod of a Deployment it renders (localcluster.app_images.operator_keycloak_env: KC_DB=postgres,
+# pod of a Deployment it renders (hack/operator_keycloak_env.py: KC_DB=postgres,
 # KC_HEALTH_ENABLED, KC_METRICS_ENABLED, KC_FEATURES when set, the cache settings...). Keycloak persists the
 # build-time ones and ignores the rest, so `start --optimized` with the same pod environment neither re-augments
 # nor warns. /dev and /proc are the host's, mounted in a private mount namespace that ends with the build.
@@ -137,9 +137,7 @@ kc_layer=$images/keycloak/$version/opt-keycloak-$layer_key.tar
 top_layer=$kc_layer
 if [ "$optimized" = 1 ]; then
   # The operator's pod environment, rendered by its own code (needs the project's dependencies).
-  env_text=$(PYTHONPATH=$here/../src "$python" -c 'import sys
-from localcluster.app_images import operator_keycloak_env
-print("\n".join(operator_keycloak_env(sys.argv[1])))' "$version")
+  env_text=$(PYTHONPATH=$here/../src "$python" "$here/operator_keycloak_env.py" "$version")
   [ -n "$env_text" ] || { echo "the operator's rendered Deployment gave no KC_ variables" >&2; exit 1; }
   mapfile -t build_env <<<"$env_text"
   opt_key=$({ printf '%s\n' "$layer_key" "${build_env[@]}"; declare -f optimize_keycloak stage_optimized; } | key)

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 import localcluster
-from tests.integration.support.metrics import request_counts
+from localcluster.metrics import request_counts
 
 Obj = dict[str, Any]
 

@@ -17,9 +17,8 @@ from bench.scale import floor
 from bench.scale.api import Api, Obj, delta
 from bench.scale.usage import Usage, cpu_seconds
 from keycloak_operator.kernel import names
-from localcluster import stages
-from tests.integration.support import manifests
-from tests.integration.support.operator_process import OperatorProcess
+from localcluster import manifests, stages
+from localcluster.operator_process import OperatorProcess
 
 IMAGE = "quay.io/keycloak/keycloak"
 KC_PATH = f"/apis/{names.API_VERSION}/namespaces/{{ns}}/{names.KEYCLOAK_PLURAL}"

@@ -94,29 +94,6 @@ def operator(cluster: Cluster) -> str:
     return ensure_on_node(cluster, _build("build-operator-image.sh", ref), ref)
 
 
-def operator_keycloak_env(version: str) -> list[str]:
-    """`NAME=value` for every KC_ variable with a literal value in the Keycloak container of the Deployment
-    the operator renders (core.reconcile.render_deployment) for a Keycloak `version` on the real node
-    (real_keycloak.keycloak, cache isolation by revision): what `build-keycloak-image.sh --optimized` hands
-    to `kc.sh build`. Variables from Secrets (the database's and the admin's credentials) are runtime
-    options."""
-    from keycloak_operator.core import children, reconcile
-    from keycloak_operator.kernel import names
-    from keycloak_operator.models.keycloak import KeycloakSpec
-    from localcluster import real_keycloak
-
-    resource = real_keycloak.keycloak(
-        "keycloak", "default", keycloak_image(version), cacheIsolation={"autoRevision": True}
-    )
-    spec = KeycloakSpec.model_validate(resource["spec"])
-    owner = children.Owner(name="keycloak", namespace="default", uid="")
-    rendered = reconcile.render_deployment(
-        owner, spec, image=spec.image, track=names.TRACKS[0], version=version
-    )
-    env = rendered["spec"]["template"]["spec"]["containers"][0]["env"]
-    return [f"{e['name']}={e['value']}" for e in env if e["name"].startswith("KC_") and "value" in e]
-
-
 def keycloak_optimized_image(version: str) -> str:
     return f"quay.io/keycloak/keycloak:{version}-optimized"
 

@@ -11,8 +11,8 @@ import pytest
 import localcluster
 from localcluster import realnode
 from localcluster.node_config import DNS_SERVICE_IP
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.session_operators import SESSION_OPERATORS, session_operators_stopped
 
 ROOT = Path(__file__).resolve().parents[2]

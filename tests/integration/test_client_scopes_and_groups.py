@@ -24,10 +24,10 @@ import pytest
 
 from keycloak_operator.kernel import names
 from localcluster.keycloak import KeycloakProcess
+from localcluster.keycloak_api import KeycloakApi
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support import local_keycloak
-from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.test_client_settings import token_claims
 from tests.integration.test_realm_settings import IDP_RES, identity_provider, idp_secret
 from tests.integration.test_replication import (

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from localcluster.keycloak import KeycloakProcess
+from localcluster.keycloak_api import KeycloakApi
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support import local_keycloak
 from tests.integration.support.certificates import self_signed_pem
-from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.test_replication import (
     CLIENT_RES,
     REALM_RES,

@@ -17,9 +17,9 @@ import yaml
 
 from keycloak_operator.core import cnpg_copy
 from keycloak_operator.kernel import names
-from tests.integration.support import manifests
+from localcluster import manifests
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.integration
 

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from keycloak_operator.models.peering_crd import peering_object
-from localcluster import stages
-from tests.integration.support import manifests
+from localcluster import manifests, stages
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.sampler import for_cluster
 from tests.integration.test_blue_green import (
     CNPG,

@@ -31,10 +31,9 @@ import localcluster
 from keycloak_operator.kernel import names
 from keycloak_operator.models import rbac
 from keycloak_operator.shell.cli_target import Exit
-from localcluster import app_images, realnode, stages, versions
+from localcluster import app_images, manifests, realnode, stages, versions
 from localcluster.helm import ensure_helm, operator_on_real_node
 from localcluster.node_config import NODE_NAME
-from tests.integration.support import manifests
 from tests.integration.support.kubectl import Kubectl, wait_for
 from tests.integration.test_blue_green import (
     CNPG,

@@ -7,10 +7,10 @@ import time
 import pytest
 
 from keycloak_operator.kernel import names
-from tests.integration.support import manifests
+from localcluster import manifests
+from localcluster.metrics import writes
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.metrics import writes
-from tests.integration.support.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.integration
 

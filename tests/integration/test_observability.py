@@ -15,10 +15,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from keycloak_operator.shell.cli_target import Exit
-from localcluster import stages
-from tests.integration.support import manifests
+from localcluster import manifests, stages
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.test_blue_green import EXTERNAL, IMAGE, bg_state, running, upgrade
 
 pytestmark = pytest.mark.integration

@@ -22,9 +22,9 @@ import pytest
 
 import localcluster
 from localcluster import app_images, real_keycloak, realnode, signins
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support import jgroups, real_resources
 from tests.integration.support.kubectl import Kubectl, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import KC
 
 pytestmark = pytest.mark.integration

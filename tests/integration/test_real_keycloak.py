@@ -24,9 +24,9 @@ import localcluster
 from keycloak_operator.kernel import names
 from localcluster import app_images, real_keycloak, realnode, signins
 from localcluster.node_config import NODE_NAME
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support import jgroups, real_resources, sampler
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import replicate
 
 pytestmark = pytest.mark.integration

@@ -25,9 +25,9 @@ import localcluster
 from keycloak_operator.kernel import names
 from localcluster import app_images, pki, real_keycloak, realnode, signins
 from localcluster.node_config import NODE_NAME
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support import extension_image, jgroups, real_resources
 from tests.integration.support.kubectl import Kubectl, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.real_resources import replicate
 
 pytestmark = pytest.mark.integration

@@ -25,6 +25,8 @@ from keycloak_operator.kernel import names
 from keycloak_operator.models.authentication_flow import BUILT_IN_CONFIGS, BUILT_IN_FLOWS, BUILT_IN_SUBFLOWS
 from keycloak_operator.models.identity_provider import MAPPERS_BY_PROVIDER
 from localcluster.keycloak import KeycloakProcess
+from localcluster.keycloak_api import KeycloakApi
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support import local_keycloak
 from tests.integration.support.certificates import self_signed_pem
 from tests.integration.support.flows import (
@@ -37,9 +39,7 @@ from tests.integration.support.flows import (
     password_grant,
     raw_executions,
 )
-from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.smtp_server import SmtpServer
 from tests.integration.support.upstream_idp import TokenEndpoint, secret_sent
 from tests.integration.test_replication import (

@@ -23,11 +23,11 @@ import pytest
 from keycloak_operator.kernel import names
 from keycloak_operator.models.peering_crd import peering_object
 from localcluster.keycloak import KeycloakProcess
+from localcluster.keycloak_api import KeycloakApi
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support import local_keycloak, old_operator
 from tests.integration.support.flows import direct_grant, flow, flow_by_alias
-from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 from tests.integration.support.session_operators import session_operators_stopped
 
 pytestmark = pytest.mark.integration

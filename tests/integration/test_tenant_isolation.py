@@ -24,11 +24,11 @@ from keycloak_operator.core.replication.marker import marker_attributes
 from keycloak_operator.kernel import names
 from localcluster import pki
 from localcluster.keycloak import KeycloakProcess, free_port
+from localcluster.keycloak_api import KeycloakApi
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support.audit import operator_reads
 from tests.integration.support.hostile_server import HostileServer
-from tests.integration.support.keycloak_api import KeycloakApi
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.integration
 

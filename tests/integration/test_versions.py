@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 
 from keycloak_operator.kernel import names
-from localcluster import stages
-from tests.integration.support import manifests
+from localcluster import manifests, stages
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.integration
 

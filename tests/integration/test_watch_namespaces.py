@@ -27,9 +27,9 @@ import localcluster
 from keycloak_operator.kernel import names
 from keycloak_operator.models import rbac
 from localcluster.keycloak import KeycloakProcess
-from tests.integration.support.keycloak_api import KeycloakApi
+from localcluster.keycloak_api import KeycloakApi
+from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, wait_for
-from tests.integration.support.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.integration
 

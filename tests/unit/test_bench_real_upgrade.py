@@ -21,6 +21,7 @@ from bench.bench_real_upgrade import (
     upgrade_done,
     upgrade_figures,
 )
+from hack.operator_keycloak_env import operator_keycloak_env
 from keycloak_operator.core import children, reconcile
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -270,7 +271,7 @@ def test_the_standalone_deployment_runs_the_operators_pod_under_its_own_name() -
 
 
 def test_the_optimised_image_is_built_with_the_operators_literal_keycloak_variables() -> None:
-    env = app_images.operator_keycloak_env("26.7.3")
+    env = operator_keycloak_env("26.7.3")
     assert {"KC_DB=postgres", "KC_HEALTH_ENABLED=true", "KC_METRICS_ENABLED=true"} <= set(env)
     assert all(line.startswith("KC_") and "=" in line for line in env)
     # The credentials come from Secrets at run time, never into an image.

@@ -11,7 +11,7 @@ from typing import Any
 
 from keycloak_operator.kernel import names
 from localcluster.keycloak import KeycloakProcess
-from tests.integration.support.keycloak_api import KeycloakApi
+from localcluster.keycloak_api import KeycloakApi
 
 FLOW_RES = f"{names.AUTHENTICATION_FLOW_PLURAL}.{names.GROUP}"
 
