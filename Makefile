@@ -41,9 +41,11 @@ cluster-down: setup
 crds: setup
 	$(RUN) keycloak-operator crds --write .
 
+# The import contracts (pyproject.toml, docs/architecture.md) keep the layers apart.
 lint: setup
 	$(RUN) ruff check src tests bench hack
 	$(RUN) ruff format --check src tests bench hack
+	$(RUN) lint-imports
 
 typecheck: setup
 	$(RUN) mypy
