@@ -13,9 +13,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from keycloak_operator.core.ingress_policy import IngressPolicy
 
-# URLs Keycloak calls (providers', back-channel logout) on loopback: tests only (called_urls.py)
-LOOPBACK_ENV = "KCOP_IDP_ALLOW_LOOPBACK_HTTP"
-
 
 def _run(args: argparse.Namespace) -> int:
     import kopf
@@ -24,13 +21,13 @@ def _run(args: argparse.Namespace) -> int:
     from keycloak_operator.core.replication.servers import ServerPolicy
     from keycloak_operator.shell import runtime  # registers the handlers, both controllers'
     from keycloak_operator.shell.leadership import leadership
-    from keycloak_operator.shell.settings import Settings
+    from keycloak_operator.shell.settings import Settings, idp_loopback_http
 
     try:
         policy = ServerPolicy(
             args.cluster_domain,
             tuple(h.lower() for h in args.external_server_host or ()),
-            idp_loopback_http=os.environ.get(LOOPBACK_ENV, "").strip().lower() in ("1", "true", "yes"),
+            idp_loopback_http=idp_loopback_http(),
         )
         allowed_ingress = ingress_policy(args)
     except ValueError as e:
@@ -78,7 +75,6 @@ def ingress_policy(args: argparse.Namespace) -> IngressPolicy:
 def _identity() -> str:
     """The name this replica goes by in the peering object: the pod's name in a cluster, followed by the
     stored formats it supports, which the other replicas read there (core/common/formats.py, ADR 0022)."""
-    import os
     import secrets
     import socket
 

@@ -11,7 +11,7 @@ import pytest
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.kernel import names
 from keycloak_operator.shell import kube as kube_module
-from keycloak_operator.shell import upgrade
+from keycloak_operator.shell import settings, upgrade
 from keycloak_operator.shell.kube import Resource
 from tests.unit.builders import OWNER, deployment, spec
 from tests.unit.test_child_ownership import mine, platforms
@@ -46,7 +46,7 @@ class FakeKube:
 
 @pytest.fixture(autouse=True)
 def operator_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(kube_module.OPERATOR_NAMESPACE_ENV, "kcop")
+    monkeypatch.setenv(settings.OPERATOR_NAMESPACE_ENV, "kcop")
     kube_module.operator_namespace.cache_clear()
 
 

@@ -14,7 +14,7 @@ from keycloak_operator.core.bluegreen import model as bg
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import BlueGreenStatus
 from keycloak_operator.shell import kube as kube_module
-from keycloak_operator.shell import reconciler, upgrade
+from keycloak_operator.shell import reconciler, settings, upgrade
 from keycloak_operator.shell.kube import ApiError, Kube, Resource
 from tests.unit.builders import BASE, spec
 
@@ -66,7 +66,7 @@ class FakeKube:
 
 @pytest.fixture(autouse=True)
 def operator_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(kube_module.OPERATOR_NAMESPACE_ENV, "kcop")
+    monkeypatch.setenv(settings.OPERATOR_NAMESPACE_ENV, "kcop")
     kube_module.operator_namespace.cache_clear()
     yield
     kube_module.operator_namespace.cache_clear()
@@ -107,13 +107,13 @@ def test_the_operators_namespace_from_the_environment_then_the_service_account(
 ) -> None:
     account = tmp_path / "namespace"
     monkeypatch.setattr(kube_module, "SERVICE_ACCOUNT_NAMESPACE", account)
-    monkeypatch.delenv(kube_module.OPERATOR_NAMESPACE_ENV)
+    monkeypatch.delenv(settings.OPERATOR_NAMESPACE_ENV)
     kube_module.operator_namespace.cache_clear()
     assert kube_module.operator_namespace() is None  # outside a cluster: no pod to name
     account.write_text("keycloak-operator\n")
     kube_module.operator_namespace.cache_clear()
     assert kube_module.operator_namespace() == "keycloak-operator"
-    monkeypatch.setenv(kube_module.OPERATOR_NAMESPACE_ENV, "Not A Namespace")
+    monkeypatch.setenv(settings.OPERATOR_NAMESPACE_ENV, "Not A Namespace")
     kube_module.operator_namespace.cache_clear()
     assert kube_module.operator_namespace() is None
 

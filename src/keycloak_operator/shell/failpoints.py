@@ -11,8 +11,10 @@ import logging
 import os
 import signal
 
+from keycloak_operator.shell import settings
+
 log = logging.getLogger(__name__)
-_FAILPOINT = os.environ.get("KCOP_FAILPOINT", "")
+_FAILPOINT = settings.failpoint()
 
 
 def after_persist(state: str) -> None:

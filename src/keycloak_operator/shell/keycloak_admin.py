@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -27,20 +26,19 @@ from keycloak.exceptions import KeycloakConnectionError, KeycloakError
 
 from keycloak_operator.core import bounded_json
 from keycloak_operator.shell.http_limits import IDENTITY, CappedTransport
+from keycloak_operator.shell.settings import AdminLimits
 
+_LIMITS = AdminLimits.parse()  # the environment's (shell/settings.py), read once as the module loads
 # Whole request, first byte to last: a trickling server is cut off here, whatever its pace.
-REQUEST_DEADLINE_S = float(os.environ.get("KCOP_KEYCLOAK_REQUEST_DEADLINE_SECONDS", "20"))
+REQUEST_DEADLINE_S = _LIMITS.request_deadline_s
 # Largest answer read: what the answer's text costs. What it costs parsed (up to twenty-four times its
 # size: "[{},{},...]") is bounded by JSON_LIMITS below, whoever runs the server; the Keycloaks the operator
 # runs get more bytes for realm lists of full realms, which are long in text but not in values.
-MAX_RESPONSE_BYTES = int(os.environ.get("KCOP_KEYCLOAK_MAX_RESPONSE_BYTES", str(2 * 1024 * 1024)))
-MAX_OWN_RESPONSE_BYTES = int(os.environ.get("KCOP_OWN_KEYCLOAK_MAX_RESPONSE_BYTES", str(8 * 1024 * 1024)))
+MAX_RESPONSE_BYTES = _LIMITS.max_response_bytes
+MAX_OWN_RESPONSE_BYTES = _LIMITS.max_own_response_bytes
 MAX_TOKEN_RESPONSE_BYTES = 1024 * 1024  # the token endpoint's answer, parsed by python-keycloak itself
 # What an answer may hold once parsed, whatever its size in bytes (core/bounded_json.py says why).
-JSON_LIMITS = bounded_json.JsonLimits(
-    max_entries=int(os.environ.get("KCOP_KEYCLOAK_MAX_LIST_ENTRIES", str(bounded_json.DEFAULT_MAX_ENTRIES))),
-    max_values=int(os.environ.get("KCOP_KEYCLOAK_MAX_JSON_VALUES", str(bounded_json.DEFAULT_MAX_VALUES))),
-)
+JSON_LIMITS = _LIMITS.json
 
 T = TypeVar("T")
 

@@ -10,7 +10,6 @@ import builtins
 import functools
 import json
 import logging
-import os
 import re
 import urllib.parse
 import urllib.request
@@ -23,6 +22,7 @@ from kubernetes_asyncio import client, config
 
 from keycloak_operator.core import monitoring
 from keycloak_operator.kernel import names, patterns
+from keycloak_operator.shell import settings
 
 log = logging.getLogger(__name__)
 
@@ -126,14 +126,13 @@ _BY_KIND = {
 
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-OPERATOR_NAMESPACE_ENV = "KCOP_OPERATOR_NAMESPACE"
 
 
 @functools.cache
 def operator_namespace() -> str | None:
     """The namespace the operator runs in: KCOP_OPERATOR_NAMESPACE (the chart sets it from the downward
     API), else the mounted ServiceAccount's; None outside a cluster (no pod a NetworkPolicy could name)."""
-    text = os.environ.get(OPERATOR_NAMESPACE_ENV, "").strip()
+    text = settings.operator_namespace()
     if not text:
         try:
             text = SERVICE_ACCOUNT_NAMESPACE.read_text().strip()

@@ -1,5 +1,10 @@
 """The operator's settings, from the command line and the environment, parsed once when it starts and shared
-by both controllers (shell/runtime.py)."""
+by both controllers (shell/runtime.py).
+
+Every KCOP_* variable is read here and nowhere else. Most are parsed into `Settings` when `run` starts; the
+bounds on Keycloak's answers, the failpoint and the operator's namespace are read by the modules that use them
+through the functions below, so that one place lists every variable the operator understands.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,24 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Final
 
-from keycloak_operator.core import ingress_policy
+from keycloak_operator.core import bounded_json, ingress_policy
 from keycloak_operator.core.ingress_policy import IngressPolicy
 from keycloak_operator.core.replication.namespace_cap import CAP_SETTING, DEFAULT_CAP
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
-from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
-from keycloak_operator.shell.replication.round import DEFAULT_ROUND_BUDGET_S
 
+DEFAULT_CONCURRENCY: Final = 8  # KCOP_REPLICATION_CONCURRENCY: per-object steps in flight per realm
+# Its upper bound: each step holds at most one admin request at a time, and httpx pools 100 connections per
+# client (its default, shell/keycloak_admin.py); more steps would only queue for a connection.
+MAX_CONCURRENCY: Final = 64
+
+# KCOP_ROUND_BUDGET_SECONDS: the most one round may spend talking to one server, its login included. A
+# server's requests each have a deadline (shell/keycloak_admin.py), but one that answers every request
+# just inside it could hold a worker for the work queue's whole 300 s; any namespace can make such a server,
+# a `Keycloak` included (ADR 0012). A round cut short has written what it wrote, so a legitimate large first
+# sync (1,000 clients took about 300 s: bench/results/replication_sync_reads.txt) finishes over a few rounds.
+DEFAULT_ROUND_BUDGET_S = 120.0
 # A round's budget must end before the work queue's own limit on one key (300 s, shell/workqueue.py), with
 # room left to write the statuses that say the budget ran out.
 MAX_ROUND_BUDGET_S = 240.0
@@ -105,3 +120,56 @@ def _namespace_cap(value: str) -> int:
     if cap < 1:
         raise ValueError(f"{CAP_SETTING} must be at least 1, got {value}")
     return cap
+
+
+@dataclass(frozen=True)
+class AdminLimits:
+    """What the operator accepts from a Keycloak admin API (shell/keycloak_admin.py says why each)."""
+
+    request_deadline_s: float = 20.0  # KCOP_KEYCLOAK_REQUEST_DEADLINE_SECONDS
+    max_response_bytes: int = 2 * 1024 * 1024  # KCOP_KEYCLOAK_MAX_RESPONSE_BYTES
+    max_own_response_bytes: int = 8 * 1024 * 1024  # KCOP_OWN_KEYCLOAK_MAX_RESPONSE_BYTES
+    # KCOP_KEYCLOAK_MAX_LIST_ENTRIES, KCOP_KEYCLOAK_MAX_JSON_VALUES
+    json: bounded_json.JsonLimits = field(default_factory=bounded_json.JsonLimits)
+
+    @classmethod
+    def parse(cls, env: Mapping[str, str] = os.environ) -> AdminLimits:
+        """Raises ValueError for a variable that is not a number."""
+        default = cls()
+        return cls(
+            request_deadline_s=float(
+                env.get("KCOP_KEYCLOAK_REQUEST_DEADLINE_SECONDS", str(default.request_deadline_s))
+            ),
+            max_response_bytes=int(
+                env.get("KCOP_KEYCLOAK_MAX_RESPONSE_BYTES", str(default.max_response_bytes))
+            ),
+            max_own_response_bytes=int(
+                env.get("KCOP_OWN_KEYCLOAK_MAX_RESPONSE_BYTES", str(default.max_own_response_bytes))
+            ),
+            json=bounded_json.JsonLimits(
+                max_entries=int(env.get("KCOP_KEYCLOAK_MAX_LIST_ENTRIES", str(default.json.max_entries))),
+                max_values=int(env.get("KCOP_KEYCLOAK_MAX_JSON_VALUES", str(default.json.max_values))),
+            ),
+        )
+
+
+# URLs Keycloak calls (providers', back-channel logout) on loopback: tests only
+# (core/replication/called_urls.py).
+LOOPBACK_ENV = "KCOP_IDP_ALLOW_LOOPBACK_HTTP"
+
+
+def idp_loopback_http(env: Mapping[str, str] = os.environ) -> bool:
+    return env.get(LOOPBACK_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def failpoint(env: Mapping[str, str] = os.environ) -> str:
+    """KCOP_FAILPOINT: where a test has the operator kill itself (shell/failpoints.py); empty: nowhere."""
+    return env.get("KCOP_FAILPOINT", "")
+
+
+OPERATOR_NAMESPACE_ENV = "KCOP_OPERATOR_NAMESPACE"
+
+
+def operator_namespace(env: Mapping[str, str] = os.environ) -> str:
+    """The operator's namespace as written (the chart sets it from the downward API); empty when unset."""
+    return env.get(OPERATOR_NAMESPACE_ENV, "").strip()

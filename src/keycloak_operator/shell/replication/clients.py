@@ -30,7 +30,7 @@ from keycloak_operator.shell.replication.client_parts import (
 )
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
-from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY, fan_out
+from keycloak_operator.shell.replication.fan_out import fan_out
 from keycloak_operator.shell.replication.mapper_revocation import revoke_refused_mappers
 from keycloak_operator.shell.replication.service_accounts import (
     owners_after,
@@ -43,6 +43,7 @@ from keycloak_operator.shell.replication.token_reads import (
     claims_only,
     realm_view,
 )
+from keycloak_operator.shell.settings import DEFAULT_CONCURRENCY
 
 
 class ClientWriter:

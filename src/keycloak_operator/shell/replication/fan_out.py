@@ -15,14 +15,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Final, TypeVar
+from typing import TypeVar
 
 from keycloak_operator.core.replication.fairness import round_robin
-
-DEFAULT_CONCURRENCY: Final = 8  # KCOP_REPLICATION_CONCURRENCY: per-object steps in flight per realm
-# Its upper bound: each step holds at most one admin request at a time, and httpx pools 100 connections per
-# client (its default, shell/keycloak_admin.py); more steps would only queue for a connection.
-MAX_CONCURRENCY: Final = 64
 
 T = TypeVar("T")
 R = TypeVar("R")

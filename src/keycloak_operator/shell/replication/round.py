@@ -47,7 +47,6 @@ from keycloak_operator.shell.replication.authentication_flows import Authenticat
 from keycloak_operator.shell.replication.client_scopes import ClientScopeWriter
 from keycloak_operator.shell.replication.clients import ClientWriter
 from keycloak_operator.shell.replication.context import InRealm
-from keycloak_operator.shell.replication.fan_out import DEFAULT_CONCURRENCY
 from keycloak_operator.shell.replication.groups import GroupWriter
 from keycloak_operator.shell.replication.identity_providers import IdentityProviderWriter
 from keycloak_operator.shell.replication.listing import Reader
@@ -57,15 +56,9 @@ from keycloak_operator.shell.replication.realms import RealmWriter
 from keycloak_operator.shell.replication.reporting import Reporter
 from keycloak_operator.shell.replication.roles import RoleWriter
 from keycloak_operator.shell.replication.smtp_secrets import with_smtp_passwords
+from keycloak_operator.shell.settings import DEFAULT_CONCURRENCY, DEFAULT_ROUND_BUDGET_S
 
 log = logging.getLogger(__name__)
-
-# KCOP_ROUND_BUDGET_SECONDS: the most one round may spend talking to one server, its login included. A
-# server's requests each have a deadline (shell/keycloak_admin.py), but one that answers every request
-# just inside it could hold a worker for the work queue's whole 300 s; any namespace can make such a server,
-# a `Keycloak` included (ADR 0012). A round cut short has written what it wrote, so a legitimate large first
-# sync (1,000 clients took about 300 s: bench/results/replication_sync_reads.txt) finishes over a few rounds.
-DEFAULT_ROUND_BUDGET_S = 120.0
 
 
 class InsideRealm(Protocol):
