@@ -1,4 +1,4 @@
-"""The pure replication core (seed 003): identity, marker, diff, ownership conflicts, outcomes."""
+"""The pure replication core (ADR 0005): identity, marker, diff, ownership conflicts."""
 
 from __future__ import annotations
 
@@ -28,13 +28,11 @@ from keycloak_operator.core.replication import (
     ObjectKey,
     Plan,
     Update,
-    apply_plan,
     content_hash,
     diff,
     identity,
     marked,
     marker_attributes,
-    outcomes,
     read_marker,
     resolve,
 )
@@ -407,6 +405,22 @@ def ours(remote: Remote) -> Counter[tuple[ObjectKey, str]]:
     return Counter(v for v in remote.values() if v[0].kind in KNOWN)
 
 
+def apply_plan(
+    state: Mapping[ObjectKey, str], plan: Plan, failed: AbstractSet[ObjectKey] = frozenset()
+) -> dict[ObjectKey, str]:
+    """The key -> content hash state after the plan ran, skipping failed keys: a model of a round at the level
+    of keys. Removing a duplicate does not change this state: the surviving copy still carries the key."""
+    new = dict(state)
+    for d in plan.deletes:
+        if d.key not in failed:
+            new.pop(d.key, None)
+    upserts: list[Create | Update] = [*plan.creates, *plan.updates]
+    for upsert in upserts:
+        if upsert.key not in failed:
+            new[upsert.key] = upsert.content_hash
+    return new
+
+
 @given(desired_sets, remote_sets)
 def test_one_round_converges_and_a_second_round_plans_nothing(desired: list[Desired], remote: Remote) -> None:
     plan = diff(desired, listed(remote), KNOWN)
@@ -490,28 +504,14 @@ def test_a_failed_object_does_not_stop_the_others_and_the_next_round_repairs_it(
     for k in set(planned) - failed:
         copies = [h for kk, h in after.values() if kk == k]
         assert copies == ([wanted[k]] if k in wanted else [])
-    report = outcomes(plan, failed)
-    assert [o.key for o in report] == planned
-    assert {o.key for o in report if not o.ok} == failed
     after_retry = run(after, diff(desired, listed(after), KNOWN))
     assert ours(after_retry) == Counter(wanted.items())
 
 
-# --- outcomes and the key-state model -----------------------------------------------------------------------
+# --- the key-state model -----------------------------------------------------------------------------------
 
 
-def test_outcomes_per_key_in_execution_order() -> None:
-    d, dup, c = key("A", "d", "x"), key("A", "dup", "x"), key("A", "c", "x")
-    plan = diff([want(c), want(dup, H2)], [have(d), have(dup, H1, "r1"), have(dup, H1, "r2")], KNOWN)
-    report = outcomes(plan, frozenset({dup}))
-    assert [(o.key, o.actions, o.ok) for o in report] == [
-        (c, ("create",), True),
-        (d, ("delete",), True),
-        (dup, ("remove-duplicate", "update"), False),
-    ]
-
-
-def test_apply_plan_skips_failed_keys() -> None:
+def test_the_key_state_model_skips_failed_keys() -> None:
     d, c, u = key("A", "d", "x"), key("A", "c", "x"), key("A", "u", "x")
     state = {d: H1, u: H1}
     plan = diff([want(c), want(u, H2)], [have(d), have(u, H1)], KNOWN)

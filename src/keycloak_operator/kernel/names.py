@@ -38,7 +38,6 @@ LABEL_NAME = "app.kubernetes.io/name"
 LABEL_INSTANCE = "app.kubernetes.io/instance"
 LABEL_COMPONENT = "app.kubernetes.io/component"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
-LABEL_VERSION = "app.kubernetes.io/version"
 LABEL_CACHE_CLUSTER = f"{GROUP}/cache-cluster"
 # On the server pods that have no cache cluster name (Keycloak's default channel): a Service selector can only
 # ask for labels that are there, never for LABEL_CACHE_CLUSTER being absent, so the discovery of unnamed pods

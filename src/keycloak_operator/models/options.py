@@ -16,7 +16,6 @@ FEATURE = r"^[a-z][a-z0-9-]*(:v[0-9]+)?$"
 # `spi-events-listener--jboss-logging--success-level` (26's SPI form: `--` between SPI, provider, property).
 OPTION_NAME = r"^[a-z0-9]+(--?[a-z0-9]+)*$"
 OPTION_NAME_MAX = 200
-OPTIONS_MAX = 64
 FEATURES_MAX = 64
 SECRET_KEY = r"^[-._a-zA-Z0-9]+$"
 

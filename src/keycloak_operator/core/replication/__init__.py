@@ -1,4 +1,4 @@
-"""Pure replication core (seed 003): identity, marker, diff, ownership and outcomes. No I/O, no clients."""
+"""Pure replication core (ADR 0005): identity, marker, diff and ownership. No I/O, no clients."""
 
 from keycloak_operator.core.replication.diff import diff, survivor
 from keycloak_operator.core.replication.identity import ObjectKey, identity
@@ -12,7 +12,6 @@ from keycloak_operator.core.replication.marker import (
     read_marker,
     strip_marker,
 )
-from keycloak_operator.core.replication.outcome import Outcome, apply_plan, outcomes
 from keycloak_operator.core.replication.ownership import Claim, Conflict, NaturalKey, Resolution, resolve
 from keycloak_operator.core.replication.plan import Actual, Create, Delete, Desired, Operation, Plan, Update
 
@@ -29,17 +28,14 @@ __all__ = [
     "NaturalKey",
     "ObjectKey",
     "Operation",
-    "Outcome",
     "Plan",
     "Resolution",
     "Update",
-    "apply_plan",
     "content_hash",
     "diff",
     "identity",
     "marked",
     "marker_attributes",
-    "outcomes",
     "read_marker",
     "resolve",
     "strip_marker",
