@@ -2,7 +2,7 @@
 as a real process (one module: each module starts its own Keycloak, about 20 s).
 
 Client scopes: the scope and its mapper reach Keycloak, a client attaching it gets tokens carrying the
-mapper's claim, hand edits are repaired with events, a quiet resync writes nothing, and seed 003: the same
+mapper's claim, hand edits are repaired with events, a quiet resync writes nothing, and ADR 0005: the same
 scope name declared in two namespaces, one deleted, the other's object untouched.
 
 Groups: a tree with realm and client role mappings reaches Keycloak and a member's token carries the roles,

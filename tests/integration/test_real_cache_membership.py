@@ -1,8 +1,8 @@
 """Blue and green never share a JGroups view during an upgrade on Keycloak versions that ignore the cluster
 name (before 26.7), read from Keycloak's own logs on the real node, with either JGroups stack.
 
-Both pairs merged into one view when every pod queried both discovery Services (ADR 0018;
-../shared/docs/keycloak-facts.md: 25.0.6 and 26.5.6 formed one view on channel `ISPN`, then green died of
+Both pairs merged into one view when every pod queried both discovery Services (ADR 0018:
+25.0.6 and 26.5.6 formed one view on channel `ISPN`, then green died of
 the other version's cache events). Each upgrade here is a database-copy blue-green (BlueGreenCopy) with
 `autoRevision` names, which Keycloak ignores before 26.7 (every channel is `ISPN`):
 - the major pair on the `kubernetes` stack: each pod queries only its track's discovery Service, which on a

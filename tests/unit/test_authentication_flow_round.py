@@ -4,7 +4,7 @@ round writes nothing, a hand reorder is rebuilt with an event, the realm's flowB
 does not exist yet (the realm Pending naming the field) and then bind it, bindings name resources of the
 realm's own namespace (never an alias another namespace can take), a bound flow being deleted is first
 unbound, a rebuild of a bound flow never passes through a state weaker than the old or the new flow, a read
-or write failure stays on the flows, and seed 003: the same alias from two namespaces."""
+or write failure stays on the flows, and ADR 0005: the same alias from two namespaces."""
 
 from __future__ import annotations
 

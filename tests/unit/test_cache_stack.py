@@ -46,7 +46,7 @@ def test_from_26_7_the_name_isolates_on_one_database(tag: str) -> None:
 
 @pytest.mark.parametrize("image", [f"{IMG}:25.0.6", f"{IMG}:26.5.6", f"{IMG}:26.6.1", f"{IMG}:latest"])
 def test_before_26_7_jdbc_ping_claims_no_isolation_and_warns(image: str) -> None:
-    """Every node on one database joins `ISPN` there: seed 000 wants a warning, never false confidence."""
+    """Every node on one database joins `ISPN` there: ADR 0003 wants a warning, never false confidence."""
     r = resolve_cache_cluster("kc", jdbc(clusterName="blue"), image)
     assert (r.name, r.isolated, r.warning) == ("blue", False, True)
     assert "every node on one database joins one cluster" in r.reason and len(r.reason) <= 300

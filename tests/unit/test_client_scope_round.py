@@ -1,6 +1,6 @@
 """Client scopes through whole rounds over the in-memory Kubernetes and Keycloak of test_replication_round.py:
 written before the clients that attach them, a quiet round writes nothing, a hand edit is repaired with an
-event, a failure stays on its scope, and seed 003: the same name from two namespaces, one deleted, the other
+event, a failure stays on its scope, and ADR 0005: the same name from two namespaces, one deleted, the other
 untouched."""
 
 from __future__ import annotations

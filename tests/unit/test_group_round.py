@@ -1,6 +1,6 @@
 """Groups through whole rounds over the in-memory Kubernetes and Keycloak of test_replication_round.py: a tree
 written parent first after the client whose roles it maps, a quiet round writes nothing, hand edits repaired
-with events, a failure stays on its group, another team's client roles out of reach, seed 003 (the same name
+with events, a failure stays on its group, another team's client roles out of reach, ADR 0005 (the same name
 from two namespaces, one deleted, the other untouched) and a tree deleted subgroups first."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Identity providers through whole rounds over the in-memory Kubernetes and Keycloak of
 test_replication_round.py: created with the secret from their Secret and their mappers, a quiet round writes
 nothing, a hand edit is repaired with an event, a changed Secret is sent, a missing one waits naming the
-field, a failure stays on its provider, the secret never reaches a status or an event, and seed 003: the
+field, a failure stays on its provider, the secret never reaches a status or an event, and ADR 0005: the
 same alias from two namespaces, one deleted, the other untouched."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A replica never acts on a kind it does not understand (seed 003, ADR 0022): each kind's planner diffs only
+"""A replica never acts on a kind it does not understand (ADR 0022): each kind's planner diffs only
 objects whose marker names its own kind, so an object marked by another kind, by a kind this version has not
 heard of (a newer replica's), or by one it no longer has, is never an orphan: no delete, no update, no
 release, whatever the namespaces watched."""

@@ -1,4 +1,4 @@
-"""Chooses the JGroups cache cluster name (seed 000): clusterName > autoRevision > autoSuffix > none.
+"""Chooses the JGroups cache cluster name (ADR 0003): clusterName > autoRevision > autoSuffix > none.
 
 Honest by design: when the user asked for isolation and it cannot be derived deterministically (a moving,
 non-SemVer or digest-only tag, or an image that does not parse), isolation is OFF and the result says so,

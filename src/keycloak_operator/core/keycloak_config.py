@@ -136,7 +136,7 @@ def _discovery(spec: KeycloakSpec, discovery_dns: list[str]) -> list[dict[str, A
         # by database before it (core/cache_cluster.py, ADR 0021).
         return [_plain(STACK_ENV, "jdbc-ping")]
     return [
-        # DNS discovery through a discovery Service, so membership follows its selector (seed 000): on
+        # DNS discovery through a discovery Service, so membership follows its selector (ADR 0003): on
         # Keycloak before 26.7, which ignores the cluster name, that selector is all that keeps cache
         # clusters apart (ADR 0018). Keycloak deprecates this stack from 26.4 in favour of jdbc-ping.
         _plain(STACK_ENV, "kubernetes"),

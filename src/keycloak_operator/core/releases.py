@@ -1,7 +1,7 @@
 """What Keycloak releases do, by version: the one place for "from release X on, Keycloak does Y".
 
 Each fact is the first minor line (MAJOR, MINOR) that has the behaviour; the planner and the cache cluster
-name read them here. Sources: docs/guide/upgrades.md, ../shared/docs/keycloak-facts.md, ADRs 0004 and 0016.
+name read them here. Sources: docs/guide/upgrades.md, ADRs 0004 and 0016.
 """
 
 from __future__ import annotations
@@ -35,5 +35,5 @@ def line_text(line: Line) -> str:
 
 # The first Keycloak line whose jdbc-ping nodes report unhealthy when another cluster name uses the same
 # database (unless the `stateless` feature is on): changes-26_8_0.adoc, "Impact on blue-green deployments".
-# Not verified here: no 26.8 distribution is published yet (../shared/docs/keycloak-facts.md).
+# Not verified here: no 26.8 distribution is published yet (ADR 0021).
 JDBC_PING_NAME_CHECK_SINCE: Final[Line] = (26, 8)

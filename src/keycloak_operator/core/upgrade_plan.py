@@ -1,7 +1,7 @@
 """The upgrade planner: from the running and the wanted image, the one path Keycloak supports, and why.
 
 Pure and total: any two image references (typos, digests, moving tags) give a plan and never an exception.
-What Keycloak supports (docs/guide/upgrades.md, ../shared/docs/keycloak-facts.md, ADR 0016):
+What Keycloak supports (docs/guide/upgrades.md, ADR 0016):
 
 - A minor or major release migrates the schema when it starts, after which the old release cannot use the
   database; every old node must stop first. No downgrade across such a migration except restoring a backup.

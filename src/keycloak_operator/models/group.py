@@ -2,7 +2,7 @@
 realm and client role mappings; `parent` makes it a subgroup of another KeycloakGroup of the same namespace.
 
 A group's role mappings are exact: what a marked group holds beyond what it declares is removed. Client
-roles may only name clients a KeycloakClient of the group's own namespace declares (seed 003: another
+roles may only name clients a KeycloakClient of the group's own namespace declares (ADR 0012: another
 team's client roles are out of its reach).
 """
 

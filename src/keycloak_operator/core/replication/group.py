@@ -16,7 +16,7 @@ Role mappings are exact and written through their own endpoints after the group,
 mappers are: what a marked group holds beyond what it declares is removed. A realm role the realm lacks
 leaves the group Pending. Every mapping asks the token authority (token_authority.py: a group's members,
 and whoever an identity provider's mapper puts in it, hold what it maps): a composite realm role, or a role
-of a client no KeycloakClient of the group's own namespace owns (seed 003; `realm-management` included),
+of a client no KeycloakClient of the group's own namespace owns (ADR 0012; `realm-management` included),
 needs the realm owner's grant. A refusal makes the group Forbidden without a revocation clock (the
 namespace is still allowed in the realm, only the mapping is refused), names the field and the grant, and
 nothing is written; a mapping the group holds without a grant is removed whatever the group's verdict. A

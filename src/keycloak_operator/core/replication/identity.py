@@ -1,4 +1,4 @@
-"""The identity of a replicated object: the one definition of "the same object" (seed 003).
+"""The identity of a replicated object: the one definition of "the same object" (ADR 0005).
 
 Consul's replicator compared config entries by (kind, name) while the store sorted them by (kind, name,
 namespace); two same-named entries in two namespaces were then taken for one another and one was deleted and
