@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import secrets as pysecrets
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from keycloak_operator.core import operator_login
@@ -29,6 +30,23 @@ log = logging.getLogger(__name__)
 READY = "OperatorLoginReady"
 ROTATED = "OperatorLoginRotated"
 FAILED = "OperatorLoginFailed"
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """One login to one Keycloak as its own client: where to, and with which Secret's contents."""
+
+    logins: Logins
+    cred: Credentials
+    url: str
+    endpoint: str
+    ca_pem: str | None
+    login: LoginSecret  # as read when the attempt began; a rotation goes on from what it stores
+
+    async def client_admin(self, client_id: str, secret: str) -> KeycloakAdmin | AdminError:
+        return await self.logins.client_admin(
+            self.cred, self.url, self.endpoint, self.ca_pem, client_id, secret
+        )
 
 
 def _keycloak(cred: Credentials) -> dict[str, Any]:
@@ -55,29 +73,24 @@ async def admin(
     ca_pem = await logins.ca_of(cred)
     if isinstance(ca_pem, AdminError):
         return ca_pem
+    attempt = _Attempt(logins, cred, url, endpoint, ca_pem, login)
     refused: AdminError | None = None
     for candidate in login.candidates():
-        found = await logins.client_admin(cred, url, endpoint, ca_pem, login.client_id, candidate)
+        found = await attempt.client_admin(login.client_id, candidate)
         if not isinstance(found, AdminError):
-            return await _rotate(logins, cred, url, endpoint, ca_pem, login, candidate, found)
+            return await _rotate(attempt, candidate, found)
         if not operator_login.repairable(found.status):
             return found  # the server's failure, not the client's: the bootstrap admin would fare no better
         refused = refused or found
-    return await _mend(logins, cred, url, endpoint, ca_pem, login, only_deletes, refused)
+    return await _mend(attempt, only_deletes, refused)
 
 
 async def _mend(
-    logins: Logins,
-    cred: Credentials,
-    url: str,
-    endpoint: str,
-    ca_pem: str | None,
-    login: LoginSecret,
-    only_deletes: bool,
-    refused: AdminError | None,
+    attempt: _Attempt, only_deletes: bool, refused: AdminError | None
 ) -> KeycloakAdmin | AdminError:
     """No secret the Secret holds is Keycloak's: the bootstrap admin makes or repairs the client."""
-    boot = await logins.password_admin(url, cred, only_deletes)
+    logins, cred, login = attempt.logins, attempt.cred, attempt.login
+    boot = await logins.password_admin(attempt.url, cred, only_deletes)
     if isinstance(boot, AdminError):
         return AdminError(
             boot.status,
@@ -94,7 +107,7 @@ async def _mend(
             await events.post(logins.kube, _keycloak(cred), Event("Warning", FAILED, message))
         return boot
     await boot.close()
-    own = await logins.client_admin(cred, url, endpoint, ca_pem, login.client_id, login.secret)
+    own = await attempt.client_admin(login.client_id, login.secret)
     if isinstance(own, AdminError):
         return AdminError(own.status, f"the operator's client {login.client_id}, just {done}: {own}")
     secret_name = names.operator_login_secret(cred.keycloak)
@@ -104,21 +117,13 @@ async def _mend(
     )
     await events.post(logins.kube, _keycloak(cred), Event("Normal", READY, message))
     log.info("Keycloak %s/%s: operator client %s %s", cred.namespace, cred.keycloak, login.client_id, done)
-    return await _rotate(logins, cred, url, endpoint, ca_pem, login, login.secret, own)
+    return await _rotate(attempt, login.secret, own)
 
 
-async def _rotate(
-    logins: Logins,
-    cred: Credentials,
-    url: str,
-    endpoint: str,
-    ca_pem: str | None,
-    login: LoginSecret,
-    used: str,
-    admin: KeycloakAdmin,
-) -> KeycloakAdmin | AdminError:
+async def _rotate(attempt: _Attempt, used: str, admin: KeycloakAdmin) -> KeycloakAdmin | AdminError:
     """A rotation's remaining steps, each stored before the next; `admin` logged in with `used`. A step that
     fails leaves the rotation where it is (the next round goes on from there) and `admin` in use."""
+    logins, cred, login = attempt.logins, attempt.cred, attempt.login
     step = operator_login.next_step(login, used)
     if step is Step.NONE:
         return admin
@@ -158,7 +163,7 @@ async def _rotate(
         return admin
     await admin.close()
     assert login.pending is not None  # promote_patch refused otherwise
-    rotated = await logins.client_admin(cred, url, endpoint, ca_pem, login.client_id, login.pending)
+    rotated = await attempt.client_admin(login.client_id, login.pending)
     message = f"the operator's client {login.client_id} in master has a new secret (Secret {name})"
     await events.post(logins.kube, _keycloak(cred), Event("Normal", ROTATED, message))
     return rotated
