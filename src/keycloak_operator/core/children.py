@@ -126,6 +126,11 @@ def termination_grace(spec: KeycloakSpec) -> int:
     return shutdown_delay(spec) + SHUTDOWN_MARGIN_SECONDS
 
 
+# Pod spec keys the operator sets from the spec besides placement (core/scheduling.py): one the operator set
+# and no longer wants must go (core/drift.py).
+POD_SPEC_KEYS = frozenset({"imagePullSecrets"})
+
+
 # The pod security keys spec.podSecurityContext may add: one the operator set and no longer wants must go
 # (core/drift.py).
 POD_SECURITY_KEYS = frozenset(
@@ -222,6 +227,10 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         pod_spec["volumes"] = volumes
     if spec.resources is not None:
         container["resources"] = spec.resources.wire()
+    if spec.image_pull_secrets:
+        # The pod's, so every container in it (extension images, the build) pulls with them, and every Job
+        # made from this template (the compatibility check) inherits them.
+        pod_spec["imagePullSecrets"] = [{"name": s.name} for s in spec.image_pull_secrets]
     strategy: dict[str, Any] = (
         {"type": "Recreate"}
         if inputs.recreate

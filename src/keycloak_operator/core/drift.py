@@ -32,7 +32,9 @@ OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
     # (Keys inside a container cannot be listed here: containers are a keyed list, which managedFields
     # records by name, not as one owned value. A spec change that removes one is a new version anyway,
     # whose annotation on the Deployment differs.)
-    ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS | {"initContainers", "volumes"},
+    ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS
+    | children.POD_SPEC_KEYS
+    | {"initContainers", "volumes"},
     ("spec", "template", "spec", "securityContext"): children.POD_SECURITY_KEYS,
     # The Ingress: its optional parts, and those of its rules' and TLS entries (atomic lists: the
     # operator owns each item whole).

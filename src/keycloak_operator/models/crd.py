@@ -134,7 +134,7 @@ def keycloak_crd() -> dict[str, Any]:
     spec_schema["properties"]["features"].setdefault("x-kubernetes-validations", []).append(
         options.FEATURES_DISJOINT_RULE
     )
-    for listed in ("truststores", "extensions"):
+    for listed in ("truststores", "extensions", "imagePullSecrets"):
         spec_schema["properties"][listed].update(
             {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
         )

@@ -23,6 +23,7 @@ from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
 from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
+from keycloak_operator.models.workload import LocalObjectReference, pull_secrets_field
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|E|Ei|P|Pi)?$"
@@ -302,6 +303,7 @@ class KeycloakSpec(CrdModel):
         "([registry/]path[:tag][@sha256:...], a digest of sha256, sha384 or sha512)",
     )
     replicas: int = Field(default=1, ge=0, le=100, description="Number of Keycloak pods.")
+    image_pull_secrets: list[LocalObjectReference] | None = pull_secrets_field()
     database: DatabaseSpec = Field(description="Database tier: exactly one of cnpg, managed or external.")
     cache_isolation: CacheIsolation = Field(
         default_factory=CacheIsolation, description="How the JGroups cache cluster name is chosen."
@@ -421,6 +423,7 @@ class KeycloakSpec(CrdModel):
     def _unique_entries(self) -> KeycloakSpec:
         unique_names("truststores", self.truststores)
         unique_names("extensions", self.extensions)
+        unique_names("imagePullSecrets", self.image_pull_secrets)
         return self
 
 
