@@ -412,7 +412,32 @@ def _bases_for(field: SpecField, base: dict[str, Any]) -> list[dict[str, Any]]:
         value = _valid_example(model) if model else copy.deepcopy(item.get(own[-1]))
         _get(alone, field.keys[:index])[field.keys[index]] = {own[-1]: value}
         out.append(alone)
+        out.append(_branch_alone(field, base, index))
     return out
+
+
+def _branch_alone(field: SpecField, base: dict[str, Any], index: int) -> dict[str, Any]:
+    """`base` with, at every level from the list item down to the field, only the required keys and the
+    one the field is under (made when missing): a choice nested deeper (an env entry's valueFrom, a Secret
+    key or a ConfigMap key, which FULL leaves out for its value) can only change there."""
+    trimmed = copy.deepcopy(base)
+    by_keys = {f.keys: f for f in _fields(KeycloakSpec)}
+    for depth in range(index + 1, len(field.keys)):
+        node = _lookup(trimmed, field.keys[:depth])
+        if depth == index + 1:  # the list item: its model is the list's item type
+            listed = by_keys[field.keys[:index]]
+            model: Any = get_args(_inner(listed.info.annotation))[0]
+        else:
+            model = by_keys[field.keys[:depth]].model
+        if not isinstance(node, dict) or not _is_model(model):
+            break
+        required = {i.alias or n for n, i in model.model_fields.items() if i.is_required()}
+        for key in [k for k in node if k != field.keys[depth] and k not in required]:
+            node.pop(key)
+        branch = by_keys[field.keys[: depth + 1]].model
+        if field.keys[depth] not in node and branch is not None:  # a branch FULL had to leave out
+            node[field.keys[depth]] = _valid_example(branch)
+    return trimmed
 
 
 def test_the_walk_sees_nested_models_and_list_items() -> None:

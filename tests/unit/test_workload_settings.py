@@ -1,5 +1,6 @@
 """Settings platform teams set on the Keycloak pods: registry credentials (spec.imagePullSecrets) on the
-pods, green's, the extensions' init containers and every Job the operator runs."""
+pods, green's, the extensions' init containers and every Job the operator runs; variables from Secret and
+ConfigMap keys (spec.env[].valueFrom)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from keycloak_operator.core import compatibility_check, database_copy, drift, names, reconcile, versions
+from keycloak_operator.core import (
+    compatibility_check,
+    database_copy,
+    drift,
+    keycloak_config,
+    names,
+    reconcile,
+    versions,
+)
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
-from tests.unit.builders import OWNER, fields_v1, spec
+from tests.unit.builders import NOW, OWNER, SECRETS, fields_v1, observed, spec
 
 render = builders.deployment
 pod = builders.pod
@@ -95,3 +104,68 @@ def test_pull_secrets_taken_out_are_drift() -> None:
     was = stored(render(spec(**PULL)))
     assert not drift.needs_apply(render(spec(**PULL)), was)
     assert drift.needs_apply(render(spec()), was)
+
+
+# --- env from Secret and ConfigMap keys -----------------------------------------------------------------
+
+FROM = [
+    {"name": "SMTP_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "smtp", "key": "password"}}},
+    {"name": "THEME", "valueFrom": {"configMapKeyRef": {"name": "branding", "key": "theme.name"}}},
+    {"name": "PLAIN", "value": "x"},
+]
+
+
+def test_env_from_keys_reaches_the_pods_by_reference_in_order() -> None:
+    env = builders.container(spec(env=FROM))["env"]
+    user = [e for e in env if e["name"] in {"SMTP_PASSWORD", "THEME", "PLAIN"}]
+    assert user == [
+        {"name": "SMTP_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "smtp", "key": "password"}}},
+        {"name": "THEME", "valueFrom": {"configMapKeyRef": {"name": "branding", "key": "theme.name"}}},
+        {"name": "PLAIN", "value": "x"},
+    ]
+
+
+def test_the_referenced_objects_are_checked_before_pods_roll() -> None:
+    s = spec(env=FROM)
+    assert "smtp" in keycloak_config.referenced_secrets(s, "kc-initial-admin")
+    assert keycloak_config.referenced_config_maps(s) == ["branding"]
+    missing = reconcile.decide(s, observed(s), now=NOW)
+    reasons = {c["reason"] for c in missing.status["conditions"] if c["type"] == "Degraded"}
+    assert reasons <= {"SecretNotFound", "ConfigMapNotFound"} and reasons
+    assert not any(o["kind"] == "Deployment" for o in missing.apply)
+    ready = observed(s, existing_secrets=SECRETS | {"smtp"}, existing_config_maps=frozenset({"branding"}))
+    assert any(o["kind"] == "Deployment" for o in reconcile.decide(s, ready, now=NOW).apply)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"name": "X", "value": "v", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        {"name": "X", "valueFrom": {}},
+        {
+            "name": "X",
+            "valueFrom": {
+                "secretKeyRef": {"name": "s", "key": "k"},
+                "configMapKeyRef": {"name": "c", "key": "k"},
+            },
+        },
+        {"name": "X", "valueFrom": {"secretKeyRef": {"name": "../team-b/s", "key": "k"}}},
+        {"name": "X", "valueFrom": {"secretKeyRef": {"name": "s", "key": "a/b"}}},
+        {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "Upper", "key": "k"}}},
+        {"name": "X", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},  # no such source here
+    ],
+)
+def test_a_bad_env_source_is_refused_naming_the_field(entry: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError, match="env"):
+        spec(env=[entry])
+
+
+def test_a_reserved_name_stays_reserved_from_a_secret_too() -> None:
+    s = spec(env=[{"name": "KC_DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}])
+    assert keycloak_config.reserved_env_conflicts(s) == ["env KC_DB_PASSWORD"]
+
+
+def test_existing_env_keeps_its_version() -> None:
+    """A Keycloak stored before valueFrom keeps its hash: no roll on an operator upgrade."""
+    before = '"env":[{"name":"A","value":""}],'
+    assert before in versions.canonical_json(spec(env=[{"name": "A"}]))

@@ -14,6 +14,7 @@ from keycloak_operator.core.images import release_of
 from keycloak_operator.core.releases import BOOTSTRAP_ADMIN_SINCE, line_of
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.options import variable
+from keycloak_operator.models.workload import EnvVar
 
 # The cache cluster name: Keycloak 26.7 reads only the SPI option (verified on the real 26.7.3 server,
 # ADR 0004); 26.8 makes it the first-class `cache-embedded-cluster-name`. Both are rendered: each version
@@ -93,12 +94,31 @@ def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
     options = [o.secret.name for o in spec.additional_options or [] if o.secret is not None]
     tls = [spec.tls.secret] if spec.tls else []
     stores = [t.secret.name for t in spec.truststores or [] if t.secret is not None]
-    return list(dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *stores, *options]))
+    env = [e.value_from.secret_key_ref.name for e in spec.env if e.value_from and e.value_from.secret_key_ref]
+    return list(dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *stores, *options, *env]))
 
 
 def referenced_config_maps(spec: KeycloakSpec) -> list[str]:
-    """ConfigMaps the pods mount (truststores); checked like the Secrets."""
-    return list(dict.fromkeys(t.config_map.name for t in spec.truststores or [] if t.config_map is not None))
+    """ConfigMaps the pods mount (truststores) or read variables from; checked like the Secrets."""
+    stores = [t.config_map.name for t in spec.truststores or [] if t.config_map is not None]
+    env = [
+        e.value_from.config_map_key_ref.name
+        for e in spec.env
+        if e.value_from and e.value_from.config_map_key_ref
+    ]
+    return list(dict.fromkeys([*stores, *env]))
+
+
+def _user_env(entry: EnvVar) -> dict[str, Any]:
+    source = entry.value_from
+    if source is None:
+        return _plain(entry.name, entry.value)
+    if source.secret_key_ref is not None:
+        return _from_secret(entry.name, source.secret_key_ref.name, source.secret_key_ref.key)
+    if source.config_map_key_ref is not None:
+        ref = source.config_map_key_ref
+        return {"name": entry.name, "valueFrom": {"configMapKeyRef": {"name": ref.name, "key": ref.key}}}
+    raise ValueError(f"env {entry.name}: valueFrom names no source")  # the model requires one
 
 
 def _serving(spec: KeycloakSpec) -> list[dict[str, Any]]:
@@ -213,5 +233,5 @@ def environment(
     if cache_cluster:
         env.extend(_plain(variable, cache_cluster) for variable in CLUSTER_NAME_ENVS)
     env.extend(_options(spec))
-    env.extend(_plain(e.name, e.value) for e in spec.env)
+    env.extend(_user_env(e) for e in spec.env)
     return env

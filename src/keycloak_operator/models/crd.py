@@ -16,7 +16,7 @@ from keycloak_operator.core import keycloak_config, names
 from keycloak_operator.models import authentication_flow as flow
 from keycloak_operator.models import client_scope as csc
 from keycloak_operator.models import client_settings as cs
-from keycloak_operator.models import extensions, hostname, network_policy, options
+from keycloak_operator.models import extensions, hostname, network_policy, options, workload
 from keycloak_operator.models import group as grp
 from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
@@ -124,8 +124,12 @@ def keycloak_crd() -> dict[str, Any]:
         spec_schema["properties"][listed].update(
             {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
         )
-    spec_schema["properties"]["env"]["items"].setdefault("x-kubernetes-validations", []).append(
-        _reserved_env_rule()
+    env_items = spec_schema["properties"]["env"]["items"]
+    env_items.setdefault("x-kubernetes-validations", []).extend(
+        [_reserved_env_rule(), workload.ENV_VALUE_OR_SOURCE_RULE]
+    )
+    env_items["properties"]["valueFrom"].setdefault("x-kubernetes-validations", []).append(
+        workload.ENV_SOURCE_RULE
     )
     resources = spec_schema["properties"]["resources"]
     for kind in ("requests", "limits"):

@@ -23,7 +23,7 @@ from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
 from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
-from keycloak_operator.models.workload import LocalObjectReference, pull_secrets_field
+from keycloak_operator.models.workload import EnvVar, LocalObjectReference, pull_secrets_field
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|E|Ei|P|Pi)?$"
@@ -225,17 +225,6 @@ class UpgradePolicy(CrdModel):
     )
 
 
-class EnvVar(CrdModel):
-    name: str = Field(
-        min_length=1,
-        max_length=256,
-        pattern=pt.ENV_NAME,
-        description="Environment variable name (letters, digits and '_', not starting with a digit). "
-        "Names the operator sets itself (database, admin, cache and JVM options) are refused.",
-    )
-    value: str = Field(default="", max_length=32768, description="Value.")
-
-
 Quantity = Annotated[str, Field(max_length=64, pattern=QUANTITY_PATTERN)]
 
 
@@ -354,7 +343,10 @@ class KeycloakSpec(CrdModel):
         "otherwise. A different build makes Keycloak refuse to start, naming the option that differs.",
     )
     env: list[EnvVar] = Field(
-        default_factory=list, max_length=pt.LIST_MAX, description="Extra environment variables for Keycloak."
+        default_factory=list,
+        max_length=pt.LIST_MAX,
+        description="Extra environment variables for Keycloak: a value, or a key of a Secret or ConfigMap "
+        "in the Keycloak's namespace.",
     )
     resources: ResourceRequirements | None = Field(default=None, description="Container resources.")
     scheduling: SchedulingSpec | None = Field(
