@@ -271,7 +271,8 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
     origin, args = get_origin(t), get_args(t)
     if origin is Annotated:  # a constrained item type (a namespace, a quantity): the values it accepts
         adapter: TypeAdapter[Any] = TypeAdapter(t)
-        return [v for v in [*_candidates(args[0], current), "1", "2Gi"] if _accepts(adapter, v)]
+        extra = ["1", "2Gi", "-Xss1m"]  # a number, a quantity, a JVM option
+        return [v for v in [*_candidates(args[0], current), *extra] if _accepts(adapter, v)]
     if origin is Literal:
         return list(args)
     if t is bool:

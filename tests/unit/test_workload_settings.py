@@ -13,12 +13,14 @@ from pydantic import ValidationError
 from keycloak_operator.core import (
     compatibility_check,
     database_copy,
+    discovery,
     drift,
     keycloak_config,
     names,
     reconcile,
     versions,
 )
+from keycloak_operator.models import workload
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
 from tests.unit.builders import NOW, OWNER, SECRETS, fields_v1, observed, spec
@@ -169,3 +171,76 @@ def test_existing_env_keeps_its_version() -> None:
     """A Keycloak stored before valueFrom keeps its hash: no roll on an operator upgrade."""
     before = '"env":[{"name":"A","value":""}],'
     assert before in versions.canonical_json(spec(env=[{"name": "A"}]))
+
+
+# --- JVM options ----------------------------------------------------------------------------------------
+
+
+def env_of(s: KeycloakSpec) -> dict[str, Any]:
+    return {e["name"]: e for e in builders.container(s)["env"]}
+
+
+def test_jvm_options_follow_the_operators_own_in_java_opts_append() -> None:
+    s = spec(jvm={"options": ["-XX:MaxRAMPercentage=60", "-Duser.timezone=UTC"]})
+    value = env_of(s)["JAVA_OPTS_APPEND"]["value"]
+    assert value == (
+        "-Djgroups.dns.query=kc-discovery-a.ns.svc.cluster.local -XX:MaxRAMPercentage=60 -Duser.timezone=UTC"
+    )
+    # The discovery query is still read back from it (core/discovery.py).
+    assert discovery.queries(render(s)) == ["kc-discovery-a.ns.svc.cluster.local"]
+
+
+def test_unset_jvm_leaves_keycloaks_defaults_and_the_variable_as_it_was() -> None:
+    """kc.sh's own heap default (70% of the container's memory) applies: nothing sets JAVA_OPTS or
+    JAVA_OPTS_KC_HEAP."""
+    env = env_of(spec())
+    assert env["JAVA_OPTS_APPEND"]["value"] == "-Djgroups.dns.query=kc-discovery-a.ns.svc.cluster.local"
+    assert "JAVA_OPTS" not in env and "JAVA_OPTS_KC_HEAP" not in env
+    assert versions.spec_hash(spec(jvm={"options": []})) != versions.spec_hash(
+        spec(jvm={"options": ["-Xss1m"]})
+    )
+
+
+def test_on_jdbc_ping_only_the_users_options_are_appended() -> None:
+    jdbc = {"stack": "jdbc-ping"}
+    assert "JAVA_OPTS_APPEND" not in env_of(spec(cacheIsolation=jdbc))
+    s = spec(cacheIsolation=jdbc, jvm={"options": ["-Xss1m"]})
+    assert env_of(s)["JAVA_OPTS_APPEND"]["value"] == "-Xss1m"
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "-Djgroups.dns.query=kc-discovery-b.other.svc.cluster.local",  # another cache cluster's members
+        "-DJGroups.bind_addr=1.2.3.4",
+        "-Dorg.jgroups.x=1",
+        "-Dinfinispan.cluster.name=x",
+        "-Dkc.cache-embedded-cluster-name=other",
+        "-Dkc.db-url=jdbc:postgresql://other/db",
+        "-Dquarkus.datasource.jdbc.url=jdbc:postgresql://other/db",
+        "-XX:VMOptionsFile=/tmp/opts",
+        "-XX:Flags=/tmp/flags",
+        "@/tmp/argfile",  # the launcher would read more options from it
+        "-Da=b c",  # kc.sh splits at white space
+        "-Da='b'",  # and reads quotes
+        '-Da="b"',
+        "-Da=\\b",
+        "Xmx1g",  # not an option
+        "-",
+        "-" + "x" * 1024,
+    ],
+)
+def test_a_jvm_option_that_could_reach_isolation_or_split_is_refused(option: str) -> None:
+    with pytest.raises(ValidationError, match="jvm"):
+        spec(jvm={"options": [option]})
+
+
+def test_too_many_jvm_options_are_refused() -> None:
+    with pytest.raises(ValidationError, match="jvm"):
+        spec(jvm={"options": [f"-Dx{i}=1" for i in range(65)]})
+
+
+def test_the_crd_refuses_the_same_jvm_options() -> None:
+    rule = workload.jvm_reserved_rule()["rule"]
+    for prefix in workload.JVM_RESERVED_PREFIXES:
+        assert f"startsWith('{prefix}')" in rule

@@ -197,7 +197,8 @@ def _discovery(spec: KeycloakSpec, discovery_dns: list[str]) -> list[dict[str, A
     if spec.cache_isolation.stack_in_use == "jdbc-ping":
         # Peers by cluster name in the database's jgroups_ping table: isolation by name from 26.7 only, and
         # by database before it (core/cache_cluster.py, ADR 0021).
-        return [_plain(STACK_ENV, "jdbc-ping")]
+        jvm = _jvm_options(spec)
+        return [_plain(STACK_ENV, "jdbc-ping"), *([_java_opts_append(jvm)] if jvm else [])]
     return [
         # DNS discovery through a discovery Service, so membership follows its selector (seed 000): on
         # Keycloak before 26.7, which ignores the cluster name, that selector is all that keeps cache
@@ -205,8 +206,19 @@ def _discovery(spec: KeycloakSpec, discovery_dns: list[str]) -> list[dict[str, A
         _plain(STACK_ENV, "kubernetes"),
         # DNS_PING takes a comma-separated list; the operator passes one name, the pod's track's membership
         # Service, which a promoted green keeps (ADR 0007, 0018).
-        _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={','.join(discovery_dns)}"),
+        _java_opts_append([f"-Djgroups.dns.query={','.join(discovery_dns)}", *_jvm_options(spec)]),
     ]
+
+
+def _jvm_options(spec: KeycloakSpec) -> list[str]:
+    return list(spec.jvm.options) if spec.jvm is not None else []
+
+
+def _java_opts_append(options: list[str]) -> dict[str, Any]:
+    """kc.sh appends this after its own JVM defaults (heap as a share of the container's memory, G1), so
+    those stay unless an option here overrides one. The operator's own options come first; the user's can
+    never name what they set (models/workload.py refuses JGroups and Keycloak properties)."""
+    return _plain("JAVA_OPTS_APPEND", " ".join(options))
 
 
 def environment(

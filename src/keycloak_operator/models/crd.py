@@ -131,6 +131,8 @@ def keycloak_crd() -> dict[str, Any]:
     env_items["properties"]["valueFrom"].setdefault("x-kubernetes-validations", []).append(
         workload.ENV_SOURCE_RULE
     )
+    jvm_items = spec_schema["properties"]["jvm"]["properties"]["options"]["items"]
+    jvm_items.setdefault("x-kubernetes-validations", []).append(workload.jvm_reserved_rule())
     resources = spec_schema["properties"]["resources"]
     for kind in ("requests", "limits"):
         resources["properties"][kind].setdefault("x-kubernetes-validations", []).append(kc.RESOURCE_KEYS_RULE)

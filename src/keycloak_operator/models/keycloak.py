@@ -23,7 +23,7 @@ from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
 from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
-from keycloak_operator.models.workload import EnvVar, LocalObjectReference, pull_secrets_field
+from keycloak_operator.models.workload import EnvVar, JvmSpec, LocalObjectReference, pull_secrets_field
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|E|Ei|P|Pi)?$"
@@ -347,6 +347,10 @@ class KeycloakSpec(CrdModel):
         max_length=pt.LIST_MAX,
         description="Extra environment variables for Keycloak: a value, or a key of a Secret or ConfigMap "
         "in the Keycloak's namespace.",
+    )
+    jvm: JvmSpec | None = Field(
+        default=None,
+        description="JVM options, through Keycloak's JAVA_OPTS_APPEND. Unset: Keycloak's defaults.",
     )
     resources: ResourceRequirements | None = Field(default=None, description="Container resources.")
     scheduling: SchedulingSpec | None = Field(

@@ -1,11 +1,11 @@
 """Settings platform teams set on the Keycloak pods and the objects around them: registry credentials
-(`spec.imagePullSecrets`) and environment variables (`spec.env`, from values or Secret and ConfigMap keys).
-Everything here names objects in the Keycloak's own namespace only: a pod can reference nothing else, so no
-field here reaches another tenant's Secrets."""
+(`spec.imagePullSecrets`), environment variables (`spec.env`, from values or Secret and ConfigMap keys) and
+JVM options (`spec.jvm`). Everything here names objects in the Keycloak's own namespace only: a pod can
+reference nothing else, so no field here reaches another tenant's Secrets."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
@@ -84,3 +84,64 @@ class EnvVar(CrdModel):
         if self.value_from is not None and self.value:
             raise ValueError(f"env {self.name}: set value or valueFrom, not both")
         return self
+
+
+# One JVM option as kc.sh passes it on: it splits JAVA_OPTS_APPEND at white space with xargs, which also reads
+# quotes and backslashes, so none of those; and it starts with `-`, so never an `@argfile` the launcher would
+# read more options from. Printable ASCII without space, `"`, `'` or a backslash.
+JVM_OPTION = r"^-[\x21\x23-\x26\x28-\x5b\x5d-\x7e]+$"
+JVM_OPTION_MAX = 1024
+JVM_OPTIONS_MAX = 64
+# What carries cache isolation or the operator's settings, compared in lower case: JGroups and Infinispan
+# read their discovery and cluster settings from system properties, Keycloak reads any option as `kc.<name>`
+# and Quarkus its own configuration as `quarkus.*` (the database among them); an options file would add any
+# of these unseen.
+JVM_RESERVED_PREFIXES = (
+    "-djgroups.",
+    "-dorg.jgroups.",
+    "-dinfinispan.",
+    "-dorg.infinispan.",
+    "-dkc.",
+    "-dquarkus.",
+    "-xx:vmoptionsfile",
+    "-xx:flags",
+)
+
+JvmOption = Annotated[str, Field(min_length=2, max_length=JVM_OPTION_MAX, pattern=JVM_OPTION)]
+
+
+def jvm_option_reserved(option: str) -> bool:
+    return option.lower().startswith(JVM_RESERVED_PREFIXES)
+
+
+class JvmSpec(CrdModel):
+    """Options for Keycloak's JVM, appended through Keycloak's own `JAVA_OPTS_APPEND` after its defaults."""
+
+    options: list[JvmOption] = Field(
+        default_factory=list,
+        max_length=JVM_OPTIONS_MAX,
+        description="JVM options appended after Keycloak's defaults (a later option wins), e.g. "
+        "`-XX:MaxRAMPercentage=60`, `-Xss512k`, `-Duser.timezone=UTC`, `-javaagent:/opt/agent/agent.jar`. "
+        "Unset, Keycloak's own defaults stay: heap up to 70% of the container's memory limit "
+        "(-XX:MaxRAMPercentage=70, initial 50%). One option per entry, no spaces or quotes. Refused: "
+        "system properties of JGroups, Infinispan, Keycloak (`-Dkc.`) and Quarkus (the operator sets those "
+        "that carry cache isolation and the database; use the spec's fields or additionalOptions), and "
+        "options files.",
+    )
+
+    @model_validator(mode="after")
+    def _not_reserved(self) -> JvmSpec:
+        for option in self.options:
+            if jvm_option_reserved(option):
+                raise ValueError(f"jvm.options {option!r}: set by the operator or able to change it")
+        return self
+
+
+def jvm_reserved_rule() -> dict[str, str]:
+    """The CRD's copy of the reserved prefixes, checked on each item."""
+    checks = " || ".join(f"self.lowerAscii().startsWith('{p}')" for p in JVM_RESERVED_PREFIXES)
+    return {
+        "rule": f"!({checks})",
+        "message": "JGroups, Infinispan, Keycloak (-Dkc.) and Quarkus system properties and options files "
+        "are refused: the operator sets what carries cache isolation and the database",
+    }
