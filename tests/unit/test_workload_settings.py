@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from keycloak_operator.core import (
+    children,
     compatibility_check,
     database_copy,
     discovery,
@@ -20,7 +21,7 @@ from keycloak_operator.core import (
     reconcile,
     versions,
 )
-from keycloak_operator.models import workload
+from keycloak_operator.models import metadata, workload
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
 from tests.unit.builders import NOW, OWNER, SECRETS, fields_v1, observed, spec
@@ -244,3 +245,104 @@ def test_the_crd_refuses_the_same_jvm_options() -> None:
     rule = workload.jvm_reserved_rule()["rule"]
     for prefix in workload.JVM_RESERVED_PREFIXES:
         assert f"startsWith('{prefix}')" in rule
+
+
+# --- the public Service and the pods' metadata ----------------------------------------------------------
+
+SERVICE = {
+    "type": "LoadBalancer",
+    "annotations": {"service.beta.kubernetes.io/aws-load-balancer-internal": "true"},
+    "labels": {"team": "identity", "app.kubernetes.io/part-of": "sso"},
+}
+
+
+def test_the_service_takes_type_and_metadata_and_keeps_its_selector_ports_and_labels() -> None:
+    plain = children.public_service(OWNER, "a", spec())
+    svc = children.public_service(OWNER, "a", spec(service=SERVICE))
+    assert svc["spec"]["type"] == "LoadBalancer" and plain["spec"]["type"] == "ClusterIP"
+    assert (
+        svc["spec"]["selector"] == plain["spec"]["selector"]
+        and svc["spec"]["ports"] == plain["spec"]["ports"]
+    )
+    assert svc["metadata"]["labels"] == {**SERVICE["labels"], **plain["metadata"]["labels"]}
+    assert svc["metadata"]["annotations"] == SERVICE["annotations"]
+    assert "annotations" not in plain["metadata"]
+
+
+def test_service_settings_are_no_new_version_and_taking_them_out_is_drift() -> None:
+    assert versions.spec_hash(spec(service=SERVICE)) == versions.spec_hash(spec())
+    was = stored(children.public_service(OWNER, "a", spec(service=SERVICE)))
+    assert not drift.needs_apply(children.public_service(OWNER, "a", spec(service=SERVICE)), was)
+    assert drift.needs_apply(children.public_service(OWNER, "a", spec()), was)
+
+
+def test_pod_metadata_reaches_the_template_under_the_operators_labels() -> None:
+    meta = {"labels": {"team": "identity"}, "annotations": {"prometheus.io/scrape": "false"}}
+    s = spec(podMetadata=meta)
+    template = render(s)["spec"]["template"]["metadata"]
+    plain = render(spec())["spec"]["template"]["metadata"]
+    assert template["labels"] == {"team": "identity", **plain["labels"]}
+    assert template["annotations"] == meta["annotations"] and "annotations" not in plain
+    assert render(s)["spec"]["selector"] == render(spec())["spec"]["selector"]
+    green = reconcile.render_deployment(OWNER, s, image=s.image, track="b", version="v", green=True)
+    assert green["spec"]["template"]["metadata"]["labels"]["team"] == "identity"
+    assert versions.spec_hash(s) != versions.spec_hash(spec())  # the pods change: a new version
+
+
+def test_pod_annotations_taken_out_are_drift_but_another_writers_are_not() -> None:
+    s = spec(podMetadata={"annotations": {"a.example/x": "1"}})
+    was = stored(render(s))
+    assert drift.needs_apply(render(spec()), was)
+    restarted = copy.deepcopy(stored(render(spec())))
+    restarted["spec"]["template"]["metadata"]["annotations"] = {"kubectl.kubernetes.io/restartedAt": "t"}
+    assert not drift.needs_apply(render(spec()), restarted)
+
+
+RESERVED_KEYS = [
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/component",
+    "app.kubernetes.io/name",
+    "app.kubernetes.io/managed-by",
+    "app.kubernetes.io/version",
+    "kcop.dev/track",
+    "kcop.dev/cache-cluster",
+    "kcop.dev/default-cache-cluster",
+    "KCOP.dev/track",
+    "sub.kcop.dev/x",
+]
+
+
+@pytest.mark.parametrize("key", RESERVED_KEYS)
+@pytest.mark.parametrize("where", ["labels", "annotations"])
+def test_the_operators_keys_are_refused_on_the_service_and_the_pods(key: str, where: str) -> None:
+    for field in ("service", "podMetadata"):
+        with pytest.raises(ValidationError, match=f"{field}.{where}"):
+            spec(**{field: {where: {key: "x"}}})
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"labels": {"bad key": "x"}},
+        {"labels": {"ok": "not a label value"}},
+        {"labels": {"ok": "x" * 64}},
+        {"annotations": {"/x": "y"}},
+        {"labels": {f"k{i}": "v" for i in range(33)}},
+    ],
+)
+def test_malformed_metadata_is_refused(body: dict[str, Any]) -> None:
+    for field in ("service", "podMetadata"):
+        with pytest.raises(ValidationError, match=field):
+            spec(**{field: body})
+
+
+def test_a_service_type_outside_the_three_is_refused() -> None:
+    with pytest.raises(ValidationError, match=r"service\.type"):
+        spec(service={"type": "ExternalName"})
+
+
+def test_every_label_the_operator_puts_on_a_pod_or_service_is_reserved() -> None:
+    s = spec()
+    operator_keys = set(render(s)["spec"]["template"]["metadata"]["labels"])
+    operator_keys |= set(children.public_service(OWNER, "a", s)["metadata"]["labels"])
+    assert all(metadata.reserved_key(k) for k in operator_keys)

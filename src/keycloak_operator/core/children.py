@@ -102,6 +102,16 @@ def pod_labels(inputs: WorkloadInputs) -> dict[str, str]:
     return labels
 
 
+def pod_metadata(inputs: WorkloadInputs) -> dict[str, Any]:
+    """The pod template's labels (the user's under the operator's, which always win) and annotations."""
+    wanted = inputs.spec.pod_metadata
+    labels = {**((wanted.labels if wanted else None) or {}), **pod_labels(inputs)}
+    meta: dict[str, Any] = {"labels": labels}
+    if wanted is not None and wanted.annotations:
+        meta["annotations"] = dict(wanted.annotations)
+    return meta
+
+
 def _probe(path: str, *, period: int, failures: int, tls: bool) -> dict[str, Any]:
     # With TLS on, Keycloak's management interface serves HTTPS with the same certificate.
     return {
@@ -250,7 +260,7 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
             "progressDeadlineSeconds": inputs.progress_deadline_seconds,
             "selector": {"matchLabels": names.server_selector(owner.name, inputs.track)},
             "strategy": strategy,
-            "template": {"metadata": {"labels": pod_labels(inputs)}, "spec": pod_spec},
+            "template": {"metadata": pod_metadata(inputs), "spec": pod_spec},
         },
     }
 
@@ -303,16 +313,17 @@ def public_service(owner: Owner, track: str, spec: KeycloakSpec) -> dict[str, An
     it also has the management port (a ServiceMonitor names a Service port); the Ingress names the serving
     port, so that one is never exposed through it."""
     monitored = [(MANAGEMENT_PORT_NAME, MANAGEMENT_PORT)] if service_monitor_wanted(spec) else []
+    settings = spec.service
+    # The user's labels under the operator's: its own keys are refused by the model, and win regardless.
+    labels = {**((settings.labels if settings else None) or {})}
+    labels.update(names.component_labels(owner.name, names.COMPONENT_HTTP))
+    extra = {"annotations": dict(settings.annotations)} if settings and settings.annotations else {}
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _metadata(
-            owner,
-            names.public_service(owner.name),
-            names.component_labels(owner.name, names.COMPONENT_HTTP),
-        ),
+        "metadata": _metadata(owner, names.public_service(owner.name), labels, **extra),
         "spec": {
-            "type": "ClusterIP",
+            "type": (settings.type if settings else None) or "ClusterIP",
             "selector": names.server_selector(owner.name, track),
             "ports": [
                 {"name": n, "port": p, "targetPort": p, "protocol": "TCP"}

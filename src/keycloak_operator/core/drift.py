@@ -52,7 +52,14 @@ OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
 
 # Maps whose every key the operator sets may go: a label or annotation the operator set and no longer wants
 # (one a user removed from spec.ingress.annotations, say) is a difference when its field manager owns it.
-OWNED_MAPS: frozenset[tuple[str, ...]] = frozenset({("metadata", "labels"), ("metadata", "annotations")})
+OWNED_MAPS: frozenset[tuple[str, ...]] = frozenset(
+    {
+        ("metadata", "labels"),
+        ("metadata", "annotations"),
+        # spec.podMetadata.annotations; an annotation another writer added (kubectl's restartedAt) is theirs.
+        ("spec", "template", "metadata", "annotations"),
+    }
+)
 
 # Fields written only at creation or never compared (write-only data, owned identity).
 _IGNORED_TOP = frozenset({"stringData"})

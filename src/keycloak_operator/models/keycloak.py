@@ -18,6 +18,7 @@ from keycloak_operator.models.extensions import (
 )
 from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
 from keycloak_operator.models.ingress import IngressSpec
+from keycloak_operator.models.metadata import PodMetadata, ServiceSettings
 from keycloak_operator.models.monitoring import MonitoringSpec
 from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
@@ -377,6 +378,14 @@ class KeycloakSpec(CrdModel):
         default=None,
         description="Graceful shutdown. Unset: a stopping pod keeps serving 5 s after it leaves the "
         "endpoints, with a 30 s grace period.",
+    )
+    pod_metadata: PodMetadata | None = Field(
+        default=None, description="Labels and annotations on the Keycloak pods, green's included."
+    )
+    service: ServiceSettings | None = Field(
+        default=None,
+        description="The public Service's type, annotations and labels; the operator keeps its selector, "
+        "ports and own labels. Unset: a ClusterIP Service.",
     )
     ingress: IngressSpec | None = Field(
         default=None,
