@@ -287,6 +287,7 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
             "a1",
             "1s",
             *urls_addresses_and_paths,
+            "1Gi",  # a quantity (an emptyDir's sizeLimit)
         ]
     if origin is list:
         now = current if isinstance(current, list) else []
@@ -294,6 +295,8 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
             item = _valid_example(args[0])
             if now and "name" in item:  # lists keyed by name (env, additionalOptions) hold each name once
                 item["name"] = f"{item['name']}{len(now)}"
+            if now and "mountPath" in item:  # and volumes each path once
+                item["mountPath"] = f"{item['mountPath']}{len(now)}"
             return [[*now, item]]
         return [[*now, item] for item in _candidates(args[0], None)[:3]]
     if t is Any:  # a free-form part of a Kubernetes type (an affinity term): any JSON value

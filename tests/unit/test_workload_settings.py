@@ -346,3 +346,99 @@ def test_every_label_the_operator_puts_on_a_pod_or_service_is_reserved() -> None
     operator_keys = set(render(s)["spec"]["template"]["metadata"]["labels"])
     operator_keys |= set(children.public_service(OWNER, "a", s)["metadata"]["labels"])
     assert all(metadata.reserved_key(k) for k in operator_keys)
+
+
+# --- volumes --------------------------------------------------------------------------------------------
+
+VOLUMES = [
+    {"name": "corp", "mountPath": "/etc/corp", "configMap": {"name": "corp-settings"}},
+    {"name": "keys", "mountPath": "/var/run/keys", "secret": {"name": "signing"}, "subPath": "key.pem"},
+    {"name": "scratch", "mountPath": "/var/scratch", "emptyDir": {"sizeLimit": "1Gi"}},
+    {"name": "shared", "mountPath": "/srv/shared", "persistentVolumeClaim": {"claimName": "rwx"}},
+]
+
+
+def test_volumes_are_mounted_under_names_of_their_own() -> None:
+    p = pod(spec(volumes=VOLUMES, tls={"secret": "t"}))
+    (keycloak,) = p["containers"]
+    mine = [v for v in p["volumes"] if v["name"].startswith("user-")]
+    assert mine == [
+        {"name": "user-corp", "configMap": {"name": "corp-settings"}},
+        {"name": "user-keys", "secret": {"secretName": "signing"}},
+        {"name": "user-scratch", "emptyDir": {"sizeLimit": "1Gi"}},
+        {"name": "user-shared", "persistentVolumeClaim": {"claimName": "rwx"}},
+    ]
+    mounts = {m["name"]: m for m in keycloak["volumeMounts"]}
+    assert mounts["user-corp"] == {"name": "user-corp", "mountPath": "/etc/corp", "readOnly": True}
+    assert mounts["user-keys"]["subPath"] == "key.pem" and mounts["user-keys"]["readOnly"] is True
+    assert "readOnly" not in mounts["user-scratch"] and "readOnly" not in mounts["user-shared"]
+    assert "tls" in mounts  # the operator's own stay beside them
+    assert len({v["name"] for v in p["volumes"]}) == len(p["volumes"])
+
+
+def test_volume_sources_are_checked_before_pods_roll() -> None:
+    s = spec(volumes=VOLUMES)
+    assert "signing" in keycloak_config.referenced_secrets(s, "kc-initial-admin")
+    assert keycloak_config.referenced_config_maps(s) == ["corp-settings"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/opt/keycloak",
+        "/opt/keycloak/conf",  # keycloak.conf could set the cache configuration
+        "/opt/keycloak/providers/x.jar",
+        "/opt",  # would hide Keycloak's home whole
+        "/tmp",
+        "/tmp/x",
+        "/proc/self",
+        "/dev",
+        "/",
+        "/etc/../opt/keycloak",
+        "relative/path",
+    ],
+)
+def test_no_volume_is_mounted_over_what_the_operator_uses(path: str) -> None:
+    with pytest.raises(ValidationError, match="volumes"):
+        spec(volumes=[{"name": "v", "mountPath": path, "emptyDir": {}}])
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"name": "v", "mountPath": "/etc/v"},  # no source
+        {"name": "v", "mountPath": "/etc/v", "emptyDir": {}, "secret": {"name": "s"}},
+        {"name": "V", "mountPath": "/etc/v", "emptyDir": {}},
+        {"name": "v", "mountPath": "/etc/v", "secret": {"name": "../b/s"}},
+        {"name": "v", "mountPath": "/etc/v", "emptyDir": {}, "subPath": "../x"},
+    ],
+)
+def test_a_bad_volume_is_refused(entry: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError, match="volumes"):
+        spec(volumes=[entry])
+
+
+def test_a_host_path_is_no_source_here() -> None:
+    """Not offered (a tenant must never reach the node's files): the schema drops it, and alone it is no
+    source at all."""
+    alone = {"name": "v", "mountPath": "/etc/v", "hostPath": {"path": "/"}}
+    with pytest.raises(ValidationError, match="exactly one"):
+        spec(volumes=[alone])
+    (mounted,) = [
+        v for v in pod(spec(volumes=[{**alone, "emptyDir": {}}]))["volumes"] if v["name"] == "user-v"
+    ]
+    assert mounted == {"name": "user-v", "emptyDir": {}}
+
+
+def test_two_volumes_on_one_path_or_name_are_refused() -> None:
+    one = {"name": "a", "mountPath": "/etc/a", "emptyDir": {}}
+    with pytest.raises(ValidationError, match="used twice"):
+        spec(volumes=[one, {**one, "name": "b"}])
+    with pytest.raises(ValidationError, match="listed twice"):
+        spec(volumes=[one, {**one, "mountPath": "/etc/b"}])
+
+
+def test_the_crd_refuses_the_same_mounts() -> None:
+    rule = workload.VOLUME_RULES[1]["rule"]
+    for forbidden in workload.FORBIDDEN_MOUNTS:
+        assert f"self.mountPath.startsWith('{forbidden}/')" in rule

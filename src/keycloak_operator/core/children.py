@@ -224,6 +224,9 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         for volume, path in WRITABLE_DIRS:
             mounts.append({"name": volume, "mountPath": path})
             volumes.append({"name": volume, "emptyDir": {}})
+    for extra in spec.volumes or []:
+        mounts.append(extra.mount())
+        volumes.append(extra.pod_volume())
     for parts in (
         pod_extensions.truststores(spec),
         pod_extensions.extensions(spec, env, container["securityContext"]),

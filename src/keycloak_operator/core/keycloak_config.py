@@ -95,18 +95,22 @@ def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
     tls = [spec.tls.secret] if spec.tls else []
     stores = [t.secret.name for t in spec.truststores or [] if t.secret is not None]
     env = [e.value_from.secret_key_ref.name for e in spec.env if e.value_from and e.value_from.secret_key_ref]
-    return list(dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *stores, *options, *env]))
+    volumes = [v.secret.name for v in spec.volumes or [] if v.secret is not None]
+    return list(
+        dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *stores, *options, *env, *volumes])
+    )
 
 
 def referenced_config_maps(spec: KeycloakSpec) -> list[str]:
-    """ConfigMaps the pods mount (truststores) or read variables from; checked like the Secrets."""
+    """ConfigMaps the pods mount (truststores, volumes) or read variables from; checked like the Secrets."""
     stores = [t.config_map.name for t in spec.truststores or [] if t.config_map is not None]
     env = [
         e.value_from.config_map_key_ref.name
         for e in spec.env
         if e.value_from and e.value_from.config_map_key_ref
     ]
-    return list(dict.fromkeys([*stores, *env]))
+    volumes = [v.config_map.name for v in spec.volumes or [] if v.config_map is not None]
+    return list(dict.fromkeys([*stores, *env, *volumes]))
 
 
 def _user_env(entry: EnvVar) -> dict[str, Any]:

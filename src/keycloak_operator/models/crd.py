@@ -131,6 +131,8 @@ def keycloak_crd() -> dict[str, Any]:
     env_items["properties"]["valueFrom"].setdefault("x-kubernetes-validations", []).append(
         workload.ENV_SOURCE_RULE
     )
+    volume_items = spec_schema["properties"]["volumes"]["items"]
+    volume_items.setdefault("x-kubernetes-validations", []).extend(workload.VOLUME_RULES)
     jvm_items = spec_schema["properties"]["jvm"]["properties"]["options"]["items"]
     jvm_items.setdefault("x-kubernetes-validations", []).append(workload.jvm_reserved_rule())
     resources = spec_schema["properties"]["resources"]
@@ -140,7 +142,7 @@ def keycloak_crd() -> dict[str, Any]:
     spec_schema["properties"]["features"].setdefault("x-kubernetes-validations", []).append(
         options.FEATURES_DISJOINT_RULE
     )
-    for listed in ("truststores", "extensions", "imagePullSecrets"):
+    for listed in ("truststores", "extensions", "imagePullSecrets", "volumes"):
         spec_schema["properties"][listed].update(
             {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
         )

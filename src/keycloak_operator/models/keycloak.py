@@ -24,7 +24,15 @@ from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
 from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
-from keycloak_operator.models.workload import EnvVar, JvmSpec, LocalObjectReference, pull_secrets_field
+from keycloak_operator.models.workload import (
+    VOLUMES_MAX,
+    EnvVar,
+    JvmSpec,
+    LocalObjectReference,
+    UserVolume,
+    pull_secrets_field,
+    unique_mount_paths,
+)
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|E|Ei|P|Pi)?$"
@@ -336,6 +344,13 @@ class KeycloakSpec(CrdModel):
         description="Providers and themes copied from images into the pods; with any, Keycloak is built in "
         "the pod before it starts (an init container) and starts optimized.",
     )
+    volumes: list[UserVolume] | None = Field(
+        default=None,
+        max_length=VOLUMES_MAX,
+        description="Volumes of yours mounted into the Keycloak container (a Secret, ConfigMap, emptyDir or "
+        "PersistentVolumeClaim in the Keycloak's namespace), never over Keycloak's home or the operator's "
+        "directories.",
+    )
     start_optimized: bool = Field(
         default=False,
         description="The image is already built (`kc.sh build` run in it with the build options the "
@@ -429,6 +444,8 @@ class KeycloakSpec(CrdModel):
         unique_names("truststores", self.truststores)
         unique_names("extensions", self.extensions)
         unique_names("imagePullSecrets", self.image_pull_secrets)
+        unique_names("volumes", self.volumes)
+        unique_mount_paths(self.volumes)
         return self
 
 
