@@ -304,7 +304,9 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
     if origin is dict:
         now = current if isinstance(current, dict) else {}
         key = ("cpu", "memory", "ephemeral-storage", "example.com/gpu")[len(now) % 4]  # resource names
-        return [{**now, key: _candidates(args[1], None)[0]}]
+        # And a pod spec key the escape hatch takes (models/unsupported.py), with a string value.
+        hatch = {**now, "schedulerName": f"s{len(now)}"}
+        return [hatch, {**now, key: _candidates(args[1], None)[0]}]
     raise AssertionError(f"the guard test has no values for {annotation}: teach _candidates")
 
 

@@ -442,3 +442,68 @@ def test_the_crd_refuses_the_same_mounts() -> None:
     rule = workload.VOLUME_RULES[1]["rule"]
     for forbidden in workload.FORBIDDEN_MOUNTS:
         assert f"self.mountPath.startsWith('{forbidden}/')" in rule
+
+
+# --- the escape hatch -----------------------------------------------------------------------------------
+
+
+def hatch(spec_part: dict[str, Any]) -> KeycloakSpec:
+    return spec(unsupported={"podTemplate": {"spec": spec_part}})
+
+
+def test_the_escape_hatch_is_merged_last_at_its_keys() -> None:
+    s = hatch(
+        {
+            "runtimeClassName": "gvisor",
+            "serviceAccountName": "keycloak",
+            "automountServiceAccountToken": False,
+            "containers": [{"name": "keycloak", "imagePullPolicy": "Always"}],
+        }
+    )
+    p = pod(s)
+    assert (p["runtimeClassName"], p["serviceAccountName"]) == ("gvisor", "keycloak")
+    assert p["automountServiceAccountToken"] is False
+    (keycloak,) = p["containers"]
+    assert keycloak["imagePullPolicy"] == "Always" and keycloak["name"] == "keycloak"
+    plain = builders.container(spec())
+    assert {k: v for k, v in keycloak.items() if k != "imagePullPolicy"} == plain
+    assert versions.spec_hash(s) != versions.spec_hash(spec())
+
+
+def test_taking_the_escape_hatch_out_is_drift() -> None:
+    s = hatch({"schedulerName": "other"})
+    assert drift.needs_apply(render(spec()), stored(render(s)))
+
+
+@pytest.mark.parametrize(
+    "spec_part",
+    [
+        {"hostNetwork": True},  # the host's namespaces
+        {"hostPID": True},
+        {"dnsPolicy": "None", "dnsConfig": {"nameservers": ["10.0.0.1"]}},  # who JGroups' query resolves to
+        {"hostAliases": [{"ip": "10.0.0.1", "hostnames": ["kc-discovery-a.ns.svc.cluster.local"]}]},
+        {"readinessGates": [{"conditionType": "x"}]},  # upgrades wait for readiness
+        {"volumes": [{"name": "conf", "emptyDir": {}}]},
+        {"initContainers": [{"name": "x", "image": "x"}]},
+        {"imagePullSecrets": [{"name": "x"}]},  # a field's
+        {"containers": [{"name": "keycloak", "image": "evil:1"}]},
+        {"containers": [{"name": "keycloak", "command": ["sh"]}]},
+        {"containers": [{"name": "keycloak", "args": ["start-dev"]}]},
+        {"containers": [{"name": "keycloak", "env": [{"name": "KC_CACHE_STACK", "value": "tcp"}]}]},
+        {"containers": [{"name": "keycloak", "volumeMounts": [{"name": "x", "mountPath": "/opt"}]}]},
+        {"containers": [{"name": "sidecar", "imagePullPolicy": "Always"}]},
+        {"containers": [{"name": "keycloak"}, {"name": "keycloak"}]},
+        {"containers": {"name": "keycloak"}},
+    ],
+)
+def test_the_escape_hatch_refuses_what_isolation_upgrades_and_selectors_depend_on(
+    spec_part: dict[str, Any],
+) -> None:
+    with pytest.raises(ValidationError, match=r"unsupported\.podTemplate"):
+        hatch(spec_part)
+
+
+def test_the_escape_hatch_has_no_metadata_so_no_selector_label() -> None:
+    """Labels are podMetadata's, whose rule refuses the operator's keys; the hatch takes only spec."""
+    s = spec(unsupported={"podTemplate": {"metadata": {"labels": {"kcop.dev/track": "b"}}, "spec": {}}})
+    assert render(s)["spec"]["template"]["metadata"] == render(spec())["spec"]["template"]["metadata"]

@@ -17,6 +17,7 @@ from keycloak_operator.core import (
     scheduling,
     versions,
 )
+from keycloak_operator.models import unsupported
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 HTTP_PORT = 8080
@@ -138,7 +139,7 @@ def termination_grace(spec: KeycloakSpec) -> int:
 
 # Pod spec keys the operator sets from the spec besides placement (core/scheduling.py): one the operator set
 # and no longer wants must go (core/drift.py).
-POD_SPEC_KEYS = frozenset({"imagePullSecrets"})
+POD_SPEC_KEYS = frozenset({"imagePullSecrets"}) | unsupported.POD_KEYS
 
 
 # The pod security keys spec.podSecurityContext may add: one the operator set and no longer wants must go
@@ -244,6 +245,11 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         # The pod's, so every container in it (extension images, the build) pulls with them, and every Job
         # made from this template (the compatibility check) inherits them.
         pod_spec["imagePullSecrets"] = [{"name": s.name} for s in spec.image_pull_secrets]
+    hatch = spec.unsupported.pod_template if spec.unsupported else None
+    if hatch is not None:
+        # Last, over the operator's values, only at the keys models/unsupported.py lists (ADR 0024).
+        pod_spec.update({k: v for k, v in hatch.spec.items() if k != "containers"})
+        container.update(hatch.container())
     strategy: dict[str, Any] = (
         {"type": "Recreate"}
         if inputs.recreate

@@ -24,6 +24,7 @@ from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
 from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
+from keycloak_operator.models.unsupported import UnsupportedSpec
 from keycloak_operator.models.workload import (
     VOLUMES_MAX,
     EnvVar,
@@ -414,6 +415,10 @@ class KeycloakSpec(CrdModel):
         default=None,
         description="NetworkPolicies that let JGroups in only from the same cache cluster, and HTTP only "
         "from the given peers and the operator. Unset: none.",
+    )
+    unsupported: UnsupportedSpec | None = Field(
+        default=None,
+        description="UNSUPPORTED escape hatches (docs/adr/0024): no guarantee across operator versions.",
     )
     realm_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own."
