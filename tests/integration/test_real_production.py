@@ -3,11 +3,13 @@ headers believed only from a named proxy, a truststore from a ConfigMap, and a p
 extension image. It becomes Ready through its real (HTTPS) probes; a token fetched over HTTPS through the
 Service, the certificate checked, carries the configured issuer; forged forwarding headers sent from another
 pod do not move the issuer; Keycloak trusts the truststore's CA for its own outgoing TLS; server info lists
-the provider and the theme. Then a blue-green patch upgrade (26.7.0 to 26.7.3) under HTTPS sign-ins, with
-the operator SIGKILLed while green starts: not one sign-in fails, no JGroups view of one colour ever takes in
-the other's (read from Keycloak's own logs), and green keeps every one of those settings. (One replica per
-colour: four production JVMs with their extension builds would double the test's time on two cores; two
-pods forming one view is test_real_keycloak.py's.)
+the provider and the theme; the settings platform teams set reach what runs (a registry pull secret on the
+pods and the compatibility check's Job, a variable from a Secret key, JVM options after Keycloak's own, a
+Service annotation, pod labels, the escape hatch's keys). Then a blue-green patch upgrade (26.7.0 to 26.7.3)
+under HTTPS sign-ins, with the operator SIGKILLed while green starts: not one sign-in fails, no JGroups view
+of one colour ever takes in the other's (read from Keycloak's own logs), and green keeps every one of those
+settings. (One replica per colour: four production JVMs with their extension builds would double the test's
+time on two cores; two pods forming one view is test_real_keycloak.py's.)
 """
 
 from __future__ import annotations
@@ -38,6 +40,16 @@ HOST = "sso.example.test"
 ISSUER = f"https://{HOST}:8443/realms/team"  # a bare host name: scheme and port follow the request
 UNTRUSTED_PROXY = "192.0.2.10/32"  # TEST-NET-1: no pod has it, so no forwarding header is believed
 FORGED = {"X-Forwarded-Host": "evil.example.test", "X-Forwarded-Proto": "http", "X-Forwarded-Port": "80"}
+# The settings platform teams set (docs/guide/keycloak.md), checked on what the pods run.
+PULL_SECRET = "registry"
+SETTING = "from-a-secret-key"
+JVM_OPTIONS = ["-XX:MaxRAMPercentage=65", "-Dkcop.test.marker=on"]
+SERVICE_ANNOTATIONS = {"example.com/team": "identity"}
+POD_LABELS = {"example.com/team": "identity"}
+HATCH = {
+    "automountServiceAccountToken": False,
+    "containers": [{"name": "keycloak", "imagePullPolicy": "IfNotPresent"}],
+}
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +82,14 @@ def production(namespace: str, images: dict[str, str], image: str, cluster_name:
         # Keycloak's own compatibility check first (a Job): 26.7.0 -> 26.7.3 rolls (exit 0).
         upgradePolicy={"strategy": "BlueGreen", "compatibilityCheck": True},
         cacheIsolation={"clusterName": cluster_name},
+        imagePullSecrets=[{"name": PULL_SECRET}],
+        env=[
+            {"name": "SSO_SETTING", "valueFrom": {"secretKeyRef": {"name": "sso-settings", "key": "value"}}}
+        ],
+        jvm={"options": JVM_OPTIONS},
+        service={"annotations": SERVICE_ANNOTATIONS},
+        podMetadata={"labels": POD_LABELS},
+        unsupported={"podTemplate": {"spec": HATCH}},
     )
 
 
@@ -162,10 +182,42 @@ class Sso:
         return real_keycloak.admin(self.url, self.creds, method, path, body, self.tls)
 
 
+def in_pod(kubectl: Kubectl, namespace: str, pod: dict[str, Any], *argv: str) -> str:
+    return kubectl.run("exec", "-n", namespace, pod["metadata"]["name"], "-c", "keycloak", "--", *argv).stdout
+
+
+def check_platform_settings(kubectl: Kubectl, namespace: str) -> None:
+    """What the pods run with: the pull secret, the escape hatch's keys, the variable from a Secret key as
+    the container sees it, the JVM options on the java command line after Keycloak's own heap default (so
+    they win), the pod labels; and the public Service's annotation beside its own selector."""
+    pods = serving_pods(kubectl, namespace)
+    assert pods
+    for pod in pods:
+        assert pod["spec"]["imagePullSecrets"] == [{"name": PULL_SECRET}]
+        # The escape hatch: no ServiceAccount token mounted, the pull policy asked for.
+        assert pod["spec"]["automountServiceAccountToken"] is False
+        keycloak = next(c for c in pod["spec"]["containers"] if c["name"] == "keycloak")
+        assert keycloak["imagePullPolicy"] == "IfNotPresent"
+        assert not any(
+            m["mountPath"].startswith("/var/run/secrets/kubernetes.io") for m in keycloak["volumeMounts"]
+        )
+        assert pod["metadata"]["labels"].items() >= POD_LABELS.items()
+        assert in_pod(kubectl, namespace, pod, "printenv", "SSO_SETTING").strip() == SETTING
+        # Every process's command line, NUL-separated: the JVM is kc.sh's child, not PID 1.
+        lines = in_pod(kubectl, namespace, pod, "sh", "-c", "cat /proc/[0-9]*/cmdline").split("\0")
+        default, ours = lines.index("-XX:MaxRAMPercentage=70"), lines.index(JVM_OPTIONS[0])
+        assert default < ours and JVM_OPTIONS[1] in lines, lines
+        assert any(a.startswith("-Djgroups.dns.query=") for a in lines), lines
+    service = kubectl.get("service", names.public_service("sso"), namespace) or {}
+    assert service["metadata"]["annotations"].items() >= SERVICE_ANNOTATIONS.items()
+    assert service["spec"]["selector"][names.LABEL_INSTANCE] == "sso"
+
+
 def check_settings(
     kubectl: Kubectl, namespace: str, sso: Sso, images: dict[str, str], form: dict[str, str], colour: str
 ) -> None:
     """What must hold on blue and again on green."""
+    check_platform_settings(kubectl, namespace)
     issued = wait_for("a token over HTTPS", lambda: sso.token(form), timeout=60)
     assert claims(issued["access_token"])["iss"] == ISSUER
     # Another pod forges every forwarding header: none is believed (the only trusted proxy is elsewhere).
@@ -220,6 +272,24 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
     )
     for obj in real_keycloak.postgres(namespace, images["postgres"]):
         kubectl.apply(obj)
+    registry = base64.b64encode(json.dumps({"auths": {}}).encode()).decode()
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/dockerconfigjson",
+            "metadata": {"name": PULL_SECRET, "namespace": namespace},
+            "data": {".dockerconfigjson": registry},
+        }
+    )
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "sso-settings", "namespace": namespace},
+            "stringData": {"value": SETTING},
+        }
+    )
     kubectl.apply(production(namespace, images, images["from"], "sso-blue"))
     wait_for(
         f"Keycloak {FROM_VERSION} Ready through its HTTPS probes, with its extensions built in the pod",
@@ -290,3 +360,62 @@ def test_a_production_keycloak_on_real_pods_keeps_its_settings_through_a_blue_gr
     plan = ((kubectl.get(real_resources.KC, "sso", namespace) or {}).get("status") or {})["upgradePlan"]
     assert plan["path"] == "BlueGreenShared", plan
     assert plan["compatibilityCheck"].endswith("rolling update possible (exit 0)"), plan
+    # The compatibility check's Job pulled with the same secret.
+    selector = f"{names.LABEL_INSTANCE}=sso,{names.LABEL_COMPONENT}=compatibility-check"
+    (job,) = kubectl.list("jobs", namespace, selector=selector)
+    assert job["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": PULL_SECRET}]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"jvm": {"options": ["-Djgroups.dns.query=other"]}}, "JGroups, Infinispan"),
+        ({"jvm": {"options": ["-Da=b c"]}}, "spec.jvm.options[0]"),
+        (
+            {"env": [{"name": "A", "value": "v", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]},
+            "set value or valueFrom, not both",
+        ),
+        (
+            {
+                "env": [
+                    {
+                        "name": "A",
+                        "valueFrom": {
+                            "secretKeyRef": {"name": "s", "key": "k"},
+                            "configMapKeyRef": {"name": "c", "key": "k"},
+                        },
+                    }
+                ]
+            },
+            "set exactly one of secretKeyRef or configMapKeyRef",
+        ),
+        (
+            {"volumes": [{"name": "v", "mountPath": "/opt/keycloak/conf", "emptyDir": {}}]},
+            "mountPath must not be at, above or under",
+        ),
+        ({"volumes": [{"name": "v", "mountPath": "/etc/v"}]}, "set exactly one of secret, configMap"),
+        ({"imagePullSecrets": [{"name": "a"}, {"name": "a"}]}, "Duplicate value"),
+    ],
+)
+def test_the_api_server_refuses_settings_that_could_reach_what_isolation_depends_on(
+    kubectl: Kubectl, crds: None, namespace: str, extra: dict[str, Any], said: str
+) -> None:
+    """The CRD's own rules (models/workload.py), before anything is stored; a valid spec with every setting
+    passes the same dry run."""
+
+    def dry_run(spec: dict[str, Any]) -> Any:
+        obj = real_keycloak.keycloak("sso", namespace, "quay.io/keycloak/keycloak:26.7.3", **spec)
+        return kubectl.run("apply", "--dry-run=server", "-f", "-", input=json.dumps(obj), check=False)
+
+    refused = dry_run(extra)
+    assert refused.returncode != 0 and said in refused.stderr, refused.stderr
+    fine = {
+        "imagePullSecrets": [{"name": PULL_SECRET}],
+        "jvm": {"options": JVM_OPTIONS},
+        "env": [{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}],
+        "volumes": [{"name": "v", "mountPath": "/etc/v", "emptyDir": {}}],
+        "service": {"type": "NodePort", "annotations": SERVICE_ANNOTATIONS},
+        "podMetadata": {"labels": POD_LABELS},
+    }
+    accepted = dry_run(fine)
+    assert accepted.returncode == 0, accepted.stderr

@@ -78,10 +78,14 @@ async def test_one_group_takes_at_most_its_share_and_the_others_keep_going() -> 
 
 async def test_a_waiting_key_keeps_its_place_and_runs_when_its_group_has_room() -> None:
     order: list[str] = []
+    b_started = asyncio.Event()
 
     async def process(key: str) -> None:
         order.append(key)
-        await asyncio.sleep(0.02)
+        if key == "b1":
+            b_started.set()
+        if key == "a1":  # held until b1 runs beside it, however slow the machine: no race on a sleep
+            await asyncio.wait_for(b_started.wait(), timeout=5)
 
     q: WorkQueue[str] = WorkQueue(process, workers=2, group=lambda k: k[0], per_group=1)
     for key in ["a1", "a2", "b1"]:

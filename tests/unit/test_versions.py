@@ -271,7 +271,8 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
     origin, args = get_origin(t), get_args(t)
     if origin is Annotated:  # a constrained item type (a namespace, a quantity): the values it accepts
         adapter: TypeAdapter[Any] = TypeAdapter(t)
-        return [v for v in [*_candidates(args[0], current), "1", "2Gi"] if _accepts(adapter, v)]
+        extra = ["1", "2Gi", "-Xss1m"]  # a number, a quantity, a JVM option
+        return [v for v in [*_candidates(args[0], current), *extra] if _accepts(adapter, v)]
     if origin is Literal:
         return list(args)
     if t is bool:
@@ -286,6 +287,7 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
             "a1",
             "1s",
             *urls_addresses_and_paths,
+            "1Gi",  # a quantity (an emptyDir's sizeLimit)
         ]
     if origin is list:
         now = current if isinstance(current, list) else []
@@ -293,6 +295,8 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
             item = _valid_example(args[0])
             if now and "name" in item:  # lists keyed by name (env, additionalOptions) hold each name once
                 item["name"] = f"{item['name']}{len(now)}"
+            if now and "mountPath" in item:  # and volumes each path once
+                item["mountPath"] = f"{item['mountPath']}{len(now)}"
             return [[*now, item]]
         return [[*now, item] for item in _candidates(args[0], None)[:3]]
     if t is Any:  # a free-form part of a Kubernetes type (an affinity term): any JSON value
@@ -300,7 +304,9 @@ def _candidates(annotation: Any, current: Any) -> list[Any]:
     if origin is dict:
         now = current if isinstance(current, dict) else {}
         key = ("cpu", "memory", "ephemeral-storage", "example.com/gpu")[len(now) % 4]  # resource names
-        return [{**now, key: _candidates(args[1], None)[0]}]
+        # And a pod spec key the escape hatch takes (models/unsupported.py), with a string value.
+        hatch = {**now, "schedulerName": f"s{len(now)}"}
+        return [hatch, {**now, key: _candidates(args[1], None)[0]}]
     raise AssertionError(f"the guard test has no values for {annotation}: teach _candidates")
 
 
@@ -412,7 +418,32 @@ def _bases_for(field: SpecField, base: dict[str, Any]) -> list[dict[str, Any]]:
         value = _valid_example(model) if model else copy.deepcopy(item.get(own[-1]))
         _get(alone, field.keys[:index])[field.keys[index]] = {own[-1]: value}
         out.append(alone)
+        out.append(_branch_alone(field, base, index))
     return out
+
+
+def _branch_alone(field: SpecField, base: dict[str, Any], index: int) -> dict[str, Any]:
+    """`base` with, at every level from the list item down to the field, only the required keys and the
+    one the field is under (made when missing): a choice nested deeper (an env entry's valueFrom, a Secret
+    key or a ConfigMap key, which FULL leaves out for its value) can only change there."""
+    trimmed = copy.deepcopy(base)
+    by_keys = {f.keys: f for f in _fields(KeycloakSpec)}
+    for depth in range(index + 1, len(field.keys)):
+        node = _lookup(trimmed, field.keys[:depth])
+        if depth == index + 1:  # the list item: its model is the list's item type
+            listed = by_keys[field.keys[:index]]
+            model: Any = get_args(_inner(listed.info.annotation))[0]
+        else:
+            model = by_keys[field.keys[:depth]].model
+        if not isinstance(node, dict) or not _is_model(model):
+            break
+        required = {i.alias or n for n, i in model.model_fields.items() if i.is_required()}
+        for key in [k for k in node if k != field.keys[depth] and k not in required]:
+            node.pop(key)
+        branch = by_keys[field.keys[: depth + 1]].model
+        if field.keys[depth] not in node and branch is not None:  # a branch FULL had to leave out
+            node[field.keys[depth]] = _valid_example(branch)
+    return trimmed
 
 
 def test_the_walk_sees_nested_models_and_list_items() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from keycloak_operator.core import keycloak_config, operator_login, pod_extensions, scheduling, versions
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.names import HTTP_PORT, HTTPS_PORT
+from keycloak_operator.models import unsupported
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 MANAGEMENT_PORT = 9000
@@ -95,6 +96,16 @@ def pod_labels(inputs: WorkloadInputs) -> dict[str, str]:
     return labels
 
 
+def pod_metadata(inputs: WorkloadInputs) -> dict[str, Any]:
+    """The pod template's labels (the user's under the operator's, which always win) and annotations."""
+    wanted = inputs.spec.pod_metadata
+    labels = {**((wanted.labels if wanted else None) or {}), **pod_labels(inputs)}
+    meta: dict[str, Any] = {"labels": labels}
+    if wanted is not None and wanted.annotations:
+        meta["annotations"] = dict(wanted.annotations)
+    return meta
+
+
 def _probe(path: str, *, period: int, failures: int, tls: bool) -> dict[str, Any]:
     # With TLS on, Keycloak's management interface serves HTTPS with the same certificate.
     return {
@@ -117,6 +128,11 @@ def shutdown_delay(spec: KeycloakSpec) -> int:
 
 def termination_grace(spec: KeycloakSpec) -> int:
     return shutdown_delay(spec) + SHUTDOWN_MARGIN_SECONDS
+
+
+# Pod spec keys the operator sets from the spec besides placement (core/scheduling.py): one the operator set
+# and no longer wants must go (core/drift.py).
+POD_SPEC_KEYS = frozenset({"imagePullSecrets"}) | unsupported.POD_KEYS
 
 
 # The pod security keys spec.podSecurityContext may add: one the operator set and no longer wants must go
@@ -202,6 +218,9 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         for volume, path in WRITABLE_DIRS:
             mounts.append({"name": volume, "mountPath": path})
             volumes.append({"name": volume, "emptyDir": {}})
+    for extra in spec.volumes or []:
+        mounts.append(extra.mount())
+        volumes.append(extra.pod_volume())
     for parts in (
         pod_extensions.truststores(spec),
         pod_extensions.extensions(spec, env, container["securityContext"]),
@@ -215,6 +234,15 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
         pod_spec["volumes"] = volumes
     if spec.resources is not None:
         container["resources"] = spec.resources.wire()
+    if spec.image_pull_secrets:
+        # The pod's, so every container in it (extension images, the build) pulls with them, and every Job
+        # made from this template (the compatibility check) inherits them.
+        pod_spec["imagePullSecrets"] = [{"name": s.name} for s in spec.image_pull_secrets]
+    hatch = spec.unsupported.pod_template if spec.unsupported else None
+    if hatch is not None:
+        # Last, over the operator's values, only at the keys models/unsupported.py lists (ADR 0025).
+        pod_spec.update({k: v for k, v in hatch.spec.items() if k != "containers"})
+        container.update(hatch.container())
     strategy: dict[str, Any] = (
         {"type": "Recreate"}
         if inputs.recreate
@@ -234,7 +262,7 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
             "progressDeadlineSeconds": inputs.progress_deadline_seconds,
             "selector": {"matchLabels": names.server_selector(owner.name, inputs.track)},
             "strategy": strategy,
-            "template": {"metadata": {"labels": pod_labels(inputs)}, "spec": pod_spec},
+            "template": {"metadata": pod_metadata(inputs), "spec": pod_spec},
         },
     }
 
@@ -287,16 +315,17 @@ def public_service(owner: Owner, track: str, spec: KeycloakSpec) -> dict[str, An
     it also has the management port (a ServiceMonitor names a Service port); the Ingress names the serving
     port, so that one is never exposed through it."""
     monitored = [(MANAGEMENT_PORT_NAME, MANAGEMENT_PORT)] if service_monitor_wanted(spec) else []
+    settings = spec.service
+    # The user's labels under the operator's: its own keys are refused by the model, and win regardless.
+    labels = {**((settings.labels if settings else None) or {})}
+    labels.update(names.component_labels(owner.name, names.COMPONENT_HTTP))
+    extra = {"annotations": dict(settings.annotations)} if settings and settings.annotations else {}
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _metadata(
-            owner,
-            names.public_service(owner.name),
-            names.component_labels(owner.name, names.COMPONENT_HTTP),
-        ),
+        "metadata": _metadata(owner, names.public_service(owner.name), labels, **extra),
         "spec": {
-            "type": "ClusterIP",
+            "type": (settings.type if settings else None) or "ClusterIP",
             "selector": names.server_selector(owner.name, track),
             "ports": [
                 {"name": n, "port": p, "targetPort": p, "protocol": "TCP"}

@@ -150,6 +150,10 @@ def job(owner: Owner, running: dict[str, Any], desired: dict[str, Any], name: st
         "enableServiceLinks": False,
         **{k: pod[k] for k in ("securityContext", "nodeSelector", "tolerations") if k in pod},
     }
+    # Both pods' registry credentials: the old image runs `metadata`, the new one `check`.
+    pull = [*old_pod.get("imagePullSecrets", []), *pod.get("imagePullSecrets", [])]
+    if pull:
+        pod_spec["imagePullSecrets"] = list({s["name"]: s for s in pull}.values())
     # The servers' node affinity, not their pod anti-affinity: a required "one server per node" would keep
     # the check off every node a server runs on, which may be all of them.
     node_affinity = (pod.get("affinity") or {}).get("nodeAffinity")

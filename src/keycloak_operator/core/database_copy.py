@@ -202,6 +202,8 @@ def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str
             "seccompProfile": {"type": "RuntimeDefault"},
         },
     }
+    if spec.image_pull_secrets:  # the copy image may live in the same private registry as Keycloak's
+        pod_spec["imagePullSecrets"] = [{"name": s.name} for s in spec.image_pull_secrets]
     placement = spec.scheduling
     if placement is not None and placement.node_selector:
         pod_spec["nodeSelector"] = dict(placement.node_selector)

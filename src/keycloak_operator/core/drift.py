@@ -33,7 +33,9 @@ OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
     # (Keys inside a container cannot be listed here: containers are a keyed list, which managedFields
     # records by name, not as one owned value. A spec change that removes one is a new version anyway,
     # whose annotation on the Deployment differs.)
-    ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS | {"initContainers", "volumes"},
+    ("spec", "template", "spec"): scheduling.POD_SPEC_KEYS
+    | children.POD_SPEC_KEYS
+    | {"initContainers", "volumes"},
     ("spec", "template", "spec", "securityContext"): children.POD_SECURITY_KEYS,
     # The Ingress: its optional parts, and those of its rules' and TLS entries (atomic lists: the
     # operator owns each item whole).
@@ -51,7 +53,14 @@ OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
 
 # Maps whose every key the operator sets may go: a label or annotation the operator set and no longer wants
 # (one a user removed from spec.ingress.annotations, say) is a difference when its field manager owns it.
-OWNED_MAPS: frozenset[tuple[str, ...]] = frozenset({("metadata", "labels"), ("metadata", "annotations")})
+OWNED_MAPS: frozenset[tuple[str, ...]] = frozenset(
+    {
+        ("metadata", "labels"),
+        ("metadata", "annotations"),
+        # spec.podMetadata.annotations; an annotation another writer added (kubectl's restartedAt) is theirs.
+        ("spec", "template", "metadata", "annotations"),
+    }
+)
 
 # Fields written only at creation or never compared (write-only data, owned identity).
 _IGNORED_TOP = frozenset({"stringData"})

@@ -15,6 +15,7 @@ from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.options import variable
 from keycloak_operator.models.reserved_env import is_reserved_env
+from keycloak_operator.models.workload import EnvVar
 
 # The cache cluster name: Keycloak 26.7 reads only the SPI option (verified on the real 26.7.3 server,
 # ADR 0004); 26.8 makes it the first-class `cache-embedded-cluster-name`. Both are rendered: each version
@@ -55,12 +56,35 @@ def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
     options = [o.secret.name for o in spec.additional_options or [] if o.secret is not None]
     tls = [spec.tls.secret] if spec.tls else []
     stores = [t.secret.name for t in spec.truststores or [] if t.secret is not None]
-    return list(dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *stores, *options]))
+    env = [e.value_from.secret_key_ref.name for e in spec.env if e.value_from and e.value_from.secret_key_ref]
+    volumes = [v.secret.name for v in spec.volumes or [] if v.secret is not None]
+    return list(
+        dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *stores, *options, *env, *volumes])
+    )
 
 
 def referenced_config_maps(spec: KeycloakSpec) -> list[str]:
-    """ConfigMaps the pods mount (truststores); checked like the Secrets."""
-    return list(dict.fromkeys(t.config_map.name for t in spec.truststores or [] if t.config_map is not None))
+    """ConfigMaps the pods mount (truststores, volumes) or read variables from; checked like the Secrets."""
+    stores = [t.config_map.name for t in spec.truststores or [] if t.config_map is not None]
+    env = [
+        e.value_from.config_map_key_ref.name
+        for e in spec.env
+        if e.value_from and e.value_from.config_map_key_ref
+    ]
+    volumes = [v.config_map.name for v in spec.volumes or [] if v.config_map is not None]
+    return list(dict.fromkeys([*stores, *env, *volumes]))
+
+
+def _user_env(entry: EnvVar) -> dict[str, Any]:
+    source = entry.value_from
+    if source is None:
+        return _plain(entry.name, entry.value)
+    if source.secret_key_ref is not None:
+        return _from_secret(entry.name, source.secret_key_ref.name, source.secret_key_ref.key)
+    if source.config_map_key_ref is not None:
+        ref = source.config_map_key_ref
+        return {"name": entry.name, "valueFrom": {"configMapKeyRef": {"name": ref.name, "key": ref.key}}}
+    raise ValueError(f"env {entry.name}: valueFrom names no source")  # the model requires one
 
 
 def _serving(spec: KeycloakSpec) -> list[dict[str, Any]]:
@@ -134,7 +158,8 @@ def _discovery(spec: KeycloakSpec, discovery_dns: list[str]) -> list[dict[str, A
     if spec.cache_isolation.stack_in_use == "jdbc-ping":
         # Peers by cluster name in the database's jgroups_ping table: isolation by name from 26.7 only, and
         # by database before it (core/cache_cluster.py, ADR 0021).
-        return [_plain(STACK_ENV, "jdbc-ping")]
+        jvm = _jvm_options(spec)
+        return [_plain(STACK_ENV, "jdbc-ping"), *([_java_opts_append(jvm)] if jvm else [])]
     return [
         # DNS discovery through a discovery Service, so membership follows its selector (ADR 0003): on
         # Keycloak before 26.7, which ignores the cluster name, that selector is all that keeps cache
@@ -142,8 +167,19 @@ def _discovery(spec: KeycloakSpec, discovery_dns: list[str]) -> list[dict[str, A
         _plain(STACK_ENV, "kubernetes"),
         # DNS_PING takes a comma-separated list; the operator passes one name, the pod's track's membership
         # Service, which a promoted green keeps (ADR 0007, 0018).
-        _plain("JAVA_OPTS_APPEND", f"-Djgroups.dns.query={','.join(discovery_dns)}"),
+        _java_opts_append([f"-Djgroups.dns.query={','.join(discovery_dns)}", *_jvm_options(spec)]),
     ]
+
+
+def _jvm_options(spec: KeycloakSpec) -> list[str]:
+    return list(spec.jvm.options) if spec.jvm is not None else []
+
+
+def _java_opts_append(options: list[str]) -> dict[str, Any]:
+    """kc.sh appends this after its own JVM defaults (heap as a share of the container's memory, G1), so
+    those stay unless an option here overrides one. The operator's own options come first; the user's can
+    never name what they set (models/workload.py refuses JGroups and Keycloak properties)."""
+    return _plain("JAVA_OPTS_APPEND", " ".join(options))
 
 
 def environment(
@@ -170,5 +206,5 @@ def environment(
     if cache_cluster:
         env.extend(_plain(variable, cache_cluster) for variable in CLUSTER_NAME_ENVS)
     env.extend(_options(spec))
-    env.extend(_plain(e.name, e.value) for e in spec.env)
+    env.extend(_user_env(e) for e in spec.env)
     return env

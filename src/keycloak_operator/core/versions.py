@@ -47,6 +47,8 @@ HASH_EXCLUDED_FIELDS: dict[str, str] = {
     "rollback must not loosen or tighten it",
     "ingress": "the way in is a separate object in front of the public Service, whose name never changes: "
     "changing it must not start an upgrade, and a rollback must not take the users' entrance back",
+    "service": "the public Service is a separate object in front of the pods, whose name and selector the "
+    "operator keeps: changing its type or metadata must not start an upgrade, nor a rollback undo it",
     "monitoring": "what scrapes the metrics is a separate object (and a port on the public Service), outside "
     "the pods; a rollback must not stop or start the monitoring",
     "networkPolicy": "who may reach the pods is separate objects, outside the pods; a rollback must never "

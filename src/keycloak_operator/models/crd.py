@@ -17,7 +17,7 @@ from keycloak_operator.kernel.patterns import DNS1035_LABEL
 from keycloak_operator.models import authentication_flow as flow
 from keycloak_operator.models import client_scope as csc
 from keycloak_operator.models import client_settings as cs
-from keycloak_operator.models import extensions, hostname, network_policy, options, reserved_env
+from keycloak_operator.models import extensions, hostname, network_policy, options, reserved_env, workload
 from keycloak_operator.models import group as grp
 from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
@@ -122,9 +122,17 @@ def keycloak_crd() -> dict[str, Any]:
         spec_schema["properties"][listed].update(
             {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
         )
-    spec_schema["properties"]["env"]["items"].setdefault("x-kubernetes-validations", []).append(
-        _reserved_env_rule()
+    env_items = spec_schema["properties"]["env"]["items"]
+    env_items.setdefault("x-kubernetes-validations", []).extend(
+        [_reserved_env_rule(), workload.ENV_VALUE_OR_SOURCE_RULE]
     )
+    env_items["properties"]["valueFrom"].setdefault("x-kubernetes-validations", []).append(
+        workload.ENV_SOURCE_RULE
+    )
+    volume_items = spec_schema["properties"]["volumes"]["items"]
+    volume_items.setdefault("x-kubernetes-validations", []).extend(workload.VOLUME_RULES)
+    jvm_items = spec_schema["properties"]["jvm"]["properties"]["options"]["items"]
+    jvm_items.setdefault("x-kubernetes-validations", []).append(workload.jvm_reserved_rule())
     resources = spec_schema["properties"]["resources"]
     for kind in ("requests", "limits"):
         resources["properties"][kind].setdefault("x-kubernetes-validations", []).append(kc.RESOURCE_KEYS_RULE)
@@ -132,7 +140,7 @@ def keycloak_crd() -> dict[str, Any]:
     spec_schema["properties"]["features"].setdefault("x-kubernetes-validations", []).append(
         options.FEATURES_DISJOINT_RULE
     )
-    for listed in ("truststores", "extensions"):
+    for listed in ("truststores", "extensions", "imagePullSecrets", "volumes"):
         spec_schema["properties"][listed].update(
             {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
         )

@@ -9,7 +9,8 @@ truststore it uses for outgoing TLS; it loads provider jars from the top level o
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from pydantic import Field, model_validator
 
@@ -94,7 +95,12 @@ class Extension(CrdModel):
     )
 
 
-def unique_names(kind: str, entries: list[Truststore] | list[Extension] | None) -> None:
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+def unique_names(kind: str, entries: Sequence[_Named] | None) -> None:
     """Two entries of one name would be two volumes or containers of one name: the API server refuses."""
     seen: set[str] = set()
     for entry in entries or []:

@@ -18,11 +18,22 @@ from keycloak_operator.models.extensions import (
 )
 from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
 from keycloak_operator.models.ingress import IngressSpec
+from keycloak_operator.models.metadata import PodMetadata, ServiceSettings
 from keycloak_operator.models.monitoring import MonitoringSpec
 from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
 from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
+from keycloak_operator.models.unsupported import UnsupportedSpec
+from keycloak_operator.models.workload import (
+    VOLUMES_MAX,
+    EnvVar,
+    JvmSpec,
+    LocalObjectReference,
+    UserVolume,
+    pull_secrets_field,
+    unique_mount_paths,
+)
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|E|Ei|P|Pi)?$"
@@ -224,17 +235,6 @@ class UpgradePolicy(CrdModel):
     )
 
 
-class EnvVar(CrdModel):
-    name: str = Field(
-        min_length=1,
-        max_length=256,
-        pattern=pt.ENV_NAME,
-        description="Environment variable name (letters, digits and '_', not starting with a digit). "
-        "Names the operator sets itself (database, admin, cache and JVM options) are refused.",
-    )
-    value: str = Field(default="", max_length=32768, description="Value.")
-
-
 Quantity = Annotated[str, Field(max_length=64, pattern=QUANTITY_PATTERN)]
 
 
@@ -302,6 +302,7 @@ class KeycloakSpec(CrdModel):
         "([registry/]path[:tag][@sha256:...], a digest of sha256, sha384 or sha512)",
     )
     replicas: int = Field(default=1, ge=0, le=100, description="Number of Keycloak pods.")
+    image_pull_secrets: list[LocalObjectReference] | None = pull_secrets_field()
     database: DatabaseSpec = Field(description="Database tier: exactly one of cnpg, managed or external.")
     cache_isolation: CacheIsolation = Field(
         default_factory=CacheIsolation, description="How the JGroups cache cluster name is chosen."
@@ -344,6 +345,13 @@ class KeycloakSpec(CrdModel):
         description="Providers and themes copied from images into the pods; with any, Keycloak is built in "
         "the pod before it starts (an init container) and starts optimized.",
     )
+    volumes: list[UserVolume] | None = Field(
+        default=None,
+        max_length=VOLUMES_MAX,
+        description="Volumes of yours mounted into the Keycloak container (a Secret, ConfigMap, emptyDir or "
+        "PersistentVolumeClaim in the Keycloak's namespace), never over Keycloak's home or the operator's "
+        "directories.",
+    )
     start_optimized: bool = Field(
         default=False,
         description="The image is already built (`kc.sh build` run in it with the build options the "
@@ -352,7 +360,14 @@ class KeycloakSpec(CrdModel):
         "otherwise. A different build makes Keycloak refuse to start, naming the option that differs.",
     )
     env: list[EnvVar] = Field(
-        default_factory=list, max_length=pt.LIST_MAX, description="Extra environment variables for Keycloak."
+        default_factory=list,
+        max_length=pt.LIST_MAX,
+        description="Extra environment variables for Keycloak: a value, or a key of a Secret or ConfigMap "
+        "in the Keycloak's namespace.",
+    )
+    jvm: JvmSpec | None = Field(
+        default=None,
+        description="JVM options, through Keycloak's JAVA_OPTS_APPEND. Unset: Keycloak's defaults.",
     )
     resources: ResourceRequirements | None = Field(default=None, description="Container resources.")
     scheduling: SchedulingSpec | None = Field(
@@ -380,6 +395,14 @@ class KeycloakSpec(CrdModel):
         description="Graceful shutdown. Unset: a stopping pod keeps serving 5 s after it leaves the "
         "endpoints, with a 30 s grace period.",
     )
+    pod_metadata: PodMetadata | None = Field(
+        default=None, description="Labels and annotations on the Keycloak pods, green's included."
+    )
+    service: ServiceSettings | None = Field(
+        default=None,
+        description="The public Service's type, annotations and labels; the operator keeps its selector, "
+        "ports and own labels. Unset: a ClusterIP Service.",
+    )
     ingress: IngressSpec | None = Field(
         default=None,
         description="An Ingress in front of the public Service (class, annotations, hosts, TLS). "
@@ -392,6 +415,10 @@ class KeycloakSpec(CrdModel):
         default=None,
         description="NetworkPolicies that let JGroups in only from the same cache cluster, and HTTP only "
         "from the given peers and the operator. Unset: none.",
+    )
+    unsupported: UnsupportedSpec | None = Field(
+        default=None,
+        description="UNSUPPORTED escape hatches (docs/adr/0024): no guarantee across operator versions.",
     )
     realm_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own."
@@ -421,6 +448,9 @@ class KeycloakSpec(CrdModel):
     def _unique_entries(self) -> KeycloakSpec:
         unique_names("truststores", self.truststores)
         unique_names("extensions", self.extensions)
+        unique_names("imagePullSecrets", self.image_pull_secrets)
+        unique_names("volumes", self.volumes)
+        unique_mount_paths(self.volumes)
         return self
 
 

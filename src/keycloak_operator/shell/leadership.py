@@ -51,8 +51,8 @@ class Leadership:
 
     def all_active(self) -> bool:
         """For work that spans namespaces (a replication round covers a whole Keycloak server). Only the
-        peering objects that exist count (core/peering.active_across): one deleted with its namespace must
-        not stand this replica by for every other namespace."""
+        peering objects that exist count (core/common/peering.active_across): one deleted with its namespace
+        must not stand this replica by for every other namespace."""
         if self.peering is None:
             return True
         scopes: list[str | None] = [None] if self.namespaces is None else list(self.namespaces)
