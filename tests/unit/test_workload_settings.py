@@ -17,10 +17,10 @@ from keycloak_operator.core import (
     discovery,
     drift,
     keycloak_config,
-    names,
     reconcile,
     versions,
 )
+from keycloak_operator.kernel import names
 from keycloak_operator.models import metadata, workload
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
