@@ -21,7 +21,12 @@ from keycloak_operator.models.ingress import IngressSpec
 from keycloak_operator.models.monitoring import MonitoringSpec
 from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
-from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
+from keycloak_operator.models.pod import (
+    ContainerSecurityContextSpec,
+    PodSecurityContextSpec,
+    ProbesSpec,
+    ShutdownSpec,
+)
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
 
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
@@ -379,6 +384,11 @@ class KeycloakSpec(CrdModel):
         default=None,
         description="Graceful shutdown. Unset: a stopping pod keeps serving 5 s after it leaves the "
         "endpoints, with a 30 s grace period.",
+    )
+    probes: ProbesSpec | None = Field(
+        default=None,
+        description="Timing of the startup, readiness and liveness probes. Unset: the operator's defaults "
+        "(startup and readiness every second, liveness every 10 s).",
     )
     ingress: IngressSpec | None = Field(
         default=None,
