@@ -5,12 +5,15 @@ Pure. Why these defaults (measured on the real node, Keycloak 26.7.3; README "Re
 - Keycloak 26.7 logs "started" and answers /health/started and /health/live when Quarkus is up, then
   bootstraps on a worker thread (schema migration on a new version, the JGroups channel, which waits 2 s for
   peers when it is the first member, the master realm). /health/ready reports "Keycloak Initialized" DOWN
-  (SRHCK01001 in its log) until "Bootstrap completed". So readiness, not the startup probe, waits for the
-  bootstrap, and its period decides how long a pod that can serve stays out of the Service: every second.
-  Each readiness probe costs one connection check against the pool when no connection is in use.
-- The startup probe only covers what comes before "started": `kc.sh start`'s build in its own JVM, and the
-  migration on versions before 26.7. Every second too (the readiness probe only runs once it passed), with
-  600 failures: 10 minutes, twice the budget it had every 5 s.
+  (SRHCK01001 in its log) until "Bootstrap completed". Its option `server-async-bootstrap` does this, on by
+  default when health is (the operator turns health on): kept, since a long migration then runs under the
+  readiness probe, which never restarts the container. So readiness waits for the bootstrap, and its period
+  decides how long a pod that can serve stays out of the Service: every second. Each readiness probe costs
+  one connection check against the pool when no connection is in use.
+- The startup probe covers what comes before "started": `kc.sh start`'s build in its own JVM and, before
+  26.7 (whose bootstrap runs before "started": 26.5.6 calls it from Quarkus' startup event), the
+  migration. Every second too (the readiness probe only runs once it passed), with 600 failures: 10
+  minutes, twice the budget it had every 5 s.
 - Readiness keeps the 30 s a failing pod had before it left the Service (3 x 10 s): only the promptness
   changed. Liveness, whose failure restarts the container, keeps Kubernetes' defaults.
 """
