@@ -163,6 +163,8 @@ def status_mark(status: dict[str, Any]) -> str:
 _STARTED = re.compile(r"\bstarted in (\d+(?:\.\d+)?)s\b")
 _AUGMENTED = re.compile(r"Quarkus augmentation completed in (\d+)ms")
 _PERSISTED = "Server configuration updated and persisted"
+# Keycloak 26.7 logs "started" when Quarkus is up, then bootstraps; /health/ready is DOWN until this line.
+_BOOTSTRAPPED = "Bootstrap completed in"
 
 
 def keycloak_log_times(text: str) -> dict[str, float | None]:
@@ -170,7 +172,8 @@ def keycloak_log_times(text: str) -> dict[str, float | None]:
     `kc.sh start`, when the first JVM, which re-augments ("Changes detected in configuration. Updating the
     server image."), had persisted the new build, how long that took from the first line, and what Quarkus
     said the augmentation itself took (all None with `start --optimized`, which has no such JVM); when the
-    server JVM said Keycloak had started, and in how long it said."""
+    server JVM said Keycloak had started, and in how long it said; when it said its bootstrap completed
+    (26.7 and later: after "started", and the moment /health/ready turns UP)."""
     out: dict[str, float | None] = {
         "first_line": None,
         "augmented": None,
@@ -178,6 +181,7 @@ def keycloak_log_times(text: str) -> dict[str, float | None]:
         "quarkus_augmentation_s": None,
         "started": None,
         "started_in_s": None,
+        "bootstrapped": None,
     }
     first: float | None = None
     for line in text.splitlines():
@@ -195,6 +199,8 @@ def keycloak_log_times(text: str) -> dict[str, float | None]:
             out["augmentation_s"] = round(at - first, 3)
         if (m := _STARTED.search(rest)) and "Keycloak" in rest and out["started"] is None:
             out["started"], out["started_in_s"] = at, float(m.group(1))
+        if _BOOTSTRAPPED in rest and out["bootstrapped"] is None:
+            out["bootstrapped"] = at
     return out
 
 
@@ -214,7 +220,9 @@ def pod_figures(pod: PodRecord, log: dict[str, float | None], since: float | Non
         "keycloak_started_in_s": log.get("started_in_s"),  # what it said (the second JVM's own start)
         "augmentation_s": log.get("augmentation_s"),  # kc.sh start's first JVM, which re-augments
         "quarkus_augmentation_s": log.get("quarkus_augmentation_s"),  # the augmentation in it, as it said
-        "started_to_ready_s": after(pod.ready, log.get("started")),  # the probes' share
+        "started_to_ready_s": after(pod.ready, log.get("started")),  # Keycloak's bootstrap, then the probes
+        "keycloak_bootstrapped_s": after(log.get("bootstrapped"), pod.created),
+        "bootstrapped_to_ready_s": after(pod.ready, log.get("bootstrapped")),  # the probes' share
     }
     if since is not None:
         out["created_after_change_s"] = after(pod.created, since)
@@ -906,6 +914,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             "new_pod_ready_s": median_of(pods, "ready_s"),
             "new_pod_keycloak_started_s": median_of(pods, "keycloak_started_s"),
             "new_pod_augmentation_s": median_of(pods, "augmentation_s"),
+            "new_pod_bootstrapped_to_ready_s": median_of(pods, "bootstrapped_to_ready_s"),
         }
     for variant in dict.fromkeys(r["variant"] for r in results.get("ready", [])):
         pods = [p for r in results["ready"] if r["variant"] == variant for p in r["pods"]]
@@ -916,6 +925,8 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             "keycloak_started_s": median_of(pods, "keycloak_started_s"),
             "keycloak_started_in_s": median_of(pods, "keycloak_started_in_s"),
             "augmentation_s": median_of(pods, "augmentation_s"),
+            "started_to_ready_s": median_of(pods, "started_to_ready_s"),
+            "bootstrapped_to_ready_s": median_of(pods, "bootstrapped_to_ready_s"),
         }
     return out
 

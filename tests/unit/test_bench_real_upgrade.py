@@ -145,6 +145,8 @@ START_LOG = """\
 2026-11-23T12:00:21.700000000Z Next time you run the server, just add --optimized to the command to ensure this build is used.
 2026-11-23T12:00:45.250000000Z 2026-11-23 12:00:45,250 INFO  [io.quarkus] (main) Keycloak 26.7.3 on JVM (powered by Quarkus 3.33.3.1) started in 22.917s. Listening on: http://0.0.0.0:8080. Management interface listening on http://0.0.0.0:9000.
 2026-11-23T12:00:45.300000000Z 2026-11-23 12:00:45,300 INFO  [io.quarkus] (main) Profile prod activated.
+2026-11-23T12:00:45.900000000Z 2026-11-23 12:00:45,900 INFO  [io.smallrye.health] (vert.x-eventloop-thread-0) SRHCK01001: Reporting health down status: {"status":"DOWN","checks":[{"name":"Keycloak Initialized","status":"DOWN"}]}
+2026-11-23T12:00:51.500000000Z 2026-11-23 12:00:51,500 INFO  [org.keycloak.services.resources.KeycloakApplication] (executor-thread-1) Bootstrap completed in 6.250000 seconds
 """  # noqa: E501
 OPTIMIZED_LOG = """\
 2026-11-23T12:00:03.000000000Z Appending additional Java properties to JAVA_OPTS
@@ -159,10 +161,13 @@ def test_keycloaks_log_says_when_it_re_augmented_and_when_it_started() -> None:
     assert start["augmented"] == pytest.approx(T0 + 21.6) and start["augmentation_s"] == pytest.approx(18.6)
     assert start["quarkus_augmentation_s"] == pytest.approx(10.843)
     assert start["started"] == pytest.approx(T0 + 45.25) and start["started_in_s"] == pytest.approx(22.917)
+    # Keycloak 26.7 bootstraps after "started"; /health/ready waits for it.
+    assert start["bootstrapped"] == pytest.approx(T0 + 51.5)
     optimized = keycloak_log_times(OPTIMIZED_LOG)
     assert optimized["augmented"] is None and optimized["augmentation_s"] is None
     assert optimized["quarkus_augmentation_s"] is None
     assert optimized["started"] == T0 + 26 and optimized["started_in_s"] == 22.5
+    assert optimized["bootstrapped"] is None  # a version that logs no such line
     assert keycloak_log_times("")["started"] is None
 
 
@@ -175,7 +180,9 @@ def test_a_pods_start_in_seconds_from_its_creation() -> None:
     )
     assert figures["augmentation_s"] == pytest.approx(18.6)
     assert figures["quarkus_augmentation_s"] == pytest.approx(10.843)
-    assert figures["started_to_ready_s"] == 14.75  # the probes' share
+    assert figures["started_to_ready_s"] == 14.75  # Keycloak's bootstrap, then the probes
+    assert figures["keycloak_bootstrapped_s"] == 50.5
+    assert figures["bootstrapped_to_ready_s"] == 8.5  # the probes' share
     assert figures["created_after_change_s"] == 1 and figures["ready_after_change_s"] == 60
     assert pod_figures(replace(p, ready=None), {})["ready_s"] is None
 

@@ -9,13 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keycloak_operator.core import keycloak_config, operator_login, pod_extensions, scheduling, versions
+from keycloak_operator.core import (
+    keycloak_config,
+    operator_login,
+    pod_extensions,
+    probes,
+    scheduling,
+    versions,
+)
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.names import HTTP_PORT, HTTPS_PORT
 from keycloak_operator.models import unsupported
 from keycloak_operator.models.keycloak import KeycloakSpec
 
-MANAGEMENT_PORT = 9000
+MANAGEMENT_PORT = probes.MANAGEMENT_PORT
 MANAGEMENT_PORT_NAME = "management"
 JGROUPS_PORT = 7800
 # JGroups' failure detection (FD_SOCK2) listens at the bind port plus an offset of 50000 in the `kubernetes`
@@ -106,15 +113,6 @@ def pod_metadata(inputs: WorkloadInputs) -> dict[str, Any]:
     return meta
 
 
-def _probe(path: str, *, period: int, failures: int, tls: bool) -> dict[str, Any]:
-    # With TLS on, Keycloak's management interface serves HTTPS with the same certificate.
-    return {
-        "httpGet": {"path": path, "port": MANAGEMENT_PORT, "scheme": "HTTPS" if tls else "HTTP"},
-        "periodSeconds": period,
-        "failureThreshold": failures,
-    }
-
-
 def serving_ports(spec: KeycloakSpec) -> list[tuple[str, int]]:
     """(name, port) of what Keycloak serves to clients: HTTP, HTTPS, or both."""
     if spec.tls is None:
@@ -179,7 +177,6 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
     # Only the track's own membership Service: the template must not depend on the Deployment's name (a
     # promoted green keeps its pods), and must not name another cache cluster's Service (ADR 0018).
     discovery = [names.discovery_dns(names.membership_service(owner.name, inputs.track), owner.namespace)]
-    tls = spec.tls is not None
     env = keycloak_config.environment(
         spec, admin_secret=inputs.admin_secret, cache_cluster=inputs.cache_cluster, discovery_dns=discovery
     )
@@ -193,9 +190,7 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
             {"name": MANAGEMENT_PORT_NAME, "containerPort": MANAGEMENT_PORT, "protocol": "TCP"},
             {"name": "jgroups", "containerPort": JGROUPS_PORT, "protocol": "TCP"},
         ],
-        "startupProbe": _probe("/health/started", period=5, failures=60, tls=tls),
-        "readinessProbe": _probe("/health/ready", period=10, failures=3, tls=tls),
-        "livenessProbe": _probe("/health/live", period=10, failures=3, tls=tls),
+        **probes.probes(spec),
         "securityContext": container_security_context(spec),
     }
     delay = shutdown_delay(spec)

@@ -22,7 +22,12 @@ from keycloak_operator.models.metadata import PodMetadata, ServiceSettings
 from keycloak_operator.models.monitoring import MonitoringSpec
 from keycloak_operator.models.network_policy import NetworkPolicySpec
 from keycloak_operator.models.options import AdditionalOption, FeaturesSpec, variable
-from keycloak_operator.models.pod import ContainerSecurityContextSpec, PodSecurityContextSpec, ShutdownSpec
+from keycloak_operator.models.pod import (
+    ContainerSecurityContextSpec,
+    PodSecurityContextSpec,
+    ProbesSpec,
+    ShutdownSpec,
+)
 from keycloak_operator.models.scheduling import PodDisruptionBudgetSpec, SchedulingSpec
 from keycloak_operator.models.unsupported import UnsupportedSpec
 from keycloak_operator.models.workload import (
@@ -402,6 +407,11 @@ class KeycloakSpec(CrdModel):
         default=None,
         description="The public Service's type, annotations and labels; the operator keeps its selector, "
         "ports and own labels. Unset: a ClusterIP Service.",
+    )
+    probes: ProbesSpec | None = Field(
+        default=None,
+        description="Timing of the startup, readiness and liveness probes. Unset: the operator's defaults "
+        "(startup and readiness every second, liveness every 10 s).",
     )
     ingress: IngressSpec | None = Field(
         default=None,

@@ -64,3 +64,52 @@ class ShutdownSpec(CrdModel):
         "before Keycloak shuts down. Must cover your cluster's endpoint propagation. The grace period is "
         "this plus 25 s for Keycloak's own shutdown. 0: no delay.",
     )
+
+
+# Bounds on what a probe override may ask: a period or timeout over five minutes hides a dead pod for longer
+# than any rollout waits, and a startup budget over a day is a pod that never says it failed.
+PROBE_SECONDS_MAX = 300
+PROBE_FAILURES_MAX = 86400
+
+
+class ProbeSettings(CrdModel):
+    """One probe's timing; an unset field keeps the operator's default for that probe."""
+
+    period_seconds: int | None = Field(
+        default=None, ge=1, le=PROBE_SECONDS_MAX, description="Seconds between two probes."
+    )
+    failure_threshold: int | None = Field(
+        default=None,
+        ge=1,
+        le=PROBE_FAILURES_MAX,
+        description="Failures in a row before the kubelet acts (periodSeconds x failureThreshold is the "
+        "time allowed).",
+    )
+    timeout_seconds: int | None = Field(
+        default=None,
+        ge=1,
+        le=PROBE_SECONDS_MAX,
+        description="Seconds an answer may take; a slower one counts as a failure.",
+    )
+
+
+class ProbesSpec(CrdModel):
+    """The kubelet's probes of Keycloak's management port (/health/started, /health/ready, /health/live)."""
+
+    startup: ProbeSettings | None = Field(
+        default=None,
+        description="Until /health/started answers: a failure budget exhausted restarts the container. "
+        "Default every 1 s, 600 failures (10 minutes for the build `kc.sh start` does and, before Keycloak "
+        "26.7, the schema migration).",
+    )
+    readiness: ProbeSettings | None = Field(
+        default=None,
+        description="Whether the pod receives traffic (and counts as Ready for upgrades). Default every "
+        "1 s, so a pod is Ready within a second of Keycloak being ready; 30 failures (30 s) before it "
+        "leaves the Service.",
+    )
+    liveness: ProbeSettings | None = Field(
+        default=None,
+        description="After startup: a failure budget exhausted restarts the container. Default every "
+        "10 s, 3 failures.",
+    )
