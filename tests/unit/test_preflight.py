@@ -83,7 +83,7 @@ def test_the_job_runs_the_wanted_container_with_its_configuration_and_scheduling
     assert pod_spec["securityContext"] == desired["spec"]["template"]["spec"]["securityContext"]
     assert obj["spec"]["backoffLimit"] == 0
     assert obj["metadata"]["ownerReferences"][0]["uid"] == OWNER.uid
-    assert obj["metadata"]["annotations"][f"{names.GROUP}/image"] == NEW
+    assert obj["metadata"]["annotations"][names.ANNOTATION_IMAGE] == NEW
     assert obj["metadata"]["annotations"][f"{names.GROUP}/from-version"] == "26.7.0#abc"
     # No emptyDir the pods' init containers fill: only Secrets, ConfigMaps and its own directory.
     for volume in pod_spec["volumes"]:

@@ -174,7 +174,7 @@ def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) 
     annotations = {
         names.ANNOTATION_VERSION: rollout.version_of(desired),
         f"{names.GROUP}/from-version": running_version,
-        f"{names.GROUP}/image": source["image"],
+        names.ANNOTATION_IMAGE: source["image"],
     }
     return jobs.one_try(owner, name, COMPONENT, pod_spec, DEADLINE_S, annotations)
 
@@ -267,7 +267,7 @@ def answer(
     status = _container_status(pods)
     digest = digest_of(str((status or {}).get("imageID") or ""))
     state = (status or {}).get("state") or {}
-    image = str(((job_obj.get("metadata") or {}).get("annotations") or {}).get(f"{names.GROUP}/image", ""))
+    image = str(((job_obj.get("metadata") or {}).get("annotations") or {}).get(names.ANNOTATION_IMAGE, ""))
     if "terminated" in state:
         return _terminated(name, state["terminated"], digest)
     waiting = state.get("waiting") or {}

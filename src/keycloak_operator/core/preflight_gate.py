@@ -1,0 +1,108 @@
+"""What the reconcile does with the preflight's answer (core/preflight.py, ADR 0023): hold the change while it
+runs, say why a failed one holds it, record what it found, and what the planner plans from.
+
+Pure; core/reconcile.py asks these and adds nothing of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from keycloak_operator.core import conditions, names, preflight
+from keycloak_operator.core.preflight import Answer
+from keycloak_operator.models.keycloak import PreflightStatus
+
+TAG_MISMATCH: Final = "ImageTagMismatch"
+_STATES: Final = {"pending": "Pending", "passed": "Passed", "failed": "Failed", "foreign": "Pending"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A Warning to post once, when the record first says it."""
+
+    reason: str
+    message: str
+
+
+def problem(found: Answer) -> conditions.Wanted | None:
+    """A failed preflight: Degraded, naming what failed; every old pod keeps serving."""
+    if found.state != "failed":
+        return None
+    return conditions.Wanted(
+        conditions.DEGRADED,
+        "True",
+        preflight.REASON,
+        f"{found.message}; the running pods keep serving. Fix spec.image or the configuration: the changed "
+        "spec is proved again",
+    )
+
+
+def waiting_reason(found: Answer) -> str:
+    """For status.upgradePlan.reason while the change is held by the preflight ("" when it is not)."""
+    if found.state == "failed":
+        return "the preflight of the new image failed; nothing changes (see the Degraded condition)"
+    if found.pending:
+        return f"waiting for the preflight of the new image before choosing a path ({found.message})"
+    return ""
+
+
+def record(previous: PreflightStatus | None, found: Answer, image: str) -> PreflightStatus | None:
+    """status.preflight: this change's answer while there is one; the last one otherwise (it stays the
+    record of the version and digest the running image was proved with)."""
+    if found.state == "none":
+        return previous
+    message = found.message
+    mismatch = preflight.tag_disagrees(image, found.version) if found.state == "passed" else ""
+    if mismatch:
+        message = f"{message}; {mismatch}"
+    return PreflightStatus(
+        job=found.job,
+        image=image,
+        state=_STATES[found.state],
+        version=found.version,
+        digest=found.digest,
+        message=message,
+    )
+
+
+def findings(previous: PreflightStatus | None, now: PreflightStatus | None) -> list[Finding]:
+    """The Warnings this pass's record adds: a tag that lies, once per change (a failure is said by the
+    Degraded condition's own event)."""
+    if now is None or now.state != "Passed":
+        return []
+    mismatch = preflight.tag_disagrees(now.image, now.version)
+    if not mismatch:
+        return []
+    if previous is not None and (previous.job, previous.state) == (now.job, now.state):
+        return []
+    return [Finding(TAG_MISMATCH, mismatch)]
+
+
+def verified_version(record_: PreflightStatus | None, image: str) -> str:
+    """The version the planner plans `image` from: the one read from the image by its passed preflight,
+    "" when there is none (then the tag speaks, as before)."""
+    if record_ is None or record_.image != image or record_.state != "Passed":
+        return ""
+    return record_.version
+
+
+def pin(deployment: dict[str, Any], proof: PreflightStatus | None, image: str) -> dict[str, Any]:
+    """`deployment` (rendered for `image`) running the bits its preflight proved: every container of
+    `image` by the digest the node resolved, so every pod of one cache cluster runs the same bits however the
+    tag moves, and the reference and version read recorded on it (rollout.image_of, image_version_of).
+    Unchanged without a passed preflight of `image`."""
+    if proof is None or proof.image != image or proof.state != "Passed":
+        return deployment
+    if not (proof.digest or proof.version):
+        return deployment
+    pinned = preflight.pinned(image, proof.digest)
+    annotations = deployment["metadata"].setdefault("annotations", {})
+    annotations[names.ANNOTATION_IMAGE] = image
+    if proof.version:
+        annotations[names.ANNOTATION_IMAGE_VERSION] = proof.version
+    pod = deployment["spec"]["template"]["spec"]
+    for container in [*pod.get("initContainers", []), *pod.get("containers", [])]:
+        if container.get("image") == image:
+            container["image"] = pinned
+    return deployment
