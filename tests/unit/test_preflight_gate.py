@@ -189,3 +189,50 @@ def test_the_first_creation_does_not_wait() -> None:
     s = builders.spec(image=NEW)
     decision = reconcile.decide(s, builders.observed(s), now=builders.NOW)
     assert deployments(decision) and not decision.create
+
+
+@pytest.mark.parametrize(
+    ("isolation", "image", "needs"),
+    [
+        ({"autoRevision": True}, LATEST, True),  # the pods' cache cluster needs the image's version
+        ({"autoRevision": True}, NEW, False),  # the tag has it
+        ({"autoRevision": True, "clusterName": "x"}, LATEST, False),  # named by the user
+        ({"autoSuffix": True}, LATEST, False),
+        ({}, LATEST, False),
+    ],
+)
+def test_the_first_creation_waits_only_when_auto_revision_needs_the_images_version(
+    isolation: dict[str, Any], image: str, needs: bool
+) -> None:
+    s = builders.spec(image=image, cacheIsolation=isolation)
+    assert gate.needs_version(s) is needs
+    assert pf.wanted("", image, gate.needs_version(s)) is needs
+
+
+def test_the_first_creation_on_latest_with_auto_revision_waits_for_the_version() -> None:
+    s = builders.spec(image=LATEST, cacheIsolation={"autoRevision": True})
+    waiting = reconcile.decide(
+        s, builders.observed(s, preflight=pf.Answer(JOB, "pending", message="not started")), now=builders.NOW
+    )
+    assert deployments(waiting) == [] and [o["kind"] for o in waiting.create] == ["Job"]
+    passed = pf.Answer(JOB, "passed", True, "26.7.3", DIGEST, "ok")
+    started = reconcile.decide(s, builders.observed(s, preflight=passed), now=builders.NOW)
+    (dep,) = deployments(started)
+    assert rollout.cache_cluster_of(dep) == "kc-v26"
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"].endswith(DIGEST)
+    assert (started.status or {})["cacheCluster"]["isolated"] is True
+
+
+def test_a_passed_answer_is_read_back_from_the_record_only_for_this_very_change() -> None:
+    record = PreflightStatus(job=JOB, image=NEW, state="Passed", version="26.7.3", digest=DIGEST, message="m")
+    assert gate.from_record(JOB, record, NEW) == pf.Answer(JOB, "passed", True, "26.7.3", DIGEST, "m")
+    assert gate.from_record("kc-preflight-2", record, NEW) is None
+    assert gate.from_record(JOB, record, LATEST) is None
+    assert gate.from_record(JOB, record.model_copy(update={"state": "Failed"}), NEW) is None
+    assert gate.from_record(JOB, None, NEW) is None
+    # Read back and recorded again, the message does not grow.
+    lying = record.model_copy(update={"version": "26.5.6"})
+    once = gate.record(record, pf.Answer(JOB, "passed", True, "26.5.6", DIGEST, "m"), NEW)
+    assert once is not None
+    twice = gate.record(once, gate.from_record(JOB, once, NEW) or pf.Answer(), NEW)
+    assert twice == once and lying.version == "26.5.6"

@@ -32,6 +32,8 @@ from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, 
 
 COMPONENT: Final = "preflight"
 CONTAINER: Final = "preflight"
+# The label the Job controller puts on its pods (Kubernetes 1.27+).
+JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 REASON: Final = "PreflightFailed"
 DEADLINE_S: Final = 600
 # A pull that fails for this long is a failure: the kubelet's back-off has retried by then (ErrImagePull,
@@ -125,10 +127,13 @@ def job_name(keycloak: str, running_version: str, wanted_version: str) -> str:
     return f"{keycloak}-preflight-{names.short_hash(f'{running_version} {wanted_version}')}"
 
 
-def wanted(running_image: str, wanted_image: str) -> bool:
-    """Every image change of serving pods: the first creation has nothing serving to protect (a pod that
-    cannot start then fails where the user looks), so it does not wait for one (ADR 0023)."""
-    return bool(running_image) and running_image != wanted_image
+def wanted(running_image: str, wanted_image: str, needs_version: bool = False) -> bool:
+    """Every image change of serving pods. The first creation has nothing serving to protect (a pod that
+    cannot start fails where the user looks), so it waits for one only when the pods need the image's
+    version before they start and its tag has none (`needs_version`: autoRevision; ADR 0023)."""
+    if not running_image:
+        return needs_version
+    return running_image != wanted_image
 
 
 def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) -> dict[str, Any]:

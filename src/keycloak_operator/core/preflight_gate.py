@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from keycloak_operator.core import conditions, names, preflight
+from keycloak_operator.core.images import release_of
 from keycloak_operator.core.preflight import Answer
-from keycloak_operator.models.keycloak import PreflightStatus
+from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
 
 TAG_MISMATCH: Final = "ImageTagMismatch"
 _STATES: Final = {"pending": "Pending", "passed": "Passed", "failed": "Failed", "foreign": "Pending"}
@@ -54,7 +55,7 @@ def record(previous: PreflightStatus | None, found: Answer, image: str) -> Prefl
         return previous
     message = found.message
     mismatch = preflight.tag_disagrees(image, found.version) if found.state == "passed" else ""
-    if mismatch:
+    if mismatch and mismatch not in message:
         message = f"{message}; {mismatch}"
     return PreflightStatus(
         job=found.job,
@@ -77,6 +78,21 @@ def findings(previous: PreflightStatus | None, now: PreflightStatus | None) -> l
     if previous is not None and (previous.job, previous.state) == (now.job, now.state):
         return []
     return [Finding(TAG_MISMATCH, mismatch)]
+
+
+def needs_version(spec: KeycloakSpec) -> bool:
+    """The pods need the image's version before they start and the tag names none: autoRevision derives
+    the cache cluster from it (seed 000)."""
+    isolation = spec.cache_isolation
+    return bool(isolation.auto_revision and not isolation.cluster_name and release_of(spec.image) is None)
+
+
+def from_record(job: str, record_: PreflightStatus | None, image: str) -> Answer | None:
+    """This change's passed answer as status.preflight recorded it: the Job and its pod need not be read
+    again (nor exist)."""
+    if record_ is None or (record_.job, record_.image, record_.state) != (job, image, "Passed"):
+        return None
+    return Answer(job, "passed", True, record_.version, record_.digest, record_.message)
 
 
 def verified_version(record_: PreflightStatus | None, image: str) -> str:
