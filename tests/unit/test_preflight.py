@@ -357,3 +357,13 @@ def test_the_plan_says_what_the_preflight_found() -> None:
     assert "26.7.3" in pf.for_plan(passed) and DIGEST in pf.for_plan(passed)
     assert "FAILED" in pf.for_plan(pf.Answer(JOB, "failed", True, message="cannot be pulled"))
     assert "until it answers" in pf.for_plan(pf.Answer(JOB, "pending", message=f"Job {JOB}: running"))
+
+
+def test_the_plan_command_prints_the_preflights_line() -> None:
+    from keycloak_operator.core import upgrade_plan
+
+    plan = upgrade_plan.for_spec(builders.spec(image=NEW), "quay.io/keycloak/keycloak:26.7.0")
+    failed = pf.for_plan(pf.Answer(JOB, "failed", True, message="image x cannot be pulled"))
+    text = upgrade_plan.summary(plan, "quay.io/keycloak/keycloak:26.7.0", NEW, proved=failed)
+    assert "preflight FAILED: image x cannot be pulled" in text
+    assert "preflight" not in upgrade_plan.summary(plan, "a", NEW)

@@ -341,16 +341,20 @@ def measured(
     return ""
 
 
-def summary(p: Plan, running_image: str, wanted_image: str, check: str = "", last: str = "") -> str:
-    """What `keycloak-operator plan` prints: the path, what it means for sign-ins, and why; Keycloak's own
-    compatibility check (`check`) and the figure the same path measured last time (`last`) when known."""
+def summary(
+    p: Plan, running_image: str, wanted_image: str, check: str = "", last: str = "", proved: str = ""
+) -> str:
+    """What `keycloak-operator plan` prints: the path, what it means for sign-ins, and why; the image's
+    preflight (`proved`, core/preflight.for_plan), Keycloak's own compatibility check (`check`) and the
+    figure the same path measured last time (`last`) when known."""
     rows = [
         ("running", running_image or "-"),
         ("wanted", wanted_image),
+        ("preflight", proved),
         ("check", check),
         ("path", p.path),
         ("effect", _WHAT_HAPPENS[p.path]),
         ("why", p.reason),
         ("measured", last),
     ]
-    return "\n".join(f"{label:<8} {value}" for label, value in rows if value)
+    return "\n".join(f"{label:<9} {value}" for label, value in rows if value)

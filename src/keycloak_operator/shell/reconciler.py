@@ -89,7 +89,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         existing_config_maps=frozenset(maps),
         version=version,
         compatibility=await _compatibility(kube, keycloak, spec, canonical, version),
-        preflight=await _preflight(kube, keycloak, spec, canonical, version),
+        preflight=await preflight_answer(kube, keycloak, spec, canonical, version),
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
         service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
@@ -110,7 +110,7 @@ async def _compatibility(
     return compatibility_check.answer(job, await kube.get(JOBS, owner.namespace, job), owner)
 
 
-async def _preflight(
+async def preflight_answer(
     kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, canonical: dict[str, Any] | None, version: str
 ) -> preflight.Answer:
     """The preflight of the image change at hand: its answer as recorded in status once passed, else read
