@@ -311,6 +311,12 @@ def test_an_exit_without_a_report_fails_with_the_log_tail() -> None:
     assert found.state == "failed" and "exec format error" in found.message
 
 
+def test_exit_0_without_a_report_passes_with_nothing_read() -> None:
+    """A fake node's Job pod (kwok completes it with exit 0 and no message), or a lost message."""
+    found = pf.answer(JOB, owned(), [pod(terminated("", 0))], OWNER, NOW)
+    assert (found.state, found.version, found.holds) == ("passed", "", False)
+
+
 def test_a_running_or_starting_pod_is_pending() -> None:
     running = pf.answer(JOB, owned(), [pod({"running": {}}, image_id=f"kc@{DIGEST}")], OWNER, NOW)
     assert running.state == "pending" and running.digest == DIGEST
