@@ -236,3 +236,7 @@ def test_a_passed_answer_is_read_back_from_the_record_only_for_this_very_change(
     assert once is not None
     twice = gate.record(once, gate.from_record(JOB, once, NEW) or pf.Answer(), NEW)
     assert twice == once and lying.version == "26.5.6"
+
+
+def test_a_pending_preflight_is_read_again_sooner_than_a_failed_one() -> None:
+    assert gate.poll_after(pf.Answer(JOB, "pending")) < gate.poll_after(pf.Answer(JOB, "failed"))

@@ -15,6 +15,10 @@ from keycloak_operator.core.preflight import Answer
 from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
 
 TAG_MISMATCH: Final = "ImageTagMismatch"
+# Jobs are not watched: the shell looks again this soon. A pending preflight is what an upgrade waits for
+# (most end in seconds on a fake node, a minute on a real one); a failed one only waits for a pull to recover.
+POLL_PENDING_S: Final = 2.0
+POLL_FAILED_S: Final = 15.0
 _STATES: Final = {"pending": "Pending", "passed": "Passed", "failed": "Failed", "foreign": "Pending"}
 
 
@@ -122,3 +126,8 @@ def pin(deployment: dict[str, Any], proof: PreflightStatus | None, image: str) -
         if container.get("image") == image:
             container["image"] = pinned
     return deployment
+
+
+def poll_after(found: Answer) -> float:
+    """Seconds until the shell reads a preflight that holds the change again."""
+    return POLL_FAILED_S if found.state == "failed" else POLL_PENDING_S

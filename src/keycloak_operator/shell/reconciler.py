@@ -225,8 +225,10 @@ async def reconcile_once(
         await events.post(kube, keycloak, event)
     wait = step.requeue_after if step else None
     # Jobs are not watched: look again soon for the check's or the preflight's answer (or a pull recovering).
-    if observed.compatibility.pending or observed.preflight.holds:
-        wait = min(wait, CHECK_POLL_S) if wait is not None else CHECK_POLL_S
+    polls = [CHECK_POLL_S] if observed.compatibility.pending else []
+    polls += [preflight_gate.poll_after(observed.preflight)] if observed.preflight.holds else []
+    if polls:
+        wait = min([wait, *polls]) if wait is not None else min(polls)
     return wait
 
 
