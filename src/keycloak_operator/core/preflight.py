@@ -39,7 +39,7 @@ DEADLINE_S: Final = 600
 # A pull that fails for this long is a failure: the kubelet's back-off has retried by then (ErrImagePull,
 # then ImagePullBackOff after 10 s, 20 s), and a transient registry hiccup has had its chance. The Job goes on
 # pulling until its deadline; should it succeed later, the change proceeds.
-PULL_GRACE_S: Final = 45
+PULL_GRACE_S: Final = 30
 _PULL_FAILURES: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "RegistryUnavailable"})
 _AT_ONCE: Final = frozenset({"InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError"})
 _DIR: Final = "/tmp/kcop-preflight"
