@@ -23,7 +23,6 @@ from keycloak_operator.core import (
     durations,
     ingress,
     ingress_policy,
-    keycloak_config,
     monitoring,
     names,
     network_policy,
@@ -31,6 +30,7 @@ from keycloak_operator.core import (
     preflight_gate,
     rollout,
     scheduling,
+    spec_problems,
     status,
     upgrade_plan,
     versions,
@@ -110,71 +110,6 @@ def stored_status(keycloak: dict[str, Any]) -> KeycloakStatus:
 
 def admin_secret_name(owner: children.Owner, spec: KeycloakSpec) -> str:
     return spec.admin_secret.name if spec.admin_secret is not None else names.admin_secret(owner.name)
-
-
-CHILD_REJECTED = "ChildRejected"
-
-
-def rejected_child(previous: KeycloakStatus, generation: int) -> conditions.Wanted | None:
-    """The API server refused a child made from this very generation of the spec (the shell records it as a
-    Degraded condition): applying again could only be refused again, so nothing is applied until the spec
-    changes."""
-    old = conditions.find(previous.conditions, conditions.DEGRADED)
-    if old is None or old.reason != CHILD_REJECTED or old.observed_generation != generation:
-        return None
-    return conditions.Wanted(conditions.DEGRADED, "True", CHILD_REJECTED, old.message)
-
-
-def _problems(
-    spec: KeycloakSpec, observed: Observed, owner: children.Owner, secret: str
-) -> list[conditions.Wanted]:
-    """What only the operator can judge; any of these blocks rolling pods that could not start."""
-    problems = []
-    generation = int(observed.keycloak["metadata"].get("generation", 0))
-    rejected = rejected_child(stored_status(observed.keycloak), generation)
-    if rejected is not None:
-        problems.append(rejected)
-    generated = spec.admin_secret is None
-    missing = [
-        s
-        for s in keycloak_config.referenced_secrets(spec, secret)
-        if s not in observed.existing_secrets and not (generated and s == secret)
-    ]
-    if missing:
-        problems.append(
-            conditions.Wanted(
-                conditions.DEGRADED,
-                "True",
-                "SecretNotFound",
-                f"Secret(s) {', '.join(sorted(missing))} not found in namespace {owner.namespace}; "
-                "pods are not rolled until they exist",
-            )
-        )
-    missing_maps = [
-        m for m in keycloak_config.referenced_config_maps(spec) if m not in observed.existing_config_maps
-    ]
-    if missing_maps:
-        problems.append(
-            conditions.Wanted(
-                conditions.DEGRADED,
-                "True",
-                "ConfigMapNotFound",
-                f"ConfigMap(s) {', '.join(sorted(missing_maps))} not found in namespace {owner.namespace}; "
-                "pods are not rolled until they exist",
-            )
-        )
-    reserved = keycloak_config.reserved_env_conflicts(spec)
-    if reserved:
-        problems.append(
-            conditions.Wanted(
-                conditions.DEGRADED,
-                "True",
-                "ReservedEnv",
-                f"spec sets {', '.join(reserved)}, which the operator manages; remove them (the spec has a "
-                "field for each)",
-            )
-        )
-    return problems
 
 
 def _stalled(observed: Observed, pending_version: str) -> conditions.Wanted | None:
@@ -266,7 +201,14 @@ def decide(
     # The Secrets the pods will use: on a promoted cnpg copy, the copy's, not the original Cluster's (which
     # the user may delete once it is no longer a way back).
     serving_spec = database_copy.with_database(spec, database.name)
-    problems = _problems(serving_spec, observed, owner, admin_secret_name(owner, spec))
+    problems = spec_problems.problems(
+        serving_spec,
+        observed.keycloak,
+        observed.existing_secrets,
+        observed.existing_config_maps,
+        owner,
+        admin_secret_name(owner, spec),
+    )
     # While blue serves an image the spec no longer names (an upgrade in flight, blue kept, a failed
     # upgrade), blue stays exactly as it was rolled out. Rendered from the new spec it would restart the
     # pods serving every sign-in, with settings meant for green (a new cache cluster name even recreates
@@ -358,7 +300,7 @@ def decide(
     existing_policies = {p["metadata"]["name"]: p for p in observed.network_policies}
     for name in sorted({names.network_policy(owner.name, t) for t in names.TRACKS}):
         _reconcile_child(policies.get(name), existing_policies.get(name), owner, writes, removals)
-    if rejected_child(previous, generation) is not None:
+    if spec_problems.rejected_child(previous, generation) is not None:
         writes, removals = [], []
     stalled = _stalled(observed, slots.next_version)
     if stalled is not None:

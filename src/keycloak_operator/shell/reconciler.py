@@ -28,6 +28,7 @@ from keycloak_operator.core import (
     preflight_gate,
     reconcile,
     rollout,
+    spec_problems,
     versions,
 )
 from keycloak_operator.core.bluegreen import writes
@@ -205,7 +206,7 @@ async def reconcile_once(
                 raise
             # The API server refuses what the spec made (a value it validates and the CRD cannot): the user
             # must change the spec, so say so on the Keycloak instead of retrying the same object forever.
-            await _report_degraded(kube, keycloak, reconcile.CHILD_REJECTED, f"{obj['kind']} {e}")
+            await _report_degraded(kube, keycloak, spec_problems.CHILD_REJECTED, f"{obj['kind']} {e}")
             return None
         log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
     for obj in decision.delete:
