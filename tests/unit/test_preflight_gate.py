@@ -240,3 +240,14 @@ def test_a_passed_answer_is_read_back_from_the_record_only_for_this_very_change(
 
 def test_a_pending_preflight_is_read_again_sooner_than_a_failed_one() -> None:
     assert gate.poll_after(pf.Answer(JOB, "pending")) < gate.poll_after(pf.Answer(JOB, "failed"))
+
+
+def test_a_failing_pull_says_its_first_words_until_it_ends_one_event() -> None:
+    first = pf.Answer(JOB, "failed", True, message="image x cannot be pulled (ErrImagePull): no such host")
+    decision = decide(first)
+    later = pf.Answer(JOB, "failed", True, message="image x cannot be pulled (ImagePullBackOff): back-off")
+    again = decide(later, status=decision.status)
+    assert not [e for e in again.events if e.reason == pf.REASON]
+    assert again.status is None  # nothing to store: the condition and the record say what they said
+    condition = degraded(decision)
+    assert condition is not None and "ErrImagePull" in condition["message"]

@@ -30,15 +30,18 @@ class Finding:
     message: str
 
 
-def problem(found: Answer) -> conditions.Wanted | None:
-    """A failed preflight: Degraded, naming what failed; every old pod keeps serving."""
+def problem(found: Answer, recorded: PreflightStatus | None) -> conditions.Wanted | None:
+    """A failed preflight: Degraded, naming what failed (as first recorded: `record` keeps it, so the
+    condition and its one event do not follow every back-off of a failing pull); every old pod keeps
+    serving."""
     if found.state != "failed":
         return None
+    message = recorded.message if recorded is not None and recorded.job == found.job else found.message
     return conditions.Wanted(
         conditions.DEGRADED,
         "True",
         preflight.REASON,
-        f"{found.message}; the running pods keep serving. Fix spec.image or the configuration: the changed "
+        f"{message}; the running pods keep serving. Fix spec.image or the configuration: the changed "
         "spec is proved again",
     )
 
@@ -58,6 +61,12 @@ def record(previous: PreflightStatus | None, found: Answer, image: str) -> Prefl
     if found.state == "none":
         return previous
     message = found.message
+    if previous is not None and (previous.job, previous.state, found.state) == (
+        found.job,
+        "Failed",
+        "failed",
+    ):
+        message = previous.message  # a failing pull's reason and message change with every back-off
     mismatch = preflight.tag_disagrees(image, found.version) if found.state == "passed" else ""
     if mismatch and mismatch not in message:
         message = f"{message}; {mismatch}"

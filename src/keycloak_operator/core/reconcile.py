@@ -233,7 +233,7 @@ def decide(
         )
         if plan is not None and plan.path == upgrade_plan.REFUSE:
             problems.append(conditions.Wanted(conditions.DEGRADED, "True", "UpgradeRefused", plan.reason))
-    problems.extend(p for p in [preflight_gate.problem(pre)] if p is not None)
+    problems.extend(p for p in [preflight_gate.problem(pre, proof)] if p is not None)
     blue_cache = rollout.cache_cluster_of(canonical) if blue_frozen and canonical is not None else cache.name
 
     # nextVersion is recorded with this pass's status, which the shell writes before any child.
