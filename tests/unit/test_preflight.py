@@ -95,6 +95,7 @@ def test_the_job_carries_pull_secrets_service_account_and_node_affinity_but_not_
     template = desired["spec"]["template"]["spec"]
     template["imagePullSecrets"] = [{"name": "regcred"}]
     template["serviceAccountName"] = "kc-sa"
+    template["containers"][0]["imagePullPolicy"] = "Never"
     template["affinity"] = {
         "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}},
         "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []},
@@ -102,6 +103,7 @@ def test_the_job_carries_pull_secrets_service_account_and_node_affinity_but_not_
     pod_spec = pf.job(OWNER, desired, JOB, "v")["spec"]["template"]["spec"]
     assert pod_spec["imagePullSecrets"] == [{"name": "regcred"}]
     assert pod_spec["serviceAccountName"] == "kc-sa"
+    assert pod_spec["containers"][0]["imagePullPolicy"] == "Never"
     assert pod_spec["affinity"] == {"nodeAffinity": template["affinity"]["nodeAffinity"]}
 
 

@@ -155,8 +155,9 @@ def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) 
         "securityContext": {**(source.get("securityContext") or {}), "readOnlyRootFilesystem": False},
         "terminationMessagePolicy": "FallbackToLogsOnError",
     }
-    if "resources" in source:
-        container["resources"] = source["resources"]
+    for key in ("resources", "imagePullPolicy"):  # pulled as the pods pull it
+        if key in source:
+            container[key] = source[key]
     shared = (
         "securityContext",
         "nodeSelector",
