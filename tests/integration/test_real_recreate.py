@@ -5,7 +5,7 @@ measures and reports (status, event) matches the one real sign-ins see (first to
 
 Before that upgrade, on the same serving Keycloak and sign-ins (no second Keycloak start): the same minor
 upgrade to an image the node cannot pull, then to 26.7.3 with a configuration it refuses (a feature it does
-not know). Each time the preflight (ADR 0023) answers first: not one sign-in fails, the old pod never stops,
+not know). Each time the preflight (ADR 0024) answers first: not one sign-in fails, the old pod never stops,
 and the Keycloak says why (Degraded PreflightFailed, a Warning event)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The preflight: a Job that proves a new image before anything serving is touched (ADR 0023).
+"""The preflight: a Job that proves a new image before anything serving is touched (ADR 0024).
 
 One Job per image change, named from the running Deployment's rendered version and the wanted one (image and
 configuration: `<image version>#<spec hash>`), owned by the Keycloak, so an operator restart finds the same
@@ -130,7 +130,7 @@ def job_name(keycloak: str, running_version: str, wanted_version: str) -> str:
 def wanted(running_image: str, wanted_image: str, needs_version: bool = False) -> bool:
     """Every image change of serving pods. The first creation has nothing serving to protect (a pod that
     cannot start fails where the user looks), so it waits for one only when the pods need the image's
-    version before they start and its tag has none (`needs_version`: autoRevision; ADR 0023)."""
+    version before they start and its tag has none (`needs_version`: autoRevision; ADR 0024)."""
     if not running_image:
         return needs_version
     return running_image != wanted_image

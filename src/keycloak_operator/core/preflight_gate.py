@@ -1,4 +1,4 @@
-"""What the reconcile does with the preflight's answer (core/preflight.py, ADR 0023): hold the change while it
+"""What the reconcile does with the preflight's answer (core/preflight.py, ADR 0024): hold the change while it
 runs, say why a failed one holds it, record what it found, and what the planner plans from.
 
 Pure; core/reconcile.py asks these and adds nothing of its own.

@@ -19,7 +19,7 @@ def _template(deployment: dict[str, Any]) -> dict[str, Any]:
 
 def image_of(deployment: dict[str, Any]) -> str:
     """The image as the spec named it: a Deployment pinned to the digest its preflight resolved says the
-    reference it was pinned from (ADR 0023); otherwise its container's image."""
+    reference it was pinned from (ADR 0024); otherwise its container's image."""
     annotations = deployment.get("metadata", {}).get("annotations", {}) or {}
     if annotations.get(names.ANNOTATION_IMAGE):
         return str(annotations[names.ANNOTATION_IMAGE])

@@ -77,7 +77,7 @@ class PlanInput:
     check_exit: int | None = None  # `kc.sh update-compatibility check` with the wanted image, when it ran
     jdbc_ping: bool = False  # the pods find each other through the database (cacheIsolation.stack)
     green_renamed: bool = False  # green's cache cluster name would differ from the running pods'
-    # The releases read from the images' files by their preflights (ADR 0023): they win over the tags.
+    # The releases read from the images' files by their preflights (ADR 0024): they win over the tags.
     running_release: str = ""
     wanted_release: str = ""
 

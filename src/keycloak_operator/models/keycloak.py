@@ -475,7 +475,7 @@ class UpgradePlanStatus(CrdModel):
 
 
 class PreflightStatus(CrdModel):
-    """What the preflight of the last image change found (docs/guide/upgrades.md, ADR 0023)."""
+    """What the preflight of the last image change found (docs/guide/upgrades.md, ADR 0024)."""
 
     job: str = Field(default="", description="The preflight Job of this change.")
     image: str = Field(default="", description="The image it proved, as the spec names it.")
