@@ -4,9 +4,6 @@ and every answer read from the Job and its pod."""
 from __future__ import annotations
 
 import datetime as dt
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,69 +125,6 @@ def test_a_preflight_is_wanted_for_every_change_of_a_serving_image(
     running: str, wanted: str, runs: bool
 ) -> None:
     assert pf.wanted(running, wanted) is runs
-
-
-# The report and the version reader
-
-
-def test_a_report_is_parsed() -> None:
-    parsed = pf.parse_report(report(2, "line 1\nInvalid value for option 'KC_HTTP_PORT'\n"))
-    assert parsed == pf.Report("26.7.3", True, 2, ("line 1", "Invalid value for option 'KC_HTTP_PORT'"))
-    assert pf.parse_report(report(0, command="")) == pf.Report("26.7.3", False, 0, ())
-
-
-@pytest.mark.parametrize(
-    "text", ["", "exit: 0", "some log line\nanother", "version-txt: x\n---\n", "exit: x\n---\n"]
-)
-def test_what_is_not_a_report_is_none(text: str) -> None:
-    assert pf.parse_report(text) is None
-
-
-@given(st.text(max_size=400))
-def test_any_termination_message_parses_or_is_none(text: str) -> None:
-    parsed = pf.parse_report(text)
-    assert parsed is None or isinstance(parsed.exit, int)
-
-
-@pytest.mark.parametrize(
-    ("jar", "txt", "version"),
-    [
-        ("26.7.3", "Keycloak - Version 26.7.3", "26.7.3"),
-        ("", "Keycloak - Version 26.5.6", "26.5.6"),
-        ("26.7.3", "Keycloak - Version 99.0.0", "26.7.3"),  # the jar is what runs
-        ("", "", ""),
-        ("*", "garbage", ""),  # the glob matched nothing
-        ("26.7.3-SNAPSHOT", "", "26.7.3-SNAPSHOT"),
-    ],
-)
-def test_the_version_comes_from_the_core_jar_then_version_txt(jar: str, txt: str, version: str) -> None:
-    assert pf.read_version(jar, txt) == version
-
-
-@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-def test_the_script_reads_the_version_from_a_distributions_files_and_reports(tmp_path: Path) -> None:
-    """The script itself, on a fake distribution whose kc.sh refuses the configuration."""
-    home = tmp_path / "kc"
-    (home / "lib/lib/main").mkdir(parents=True)
-    (home / "bin").mkdir()
-    (home / "version.txt").write_text("Keycloak - Version 26.7.3\n")
-    (home / "lib/lib/main/org.keycloak.keycloak-core-26.7.3.jar").write_text("")
-    kc = home / "bin/kc.sh"
-    kc.write_text("#!/bin/bash\necho starting\necho \"Invalid value for option 'KC_HTTP_PORT'\"\nexit 2\n")
-    kc.chmod(0o755)
-    log = tmp_path / "termination-log"
-    script = pf.SCRIPT.replace("kc=/opt/keycloak", f"kc={home}").replace("/dev/termination-log", str(log))
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
-    assert done.returncode == 2
-    parsed = pf.parse_report(log.read_text())
-    assert parsed == pf.Report("26.7.3", True, 2, ("starting", "Invalid value for option 'KC_HTTP_PORT'"))
-    # Before 26.2 nothing is run: the version is still read.
-    (home / "lib/lib/main/org.keycloak.keycloak-core-26.7.3.jar").rename(
-        home / "lib/lib/main/org.keycloak.keycloak-core-26.1.4.jar"
-    )
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
-    assert done.returncode == 0
-    assert pf.parse_report(log.read_text()) == pf.Report("26.1.4", False, 0, ())
 
 
 # Digests and tags

@@ -4,16 +4,8 @@ One Job per image change, named from the running Deployment's rendered version a
 configuration: `<image version>#<spec hash>`), owned by the Keycloak, so an operator restart finds the same
 Job again and a change of image or configuration asks again. Its pod is the wanted Keycloak container as the
 pods would run it (environment, Secret and ConfigMap volumes, security context, scheduling, service account
-and pull secrets) running one bash script that:
-
-- reads the version the image really contains from its files: `/opt/keycloak/version.txt`
-  ("Keycloak - Version 26.7.3") and the name of `lib/lib/main/org.keycloak.keycloak-core-<version>.jar`;
-- from 26.2, runs `kc.sh update-compatibility metadata`, which validates the whole configuration first and
-  exits 2 on a value or feature Keycloak refuses (verified on 26.7.3: `KC_HTTP_PORT=abc` exits 2 in 2 s,
-  "Invalid value for option 'KC_HTTP_PORT'"; `KC_FEATURES=bogus` exits 2; `kc.sh show-config` and
-  `kc.sh start --help` exit 0 for both, so they prove nothing). Before 26.2 no command validates without
-  serving, and the configuration is not checked (said in the answer);
-- writes what it found to the pod's termination message, which the kubelet keeps with the pod's status.
+and pull secrets) running one bash script (core/preflight_script.py) that reads the version from the image's
+files, has Keycloak validate the configuration, and writes a report to the termination message.
 
 The answer is read from the Job and its pod (the only place the kubelet puts the digest it resolved,
 `containerStatuses[].imageID`, a pull that fails, and the termination message): `answer` below, pure.
@@ -26,9 +18,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import jobs, names, rollout
+from keycloak_operator.core import jobs, names, preflight_script, rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver
+from keycloak_operator.core.preflight_script import parse_report
 
 COMPONENT: Final = "preflight"
 CONTAINER: Final = "preflight"
@@ -42,60 +35,9 @@ DEADLINE_S: Final = 600
 PULL_GRACE_S: Final = 30
 _PULL_FAILURES: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "RegistryUnavailable"})
 _AT_ONCE: Final = frozenset({"InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError"})
-_DIR: Final = "/tmp/kcop-preflight"
-_TAIL_LINES: Final = 8
-_LINE_MAX: Final = 300
 _MESSAGE_MAX: Final = 1500
 
 State = Literal["none", "pending", "passed", "failed", "foreign"]
-
-# Bash only (kc.sh needs it; the official image has no sed or grep guaranteed): every external tool here is
-# a builtin. The report's keys are read by `parse_report`.
-SCRIPT: Final = (
-    r"""
-kc=/opt/keycloak
-txt=""; [ -r "$kc/version.txt" ] && read -r txt < "$kc/version.txt"
-jar=""
-for f in "$kc"/lib/lib/main/org.keycloak.keycloak-core-*.jar; do
-  [ -e "$f" ] && { jar=${f##*/org.keycloak.keycloak-core-}; jar=${jar%.jar}; }
-done
-v=${jar:-${txt##* }}
-IFS=. read -r major minor _ <<< "$v"
-command="update-compatibility metadata --file=__DIR__/metadata.json"
-if ! [[ "$major" =~ ^[0-9]+$ && "$minor" =~ ^[0-9]+$ ]]; then
-  command=""
-elif (( major < 26 || (major == 26 && minor < 2) )); then
-  command=""
-fi
-code=0
-out=""
-if [ -n "$command" ]; then
-  out=$("$kc/bin/kc.sh" $command 2>&1); code=$?
-fi
-{
-  printf 'version-txt: %s\ncore-jar: %s\n' "$txt" "$jar"
-  printf 'command: %s\nexit: %s\n---\n' "${command%% --*}" "$code"
-  if [ "$code" != 0 ]; then
-    mapfile -t lines <<< "$out"
-    first=$(( ${#lines[@]} > __TAIL__ ? ${#lines[@]} - __TAIL__ : 0 ))
-    for l in "${lines[@]:first}"; do printf '%s\n' "${l:0:__LINE__}"; done
-  fi
-} > /dev/termination-log
-exit "$code"
-""".replace("__DIR__", _DIR)
-    .replace("__TAIL__", str(_TAIL_LINES))
-    .replace("__LINE__", str(_LINE_MAX))
-)
-
-
-@dataclass(frozen=True)
-class Report:
-    """What the script wrote."""
-
-    version: str  # the image's Keycloak version, "" when its files name none
-    checked: bool  # a configuration check ran (26.2+)
-    exit: int | None  # its exit code (0 when none ran); None when the report is unreadable
-    tail: tuple[str, ...] = ()  # the command's last lines, on a failure
 
 
 @dataclass(frozen=True)
@@ -148,10 +90,11 @@ def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) 
     container = {
         "name": CONTAINER,
         "image": source["image"],
-        "command": ["/bin/bash", "-c", SCRIPT],
+        "command": preflight_script.command_line(preflight_script.start_of(pod)),
         "env": list(source.get("env") or []),
-        "volumeMounts": [*mounts, {"name": "preflight", "mountPath": _DIR}],
-        # `update-compatibility` builds into /opt/keycloak/lib when the options differ from the image's.
+        "volumeMounts": [*mounts, {"name": "preflight", "mountPath": preflight_script.DIR}],
+        # `update-compatibility metadata` builds into /opt/keycloak/lib when the options differ from the
+        # image's (core/preflight_script.py says when it runs).
         "securityContext": {**(source.get("securityContext") or {}), "readOnlyRootFilesystem": False},
         "terminationMessagePolicy": "FallbackToLogsOnError",
     }
@@ -183,33 +126,6 @@ def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) 
         names.ANNOTATION_IMAGE: source["image"],
     }
     return jobs.one_try(owner, name, COMPONENT, pod_spec, DEADLINE_S, annotations)
-
-
-def parse_report(message: str) -> Report | None:
-    """The script's termination message; None when it is not one (a pod killed before writing it, or the
-    kubelet's fallback to the log)."""
-    head, sep, tail = message.partition("\n---\n")
-    if not sep and not message.rstrip().endswith("---"):
-        return None
-    fields = {}
-    for line in head.splitlines():
-        key, colon, value = line.partition(":")
-        if colon:
-            fields[key.strip()] = value.strip()
-    if "exit" not in fields or not re.fullmatch(r"-?\d{1,3}", fields["exit"]):
-        return None
-    version = read_version(fields.get("core-jar", ""), fields.get("version-txt", ""))
-    lines = tuple(line[:_LINE_MAX] for line in tail.splitlines() if line.strip())[-_TAIL_LINES:]
-    return Report(version, bool(fields.get("command")), int(fields["exit"]), lines)
-
-
-def read_version(core_jar: str, version_txt: str) -> str:
-    """The image's Keycloak version: the core jar's (what runs), else version.txt's last word; "" when
-    neither is a version."""
-    for candidate in (core_jar.strip(), (version_txt.split() or [""])[-1]):
-        if parse_semver(candidate) is not None:
-            return candidate
-    return ""
 
 
 _DIGEST = re.compile(r"@(sha256:[0-9a-f]{64})$")
@@ -309,7 +225,7 @@ def _terminated(name: str, terminated: dict[str, Any], digest: str) -> Answer:
         )
     if report is None:
         text = str(terminated.get("message") or terminated.get("reason") or "").strip()
-        last = " | ".join(text.splitlines()[-_TAIL_LINES:])
+        last = " | ".join(text.splitlines()[-preflight_script.TAIL_LINES :])
         return Answer(
             name,
             "failed",
@@ -320,7 +236,11 @@ def _terminated(name: str, terminated: dict[str, Any], digest: str) -> Answer:
             ),
         )
     if report.exit == 0 and code in (0, None):
-        how = "configuration accepted" if report.checked else "configuration not checked (before 26.2)"
+        how = (
+            f"configuration accepted (kc.sh {report.command})"
+            if report.checked
+            else "configuration not checked (no validating command in this version)"
+        )
         found = f"Keycloak {report.version}" if report.version else "no Keycloak version in the image's files"
         return Answer(
             name, "passed", exists=True, version=report.version, digest=digest, message=f"{found}; {how}"
@@ -334,7 +254,7 @@ def _terminated(name: str, terminated: dict[str, Any], digest: str) -> Answer:
         digest=digest,
         message=_short(
             f"Keycloak {report.version or '(version unknown)'} refused the configuration "
-            f"(kc.sh update-compatibility metadata exited {report.exit}): {last}",
+            f"(kc.sh {report.command or 'command'} exited {report.exit}): {last}",
             _MESSAGE_MAX,
         ),
     )
