@@ -283,7 +283,7 @@ def for_spec(
     `check_exit`: the compatibility check's answer for this change (core/compatibility_check.py), if any.
     """
     policy = spec.upgrade_policy
-    return plan(
+    planned = plan(
         PlanInput(
             running_image,
             spec.image,
@@ -300,6 +300,23 @@ def for_spec(
             wanted_release=wanted_release,
         )
     )
+    if planned.path != RECREATE:
+        return planned
+    return Plan(planned.path, planned.reason + no_way_back(spec), planned.compatible)
+
+
+def no_way_back(spec: KeycloakSpec) -> str:
+    """Said before a recreate (in the plan, so in status.upgradePlan.reason and the UpgradePlanned event):
+    across a schema migration only a backup taken before it leads back, and the operator takes none before
+    a recreate; on the external tier it cannot take one at all (blue-green's pre-upgrade backup is the
+    cnpg and managed tiers' only)."""
+    after = "once the new release has migrated the schema the old one cannot use it"
+    if spec.database.external is not None:
+        return (
+            f"; no way back: {after}, and the operator cannot back up an external database: take a backup "
+            "of your own before this upgrade"
+        )
+    return f"; no way back unless you take a backup first: {after}, and a recreate takes none"
 
 
 def first_creation() -> Plan:
