@@ -82,6 +82,20 @@ def keycloak(cluster: Cluster, version: str) -> str:
     return ensure_on_node(cluster, _build("build-keycloak-image.sh", version), keycloak_image(version))
 
 
+def keycloak_tagged(cluster: Cluster, version: str, ref: str) -> str:
+    """quay.io/keycloak/keycloak:<version> on the real node under one more name, `ref` (fully qualified as
+    containerd names it, e.g. docker.io/library/keycloak:latest): a locally built image tagged so. The same
+    image, so containerd still knows it by its image ID only (no registry digest): tagging gives it none."""
+    source = keycloak(cluster, version)
+    socket = NodeLayout(cluster.state_dir / "realnode").containerd_socket
+    have = node_images.present(socket)
+    if have.get(ref) != have.get(source):
+        proc = node_images.ctr(socket, "images", "tag", "--force", source, ref)
+        if proc.returncode != 0:
+            raise ImageBuildError(f"ctr images tag {source} {ref} failed: {proc.stderr.strip()}")
+    return ref
+
+
 def postgres(cluster: Cluster) -> str:
     """A PostgreSQL 15 image from Debian's package on the real node (POSTGRES_USER/PASSWORD/DB, PGDATA)."""
     return ensure_on_node(cluster, _build("build-postgres-image.sh"), POSTGRES_IMAGE)

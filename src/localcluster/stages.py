@@ -4,7 +4,8 @@ kwok runs with --enable-crds=Stage, so it reads every Stage from the cluster. `i
 kwok's own default stages (pods become Running and Ready with an IP at once). The helpers below add
 stages that select pods by container image (`.spec.containers.[].image`, any container) and carry
 weight 1: when several stages match a pod, kwok picks only among those with a positive weight, so they
-win over the defaults (weight 0) without the pod template having to carry anything.
+win over the defaults (weight 0) without the pod template having to carry anything. They leave Jobs' pods
+alone: those complete by kwok's default stage.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ def _stage(
             "selector": {
                 "matchExpressions": [
                     _expr(".metadata.deletionTimestamp", "DoesNotExist"),
+                    # Server pods only: a Job's pod (the operator's preflight of this image) runs to
+                    # completion by kwok's default stage, as a one-shot command does.
+                    _expr('.metadata.labels["batch.kubernetes.io/job-name"]', "DoesNotExist"),
                     _expr(".spec.containers.[].image", "In", [image]),
                     *exprs,
                 ]

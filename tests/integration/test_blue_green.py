@@ -16,7 +16,7 @@ from keycloak_operator.kernel import names
 from localcluster import manifests, stages
 from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, events, wait_for
-from tests.integration.support.sampler import Sample, Sampler, for_cluster
+from tests.integration.support.sampler import Pod, Sample, Sampler, for_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -182,10 +182,18 @@ def test_major_upgrade_with_teardown_has_zero_downtime_and_promotes_without_rest
 
         # Promotion renamed green without a pod restart: the pods serving at the end are the ones that first
         # became Ready under green.
+        # Server pods only: the preflight Job's pod ran the new image before green, as it must.
+        def servers(sample: Sample) -> list[Pod]:
+            return [
+                p
+                for p in sample.pods.values()
+                if p.labels.get(names.LABEL_COMPONENT) == names.COMPONENT_SERVER and p.image == new
+            ]
+
         end = sampler.samples[-1]
-        final_pods = {p.name for p in end.pods.values() if p.image == new}
+        final_pods = {p.name for p in servers(end)}
         assert len(final_pods) == 3
-        green_names = {p.name for s in sampler.samples for p in s.pods.values() if p.image == new}
+        green_names = {p.name for s in sampler.samples for p in servers(s)}
         assert green_names == final_pods, "pods were replaced during promotion"
 
         dep = kubectl.get("deployment", names.deployment("bg"), namespace)

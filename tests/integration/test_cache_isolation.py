@@ -43,17 +43,23 @@ def major(image: str) -> str:
     return image.rsplit(":", 1)[1].split(".")[0]
 
 
+def serving(sample: Sample) -> list[Pod]:
+    """The Ready server pods of a sample (not the preflight Job's pod, which runs the new image first)."""
+    return [
+        p
+        for p in sample.pods.values()
+        if p.ready and not p.terminating and p.labels.get(names.LABEL_COMPONENT) == names.COMPONENT_SERVER
+    ]
+
+
 def ready_spans(samples: list[Sample], name: str) -> dict[str, list[list[tuple[Sample, Pod]]]]:
-    """By pod name: each unbroken run of samples in which that pod of Keycloak `name` is Ready and not
-    terminating (a pod that leaves Ready and comes back starts a new run)."""
+    """By pod name: each unbroken run of samples in which that server pod of Keycloak `name` is Ready and not
+    terminating (a pod that leaves Ready and comes back starts a new run). Server pods only: the preflight
+    Job's pod is no cache cluster member."""
     spans: dict[str, list[list[tuple[Sample, Pod]]]] = {}
     before: set[str] = set()
     for s in samples:
-        now = {
-            p.name: p
-            for p in s.pods.values()
-            if p.ready and not p.terminating and p.labels.get(names.LABEL_INSTANCE) == name
-        }
+        now = {p.name: p for p in serving(s) if p.labels.get(names.LABEL_INSTANCE) == name}
         for pod_name, pod in now.items():
             runs = spans.setdefault(pod_name, [])
             if pod_name in before:
@@ -147,9 +153,7 @@ def test_patch_upgrade_keeps_the_cluster_and_rolls_without_downtime(
         )
         assert_no_public_gap(samples, "patch")
         # Both versions were really serving side by side at some point: this was a rolling update.
-        assert any(
-            {p.image for p in s.pods.values() if p.ready and not p.terminating} == {old, new} for s in samples
-        )
+        assert any({p.image for p in serving(s)} == {old, new} for s in samples)
         # Every Ready pod is listed by its discovery Service (within the grace period) while it is Ready.
         assert_ready_pods_published(samples, "patch")
     finally:
@@ -183,8 +187,12 @@ def test_major_upgrade_changes_the_cluster_and_never_mixes_majors(
             listed = s.all_addresses.get(discovery_of("major"), frozenset())
             majors = {major(s.pods[ip].image) for ip in listed if ip in s.pods}
             assert len(majors) <= 1, f"discovery listed majors {majors} together at {s.at}"
+            # Server pods only: the preflight Job's pod runs the new image first, beside the old ones.
             running = {
-                major(p.image) for p in s.pods.values() if p.labels.get(names.LABEL_INSTANCE) == "major"
+                major(p.image)
+                for p in s.pods.values()
+                if p.labels.get(names.LABEL_INSTANCE) == "major"
+                and p.labels.get(names.LABEL_COMPONENT) == names.COMPONENT_SERVER
             }
             assert len(running) <= 1, f"pods of majors {running} ran side by side at {s.at}"
     finally:

@@ -1,7 +1,12 @@
 """A minor upgrade of real Keycloak pods on the real node (26.5.6 to 26.7.3: the new version migrates the
 schema when it starts, and the old one cannot run on it) under the default policy: the planner recreates,
 no pod of the old version runs beside one of the new, the schema is migrated, and the downtime the operator
-measures and reports (status, event) matches the one real sign-ins see (first to last failed)."""
+measures and reports (status, event) matches the one real sign-ins see (first to last failed).
+
+Before that upgrade, on the same serving Keycloak and sign-ins (no second Keycloak start): the same minor
+upgrade to an image the node cannot pull, then to 26.7.3 with a configuration it refuses (a feature it does
+not know). Each time the preflight (ADR 0024) answers first: not one sign-in fails, the old pod never stops,
+and the Keycloak says why (Degraded PreflightFailed, a Warning event)."""
 
 from __future__ import annotations
 
@@ -21,6 +26,13 @@ pytestmark = pytest.mark.integration
 FROM_VERSION, TO_VERSION = "26.5.6", "26.7.3"
 # Keycloak's own compatibility check first (a Job): for this pair it answers "not possible" (exit 3).
 CHECKED = {"compatibilityCheck": True}
+# No node here can pull it (the registry is out of reach), as in issue 27's report.
+UNPULLABLE = "quay.io/keycloak/keycloak:26.8.0"
+REFUSED = {"features": {"enabled": ["no-such-feature"]}}  # 26.7.3 exits 2: "an unrecognized feature"
+# The 26.7.3 image built here under two more names that carry no version (app_images.keycloak_tagged).
+LATEST = "docker.io/library/keycloak:latest"
+CUSTOM = "kcop.local/keycloak:custom-build"
+BY_IMAGE = {"cacheIsolation": {"autoRevision": True}}
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +40,8 @@ def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[
     return {
         "from": app_images.keycloak(cluster, FROM_VERSION),
         "to": app_images.keycloak(cluster, TO_VERSION),
+        "latest": app_images.keycloak_tagged(cluster, TO_VERSION, LATEST),
+        "custom": app_images.keycloak_tagged(cluster, TO_VERSION, CUSTOM),
         "postgres": app_images.postgres(cluster),
     }
 
@@ -41,6 +55,42 @@ def changesets(kubectl: Kubectl, namespace: str) -> int:
         "select count(*) from databasechangelog",
     ).stdout  # fmt: skip
     return int(out.strip())
+
+
+def old_pods(kubectl: Kubectl, namespace: str) -> dict[str, int]:
+    """The serving pods (uid -> restarts), once each is Ready."""
+    pods = kubectl.list("pods", namespace, selector=f"{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}")
+    ready = {
+        p["metadata"]["uid"]: sum(c.get("restartCount", 0) for c in p["status"].get("containerStatuses", []))
+        for p in pods
+        if any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
+    }
+    assert len(ready) == len(pods) == 1, pods
+    return ready
+
+
+def refused(
+    kubectl: Kubectl, namespace: str, image: str, extra: dict, says: str, serving: dict[str, int]
+) -> None:
+    """The change to `image` (with `extra` in the spec) is refused by its preflight, and nothing serving
+    changed: the same pod, never restarted, Ready."""
+    kubectl.apply(real_keycloak.keycloak("sso", namespace, image, replicas=1, upgradePolicy=CHECKED, **extra))
+
+    def degraded() -> dict | None:
+        status = (kubectl.get("keycloak", "sso", namespace) or {}).get("status") or {}
+        for c in status.get("conditions", []):
+            if c["type"] == "Degraded" and c["reason"] == "PreflightFailed" and says in c["message"]:
+                return status
+        return None
+
+    status = wait_for(f"PreflightFailed saying {says!r}", degraded, timeout=240, interval=1)
+    assert status["preflight"]["state"] == "Failed" and status["preflight"]["image"] == image, status
+    events = [e for e in kubectl.list("events", namespace) if e.get("reason") == "PreflightFailed"]
+    assert any(says in e["message"] for e in events), events
+    assert old_pods(kubectl, namespace) == serving
+    deployment = kubectl.get("deployment", names.deployment("sso"), namespace)
+    assert deployment is not None
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] != image  # still the old one
 
 
 def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
@@ -65,6 +115,13 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     with watch:
         try:
             wait_for("sign-ins before the change", lambda: load.count() >= 20, timeout=60)
+            started = time.monotonic()
+            serving = old_pods(kubectl, namespace)
+            refused(kubectl, namespace, UNPULLABLE, {}, "cannot be pulled", serving)
+            refused(kubectl, namespace, images["to"], REFUSED, "unrecognized feature", serving)
+            preflights = time.monotonic() - started
+            assert not [a for a in list(load.attempts) if not a.ok], "a sign-in failed while preflights ran"
+            print(f"two refused preflights took {preflights:.0f} s")
             kubectl.apply(
                 real_keycloak.keycloak("sso", namespace, images["to"], replicas=1, upgradePolicy=CHECKED)
             )
@@ -114,3 +171,55 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     measured = [e for e in events if e.get("reason") == "DowntimeMeasured"]
     assert len(measured) == 1 and f"{reported} s" in measured[0]["message"], measured
     print(f"recreate {FROM_VERSION} -> {TO_VERSION}: sign-ins failed {seen:.1f} s, operator: {reported} s")
+
+    # Issue 27: autoRevision with tags that name no version, on the same Keycloak (no second one started).
+    started = time.monotonic()
+    cache_cluster_from_the_images_version(kubectl, namespace, images)
+    print(f"tags without a version: {time.monotonic() - started:.0f} s")
+
+
+def cache_cluster_from_the_images_version(kubectl: Kubectl, namespace: str, images: dict[str, str]) -> None:
+    """`:latest` on this node: the kubelet pulls a `:latest` image whatever the node holds (the API server
+    defaults its imagePullPolicy to Always) and no registry answers here, so its preflight says it cannot be
+    pulled and nothing serving moves, though the image is on the node under that name. A tag without a
+    version that the node may use as it is (`custom-build`) passes: the version read from the image's files
+    (26.7.3) names the cache cluster (`sso-v26`), where the tag alone would switch isolation off. The node
+    gives no registry digest for an image it was given rather than pulled (imageID is `sha256:<image ID>`),
+    so the pods run the reference as named: pinning to a digest is covered by unit tests only."""
+    serving = old_pods(kubectl, namespace)
+    refused(kubectl, namespace, images["latest"], BY_IMAGE, "cannot be pulled", serving)
+    kubectl.apply(
+        real_keycloak.keycloak(
+            "sso", namespace, images["custom"], replicas=1, upgradePolicy=CHECKED, **BY_IMAGE
+        )
+    )
+
+    def moved() -> dict | None:
+        status = (kubectl.get("keycloak", "sso", namespace) or {}).get("status") or {}
+        pods = kubectl.list("pods", namespace, selector=f"{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}")
+        ready = [
+            p
+            for p in pods
+            if p["spec"]["containers"][0]["image"] == images["custom"]
+            and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
+        ]
+        settled = status.get("phase") == "Running" and not (status.get("versions") or {}).get("nextVersion")
+        return {"status": status, "pods": ready} if settled and len(ready) == len(pods) == 1 else None
+
+    found = wait_for("the custom-build pod Ready", moved, timeout=600, interval=1)
+    preflight = found["status"]["preflight"]
+    assert (preflight["state"], preflight["image"], preflight["version"]) == (
+        "Passed",
+        images["custom"],
+        TO_VERSION,
+    ), preflight
+    assert not preflight.get("digest"), preflight  # the node resolved no registry digest
+    (pod,) = found["pods"]
+    assert pod["metadata"]["labels"][names.LABEL_CACHE_CLUSTER] == "sso-v26", pod["metadata"]["labels"]
+    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0].get("env", [])}
+    assert env["KC_CACHE_EMBEDDED_CLUSTER_NAME"] == "sso-v26", env
+    (container,) = pod["status"]["containerStatuses"]
+    assert container["imageID"].startswith("sha256:"), container  # an image ID, no repo@digest
+    deployment = kubectl.get("deployment", names.deployment("sso"), namespace)
+    assert deployment is not None
+    assert deployment["metadata"]["annotations"][names.ANNOTATION_IMAGE_VERSION] == TO_VERSION

@@ -267,3 +267,44 @@ def test_the_reconcile_renders_the_canonical_on_its_recorded_copy() -> None:
     (container,) = rendered["spec"]["template"]["spec"]["containers"]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["KC_DB_URL_DATABASE"] == "keycloak_26_7_3"
+
+
+# --- a recreate says there is no way back ------------------------------------------------------------------
+
+MANAGED = {"managed": {"host": "pg", "credentialsSecret": {"name": "pg"}}}
+CNPG = {"cnpg": {"clusterName": "db"}}
+
+
+@pytest.mark.parametrize(
+    ("database", "policy"),
+    [
+        (EXTERNAL, {"strategy": "Recreate"}),
+        (EXTERNAL, {"allowDowntime": True}),  # BlueGreen with no copy: it recreates
+        (MANAGED, {"strategy": "Recreate"}),
+        (CNPG, {"strategy": "Recreate"}),
+    ],
+)
+def test_a_recreate_across_a_migration_says_before_it_starts_that_there_is_no_way_back(
+    database: dict[str, Any], policy: dict[str, Any]
+) -> None:
+    plan = upgrade_plan.for_spec(spec(database, **policy), OLD)
+    assert plan.path == upgrade_plan.RECREATE
+    assert "no way back" in plan.reason and "the old one cannot use it" in plan.reason
+    external = "cannot back up an external database: take a backup of your own" in plan.reason
+    assert external is (database is EXTERNAL)
+    assert ("a recreate takes none" in plan.reason) is (database is not EXTERNAL)
+
+
+@pytest.mark.parametrize(
+    ("image", "policy", "path"),
+    [
+        ("quay.io/keycloak/keycloak:26.7.4", {"strategy": "Recreate"}, upgrade_plan.ROLL),  # no migration
+        (NEW, {"strategy": "Recreate"}, upgrade_plan.NONE),
+        (OLD, {"strategy": "Recreate"}, upgrade_plan.REFUSE),  # a downgrade says why on its own
+        (OLD.replace("26.5.6", "26.7.4"), {"databaseCopy": COPY}, upgrade_plan.BLUE_GREEN_SHARED),
+    ],
+)
+def test_only_a_recreate_says_it(image: str, policy: dict[str, Any], path: str) -> None:
+    s = spec(EXTERNAL, **policy).model_copy(update={"image": image})
+    plan = upgrade_plan.for_spec(s, NEW)
+    assert plan.path == path and "no way back" not in plan.reason

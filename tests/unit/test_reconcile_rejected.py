@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import reconcile
+from keycloak_operator.core import reconcile, spec_problems
 from keycloak_operator.core.common import conditions
 from tests.unit.builders import observed, spec
 
@@ -13,7 +13,7 @@ def rejected_at(generation: int) -> dict[str, Any]:
     condition = {
         "type": conditions.DEGRADED,
         "status": "True",
-        "reason": reconcile.CHILD_REJECTED,
+        "reason": spec_problems.CHILD_REJECTED,
         "message": "Deployment PATCH ...: 422 spec.template.spec.containers[0].env[3].name: Invalid value",
         "lastTransitionTime": "2026-01-01T00:00:00Z",
         "observedGeneration": generation,
@@ -31,7 +31,7 @@ def test_a_refused_generation_is_not_applied_again_and_stays_degraded() -> None:
     assert decision.apply == []
     status = decision.status or rejected_at(3)
     degraded = next(c for c in status["conditions"] if c["type"] == conditions.DEGRADED)
-    assert (degraded["status"], degraded["reason"]) == ("True", reconcile.CHILD_REJECTED)
+    assert (degraded["status"], degraded["reason"]) == ("True", spec_problems.CHILD_REJECTED)
 
 
 def test_a_new_generation_is_tried_again() -> None:

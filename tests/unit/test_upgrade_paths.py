@@ -74,6 +74,10 @@ def test_a_minor_upgrade_in_one_cache_cluster_recreates() -> None:
     assert written is not None and written["spec"]["strategy"]["type"] == "Recreate"
     assert written["spec"]["template"]["metadata"]["labels"][names.LABEL_CACHE_CLUSTER] == "kc-v26"
     assert plan_of(d)["path"] == upgrade_plan.RECREATE
+    # Said before anything stops, in the plan and its event: cnpg takes no backup before a recreate.
+    assert "no way back unless you take a backup first" in plan_of(d)["reason"]
+    (planned,) = [e for e in d.events if e.reason == "UpgradePlanned"]
+    assert "no way back unless you take a backup first" in planned.message
 
 
 @pytest.mark.parametrize("policy", [{}, {"strategy": "BlueGreen", "allowDowntime": True}])

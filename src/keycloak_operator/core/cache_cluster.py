@@ -49,14 +49,17 @@ _MEMBERSHIP = "each pod discovers only the pods of its own cache cluster"
 
 
 def resolve_cache_cluster(
-    keycloak_name: str, isolation: CacheIsolation, image: str
+    keycloak_name: str, isolation: CacheIsolation, image: str, verified: str = ""
 ) -> CacheClusterResolution:
     """The name to render, and how it isolates. Discovery membership (a pod's discovery Service lists only
-    its cache cluster's pods) isolates on every version; Keycloak's name check adds to it from 26.7."""
-    resolved = _resolve(keycloak_name, isolation, image)
+    its cache cluster's pods) isolates on every version; Keycloak's name check adds to it from 26.7.
+    `verified`: the version the image's preflight read from its files (ADR 0024), which wins over the tag;
+    without one the tag is all there is (seed 000's rule: no version in it, no autoRevision)."""
+    proved = parse_semver(verified) if verified else None
+    resolved = _resolve(keycloak_name, isolation, image, proved)
     if not resolved.isolated:
         return resolved
-    version = release_of(image)
+    version = proved or release_of(image)
     since = line_text(NAME_HONOURED_SINCE)
     if isolation.stack_in_use == "jdbc-ping":
         return _by_database(resolved, version, image)
@@ -103,13 +106,17 @@ def _by_database(
     return CacheClusterResolution(resolved.name, resolved.source, False, why, True)
 
 
-def _resolve(keycloak_name: str, isolation: CacheIsolation, image: str) -> CacheClusterResolution:
+def _resolve(
+    keycloak_name: str, isolation: CacheIsolation, image: str, proved: SemVer | None = None
+) -> CacheClusterResolution:
     if isolation.cluster_name:
         # The CRD pattern already makes it a label value; label_value leaves such a value as it is.
         return _isolated(isolation.cluster_name, "clusterName")
     if not (isolation.auto_revision or isolation.auto_suffix):
         return CacheClusterResolution(None, "none", False)
     source: Source = "autoRevision" if isolation.auto_revision else "autoSuffix"
+    if source == "autoRevision" and proved is not None:
+        return _isolated(f"{keycloak_name}-v{proved.major}", source)
     ref = parse_image(image)
     if isinstance(ref, ImageParseError):
         return _disabled(source, f"image {image!r} does not parse ({ref.message})")

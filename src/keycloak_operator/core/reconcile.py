@@ -22,11 +22,13 @@ from keycloak_operator.core import (
     durations,
     ingress,
     ingress_policy,
-    keycloak_config,
     monitoring,
     network_policy,
+    preflight,
+    preflight_gate,
     rollout,
     scheduling,
+    spec_problems,
     status,
     upgrade_plan,
     versions,
@@ -40,6 +42,7 @@ from keycloak_operator.models.keycloak import (
     DatabaseStatus,
     KeycloakSpec,
     KeycloakStatus,
+    PreflightStatus,
     UpgradePlanStatus,
 )
 
@@ -67,6 +70,8 @@ class Observed:
     existing_config_maps: frozenset[str] = frozenset()  # of those the spec references
     # The compatibility check for the image change at hand, when one is wanted (core/compatibility_check).
     compatibility: compatibility_check.Answer = field(default_factory=compatibility_check.Answer)
+    # The preflight of the image change at hand (core/preflight): what its Job and pod say.
+    preflight: preflight.Answer = field(default_factory=preflight.Answer)
     # Facts about the cluster and the operator, observed by the shell: whether the cluster serves the
     # ServiceMonitor kind (asked only when one is wanted), and the namespace the operator runs in (None
     # outside a cluster).
@@ -101,71 +106,6 @@ def admin_secret_name(owner: children.Owner, spec: KeycloakSpec) -> str:
     return spec.admin_secret.name if spec.admin_secret is not None else names.admin_secret(owner.name)
 
 
-CHILD_REJECTED = "ChildRejected"
-
-
-def rejected_child(previous: KeycloakStatus, generation: int) -> conditions.Wanted | None:
-    """The API server refused a child made from this very generation of the spec (the shell records it as a
-    Degraded condition): applying again could only be refused again, so nothing is applied until the spec
-    changes."""
-    old = conditions.find(previous.conditions, conditions.DEGRADED)
-    if old is None or old.reason != CHILD_REJECTED or old.observed_generation != generation:
-        return None
-    return conditions.Wanted(conditions.DEGRADED, "True", CHILD_REJECTED, old.message)
-
-
-def _problems(
-    spec: KeycloakSpec, observed: Observed, owner: children.Owner, secret: str
-) -> list[conditions.Wanted]:
-    """What only the operator can judge; any of these blocks rolling pods that could not start."""
-    problems = []
-    generation = int(observed.keycloak["metadata"].get("generation", 0))
-    rejected = rejected_child(stored_status(observed.keycloak), generation)
-    if rejected is not None:
-        problems.append(rejected)
-    generated = spec.admin_secret is None
-    missing = [
-        s
-        for s in keycloak_config.referenced_secrets(spec, secret)
-        if s not in observed.existing_secrets and not (generated and s == secret)
-    ]
-    if missing:
-        problems.append(
-            conditions.Wanted(
-                conditions.DEGRADED,
-                "True",
-                "SecretNotFound",
-                f"Secret(s) {', '.join(sorted(missing))} not found in namespace {owner.namespace}; "
-                "pods are not rolled until they exist",
-            )
-        )
-    missing_maps = [
-        m for m in keycloak_config.referenced_config_maps(spec) if m not in observed.existing_config_maps
-    ]
-    if missing_maps:
-        problems.append(
-            conditions.Wanted(
-                conditions.DEGRADED,
-                "True",
-                "ConfigMapNotFound",
-                f"ConfigMap(s) {', '.join(sorted(missing_maps))} not found in namespace {owner.namespace}; "
-                "pods are not rolled until they exist",
-            )
-        )
-    reserved = keycloak_config.reserved_env_conflicts(spec)
-    if reserved:
-        problems.append(
-            conditions.Wanted(
-                conditions.DEGRADED,
-                "True",
-                "ReservedEnv",
-                f"spec sets {', '.join(reserved)}, which the operator manages; remove them (the spec has a "
-                "field for each)",
-            )
-        )
-    return problems
-
-
 def _stalled(observed: Observed, pending_version: str) -> conditions.Wanted | None:
     """The Deployment controller gave up waiting for the new pods (progressDeadlineSeconds)."""
     dep = observed.deployment
@@ -193,12 +133,14 @@ def render_deployment(
     green: bool = False,
     recreate: bool = False,
     database: str = "",
+    proof: PreflightStatus | None = None,
 ) -> dict[str, Any]:
     """The Deployment for `spec` running `image` on `track` (on `database`, empty: the spec's); green and
-    canonical share one pod template."""
-    cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
+    canonical share one pod template. `proof`: what the image's preflight found (it pins the digest)."""
+    verified = preflight_gate.verified_version(proof, image)
+    cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image, verified)
     spec = database_copy.with_database(spec, database)
-    return children.deployment(
+    rendered = children.deployment(
         children.WorkloadInputs(
             owner=owner,
             spec=spec.model_copy(update={"image": image}),
@@ -211,6 +153,7 @@ def render_deployment(
             progress_deadline_seconds=max(1, int(durations.parse(spec.upgrade_policy.rollout_timeout))),
         )
     )
+    return preflight_gate.pin(rendered, proof, image)
 
 
 def decide(
@@ -232,6 +175,8 @@ def decide(
     observed = _own_children(observed, owner)
     generation = int(observed.keycloak["metadata"].get("generation", 0))
     previous = stored_status(observed.keycloak)
+    pre = observed.preflight
+    proof = preflight_gate.record(previous.preflight, pre, spec.image)
     canonical = observed.deployment
     in_flight = bg.in_flight(blue_green)
     kept = bg.blue_kept(blue_green, canonical)
@@ -244,11 +189,20 @@ def decide(
         track,
         database_copy.running_database(canonical, spec.database.tier),
     )
-    cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image)
+    cache = resolve_cache_cluster(
+        owner.name, spec.cache_isolation, image, preflight_gate.verified_version(proof, image)
+    )
     # The Secrets the pods will use: on a promoted cnpg copy, the copy's, not the original Cluster's (which
     # the user may delete once it is no longer a way back).
     serving_spec = database_copy.with_database(spec, database.name)
-    problems = _problems(serving_spec, observed, owner, admin_secret_name(owner, spec))
+    problems = spec_problems.problems(
+        serving_spec,
+        observed.keycloak,
+        observed.existing_secrets,
+        observed.existing_config_maps,
+        owner,
+        admin_secret_name(owner, spec),
+    )
     # While blue serves an image the spec no longer names (an upgrade in flight, blue kept, a failed
     # upgrade), blue stays exactly as it was rolled out. Rendered from the new spec it would restart the
     # pods serving every sign-in, with settings meant for green (a new cache cluster name even recreates
@@ -264,10 +218,16 @@ def decide(
     # Keycloak's own compatibility check has not answered for this change: nothing moves until it does.
     checking = False
     if canonical is not None and not kept and (just_started or not (blue_frozen or in_flight)):
-        checking = check.pending
-        plan = None if checking else upgrade_plan.for_deployment(spec, owner.name, canonical, check.exit)
+        checking = check.pending or pre.holds
+        verified = preflight_gate.verified_version(proof, spec.image)
+        plan = (
+            None
+            if checking
+            else upgrade_plan.for_deployment(spec, owner.name, canonical, check.exit, verified)
+        )
         if plan is not None and plan.path == upgrade_plan.REFUSE:
             problems.append(conditions.Wanted(conditions.DEGRADED, "True", "UpgradeRefused", plan.reason))
+    problems.extend(p for p in [preflight_gate.problem(pre, proof)] if p is not None)
     blue_cache = rollout.cache_cluster_of(canonical) if blue_frozen and canonical is not None else cache.name
 
     # nextVersion is recorded with this pass's status, which the shell writes before any child.
@@ -300,6 +260,7 @@ def decide(
         _reconcile_child(child, existing, owner, writes, removals)
     rendered: dict[str, Any] | None = None
     may_render = (not blue_frozen and not checking) if canonical is not None else not (in_flight or kept)
+    may_render = may_render and not pre.holds
     if not problems and may_render and not (blue_green is not None and blue_green.state == bg.PROMOTING):
         # The canonical Deployment carries the version it runs: the spec's, or the last one while blue serves.
         version = observed.version if image == spec.image else previous.versions.current_version
@@ -312,6 +273,7 @@ def decide(
             recreate=rollout.use_recreate(canonical, cache.name, spec.cache_isolation.stack_in_use)
             or (plan is not None and plan.path == upgrade_plan.RECREATE),
             database=database.name,
+            proof=proof,
         )
         # The Deployment goes first: with Recreate its old pods stop before a discovery selector moves on.
         if drift.needs_apply(desired, canonical):
@@ -332,7 +294,7 @@ def decide(
     existing_policies = {p["metadata"]["name"]: p for p in observed.network_policies}
     for name in sorted({names.network_policy(owner.name, t) for t in names.TRACKS}):
         _reconcile_child(policies.get(name), existing_policies.get(name), owner, writes, removals)
-    if rejected_child(previous, generation) is not None:
+    if spec_problems.rejected_child(previous, generation) is not None:
         writes, removals = [], []
     stalled = _stalled(observed, slots.next_version)
     if stalled is not None:
@@ -356,14 +318,21 @@ def decide(
     planned = previous.upgrade_plan
     create: list[dict[str, Any]] = []
     checked = compatibility_check.describe(check.job, check.exit) if check.job else ""
+    if pre.state == "pending" and not pre.exists:
+        target = render_deployment(
+            owner, spec, image=spec.image, track=track, version=observed.version, database=database.name
+        )
+        create.append(preflight.job(owner, target, pre.job, rollout.version_of(canonical or {})))
+        events.append(Event("Normal", "PreflightStarted", f"Job {pre.job} proves {spec.image} first"))
     if checking and canonical is not None:
         planned = UpgradePlanStatus(
             from_image=rollout.image_of(canonical),
             to_image=spec.image,
-            reason="waiting for Keycloak's compatibility check before choosing a path",
+            reason=preflight_gate.waiting_reason(pre)
+            or "waiting for Keycloak's compatibility check before choosing a path",
             compatibility_check=checked,
         )
-        if not check.exists:
+        if check.pending and not check.exists:
             desired = render_deployment(
                 owner, spec, image=spec.image, track=track, version=observed.version, database=database.name
             )
@@ -395,6 +364,9 @@ def decide(
         and (before is None or (before.status, before.reason) != ("False", monitored.reason))
     ):
         events.append(Event("Warning", monitoring.UNAVAILABLE, monitored.message))
+    events.extend(
+        Event("Warning", f.reason, f.message) for f in preflight_gate.findings(previous.preflight, proof)
+    )
     if cache.warning and previous.cache_cluster.reason != cache.reason:
         events.append(Event("Warning", "CacheIsolationDisabled", cache.reason))
     # Whatever this pass (or the upgrade machine's actions) would write under a name another owner holds is
@@ -405,6 +377,7 @@ def decide(
         {child_ownership.key(o) for o in [*writes, *removals, *create]} | machine_writes | {wanted_login}
     )
     refused = (foreign & touched) | ({("Job", check.job)} if check.foreign else set())
+    refused |= {("Job", pre.job)} if pre.state == "foreign" else set()
     writes = child_ownership.allowed(writes, refused)
     removals = child_ownership.allowed(removals, refused)
     create = child_ownership.allowed(create, refused)
@@ -449,7 +422,7 @@ def decide(
     if previous.database is not None:
         database_status = recorded
     new_status = new.model_copy(
-        update={"versions": slots, "upgrade_plan": planned, "database": database_status}
+        update={"versions": slots, "upgrade_plan": planned, "database": database_status, "preflight": proof}
     ).wire()
     changed = new_status != previous.wire() or not observed.keycloak.get("status")
     secret = admin_secret_name(owner, spec)

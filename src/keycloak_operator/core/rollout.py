@@ -18,8 +18,19 @@ def _template(deployment: dict[str, Any]) -> dict[str, Any]:
 
 
 def image_of(deployment: dict[str, Any]) -> str:
+    """The image as the spec named it: a Deployment pinned to the digest its preflight resolved says the
+    reference it was pinned from (ADR 0024); otherwise its container's image."""
+    annotations = deployment.get("metadata", {}).get("annotations", {}) or {}
+    if annotations.get(names.ANNOTATION_IMAGE):
+        return str(annotations[names.ANNOTATION_IMAGE])
     containers = _template(deployment).get("spec", {}).get("containers", [])
     return str(containers[0].get("image", "")) if containers else ""
+
+
+def image_version_of(deployment: dict[str, Any]) -> str:
+    """The Keycloak version its preflight read from the image ("" when none did)."""
+    annotations = deployment.get("metadata", {}).get("annotations", {}) or {}
+    return str(annotations.get(names.ANNOTATION_IMAGE_VERSION, ""))
 
 
 def cache_cluster_of(deployment: dict[str, Any]) -> str | None:

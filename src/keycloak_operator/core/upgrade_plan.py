@@ -34,7 +34,7 @@ from typing import Any, Final, Literal
 
 from keycloak_operator.core import database_copy, rollout
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
-from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, release_of
+from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver, release_of
 from keycloak_operator.core.releases import (
     JDBC_PING_NAME_CHECK_SINCE,
     NAME_HONOURED_SINCE,
@@ -77,6 +77,9 @@ class PlanInput:
     check_exit: int | None = None  # `kc.sh update-compatibility check` with the wanted image, when it ran
     jdbc_ping: bool = False  # the pods find each other through the database (cacheIsolation.stack)
     green_renamed: bool = False  # green's cache cluster name would differ from the running pods'
+    # The releases read from the images' files by their preflights (ADR 0024): they win over the tags.
+    running_release: str = ""
+    wanted_release: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,11 +105,11 @@ def _repository(image: str) -> str | None:
     return None if isinstance(ref, ImageParseError) else ref.name
 
 
-def _pair(running: str, wanted: str) -> _Pair:
+def _pair(running: str, wanted: str, running_release: str = "", wanted_release: str = "") -> _Pair:
     old_repo = _repository(running)
-    return _Pair(
-        release_of(running), release_of(wanted), old_repo is not None and old_repo == _repository(wanted)
-    )
+    old = parse_semver(running_release) if running_release else release_of(running)
+    new = parse_semver(wanted_release) if wanted_release else release_of(wanted)
+    return _Pair(old, new, old_repo is not None and old_repo == _repository(wanted))
 
 
 def _release(v: SemVer) -> str:
@@ -179,7 +182,7 @@ def _name_checked(given: PlanInput, p: _Pair) -> bool:
 def plan(given: PlanInput) -> Plan:
     if given.running_image == given.wanted_image:
         return Plan(NONE, "the running image is the wanted one", True)
-    pair = _pair(given.running_image, given.wanted_image)
+    pair = _pair(given.running_image, given.wanted_image, given.running_release, given.wanted_release)
     backwards = _downgrade(pair)
     if backwards is not None:
         return Plan(REFUSE, backwards, False)
@@ -227,7 +230,11 @@ def plan(given: PlanInput) -> Plan:
 
 
 def for_deployment(
-    spec: KeycloakSpec, keycloak_name: str, running: dict[str, Any], check_exit: int | None = None
+    spec: KeycloakSpec,
+    keycloak_name: str,
+    running: dict[str, Any],
+    check_exit: int | None = None,
+    wanted_release: str = "",
 ) -> Plan:
     """The plan for moving the pods of Deployment `running` to `spec`: for_spec, knowing whether the
     running pods write jdbc-ping discovery rows and whether green would use another cluster name than
@@ -238,7 +245,15 @@ def for_deployment(
         rollout.cache_cluster_of(running), running_image
     )
     blue_jdbc_ping = rollout.cache_stack_of(running) == "jdbc-ping"
-    return for_spec(spec, running_image, check_exit, green_renamed=renamed, blue_jdbc_ping=blue_jdbc_ping)
+    return for_spec(
+        spec,
+        running_image,
+        check_exit,
+        green_renamed=renamed,
+        blue_jdbc_ping=blue_jdbc_ping,
+        running_release=rollout.image_version_of(running),
+        wanted_release=wanted_release,
+    )
 
 
 def _name_in_use(rendered: str | None, image: str) -> str:
@@ -257,6 +272,8 @@ def for_spec(
     *,
     green_renamed: bool = False,
     blue_jdbc_ping: bool | None = None,
+    running_release: str = "",
+    wanted_release: str = "",
 ) -> Plan:
     """The plan for moving the pods running `running_image` to `spec`'s image under `spec`'s policy.
 
@@ -266,7 +283,7 @@ def for_spec(
     `check_exit`: the compatibility check's answer for this change (core/compatibility_check.py), if any.
     """
     policy = spec.upgrade_policy
-    return plan(
+    planned = plan(
         PlanInput(
             running_image,
             spec.image,
@@ -279,8 +296,27 @@ def for_spec(
             jdbc_ping=spec.cache_isolation.stack_in_use == "jdbc-ping"
             and (blue_jdbc_ping if blue_jdbc_ping is not None else True),
             green_renamed=green_renamed,
+            running_release=running_release,
+            wanted_release=wanted_release,
         )
     )
+    if planned.path != RECREATE:
+        return planned
+    return Plan(planned.path, planned.reason + no_way_back(spec), planned.compatible)
+
+
+def no_way_back(spec: KeycloakSpec) -> str:
+    """Said before a recreate (in the plan, so in status.upgradePlan.reason and the UpgradePlanned event):
+    across a schema migration only a backup taken before it leads back, and the operator takes none before
+    a recreate; on the external tier it cannot take one at all (blue-green's pre-upgrade backup is the
+    cnpg and managed tiers' only)."""
+    after = "once the new release has migrated the schema the old one cannot use it"
+    if spec.database.external is not None:
+        return (
+            f"; no way back: {after}, and the operator cannot back up an external database: take a backup "
+            "of your own before this upgrade"
+        )
+    return f"; no way back unless you take a backup first: {after}, and a recreate takes none"
 
 
 def first_creation() -> Plan:
@@ -322,16 +358,20 @@ def measured(
     return ""
 
 
-def summary(p: Plan, running_image: str, wanted_image: str, check: str = "", last: str = "") -> str:
-    """What `keycloak-operator plan` prints: the path, what it means for sign-ins, and why; Keycloak's own
-    compatibility check (`check`) and the figure the same path measured last time (`last`) when known."""
+def summary(
+    p: Plan, running_image: str, wanted_image: str, check: str = "", last: str = "", proved: str = ""
+) -> str:
+    """What `keycloak-operator plan` prints: the path, what it means for sign-ins, and why; the image's
+    preflight (`proved`, core/preflight.for_plan), Keycloak's own compatibility check (`check`) and the
+    figure the same path measured last time (`last`) when known."""
     rows = [
         ("running", running_image or "-"),
         ("wanted", wanted_image),
+        ("preflight", proved),
         ("check", check),
         ("path", p.path),
         ("effect", _WHAT_HAPPENS[p.path]),
         ("why", p.reason),
         ("measured", last),
     ]
-    return "\n".join(f"{label:<8} {value}" for label, value in rows if value)
+    return "\n".join(f"{label:<9} {value}" for label, value in rows if value)

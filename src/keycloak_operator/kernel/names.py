@@ -50,6 +50,9 @@ LABEL_TRACK = f"{GROUP}/track"
 # The version string (see core/versions.py) a Deployment was last rendered for; on the object, not the pod
 # template, so a version change that does not touch the pods does not restart them.
 ANNOTATION_VERSION = f"{GROUP}/version"
+# On a Deployment pinned to a digest (ADR 0024): the reference the spec named, and the version read from it.
+ANNOTATION_IMAGE = f"{GROUP}/image"
+ANNOTATION_IMAGE_VERSION = f"{GROUP}/image-version"
 
 COMPONENT_SERVER = "server"
 COMPONENT_DISCOVERY = "discovery"

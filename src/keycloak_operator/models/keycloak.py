@@ -514,6 +514,21 @@ class UpgradePlanStatus(CrdModel):
     )
 
 
+class PreflightStatus(CrdModel):
+    """What the preflight of the last image change found (docs/guide/upgrades.md, ADR 0024)."""
+
+    job: str = Field(default="", description="The preflight Job of this change.")
+    image: str = Field(default="", description="The image it proved, as the spec names it.")
+    state: str = Field(default="", description="Pending, Passed or Failed.")
+    version: str = Field(
+        default="", description="The Keycloak version read from the image's files (not from its tag)."
+    )
+    digest: str = Field(
+        default="", description="The manifest digest the node resolved for the image (sha256:...), if any."
+    )
+    message: str = Field(default="", description="What it found, or what failed.")
+
+
 class DatabaseStatus(CrdModel):
     """Which database the pods use when an upgrade gave green a copy (the spec keeps the name you wrote)."""
 
@@ -585,3 +600,4 @@ class KeycloakStatus(CrdModel):
     database: DatabaseStatus | None = None
     blue_green: BlueGreenStatus | None = None
     upgrade_plan: UpgradePlanStatus | None = None
+    preflight: PreflightStatus | None = None

@@ -158,10 +158,18 @@ PERMISSIONS: tuple[Permission, ...] = (
         "the snapshot before a managed-tier blue-green upgrade",
     ),
     Permission(
+        "",
+        "pods",
+        ("list",),
+        "the preflight Job's pod, listed by its job-name label: the digest the node resolved, a failing "
+        "pull and the preflight's report are only in a pod's status",
+    ),
+    Permission(
         "batch",
         "jobs",
         ("get", "create"),
-        "Keycloak's compatibility check before an upgrade, and the database copy for green (BlueGreenCopy)",
+        "the preflight of every image change, Keycloak's compatibility check before an upgrade, and the "
+        "database copy for green (BlueGreenCopy)",
     ),
     Permission(
         "kopf.dev",

@@ -106,6 +106,7 @@ CNPG_BACKUPS = Resource("postgresql.cnpg.io", "v1", "backups")
 CNPG_CLUSTERS = Resource("postgresql.cnpg.io", "v1", "clusters")
 VOLUME_SNAPSHOTS = Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots")
 JOBS = Resource("batch", "v1", "jobs")
+PODS = Resource("", "v1", "pods")
 
 _BY_KIND = {
     ("apps/v1", "Deployment"): DEPLOYMENTS,

@@ -21,8 +21,11 @@ from keycloak_operator.core import (
     ingress_policy,
     keycloak_config,
     monitoring,
+    preflight,
+    preflight_gate,
     reconcile,
     rollout,
+    spec_problems,
     versions,
 )
 from keycloak_operator.core.bluegreen import writes
@@ -40,6 +43,7 @@ from keycloak_operator.shell.kube import (
     KEYCLOAKS,
     NETWORK_POLICIES,
     POD_DISRUPTION_BUDGETS,
+    PODS,
     SECRETS,
     SERVICE_MONITORS,
     SERVICES,
@@ -85,6 +89,7 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         existing_config_maps=frozenset(maps),
         version=version,
         compatibility=await _compatibility(kube, keycloak, spec, canonical, version),
+        preflight=await preflight_answer(kube, keycloak, spec, canonical, version),
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
         service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
@@ -104,6 +109,26 @@ async def _compatibility(
     owner = reconcile.owner_of(keycloak)
     job = compatibility_check.job_name(owner.name, rollout.version_of(canonical), version)
     return compatibility_check.answer(job, await kube.get(JOBS, owner.namespace, job), owner)
+
+
+async def preflight_answer(
+    kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, canonical: dict[str, Any] | None, version: str
+) -> preflight.Answer:
+    """The preflight of the image change at hand: its answer as recorded in status once passed, else read
+    from its Job and the Job's pod (the only place the resolved digest, a failing pull and the report are)."""
+    running = rollout.image_of(canonical) if canonical is not None else ""
+    if not preflight.wanted(running, spec.image, preflight_gate.needs_version(spec)):
+        return preflight.Answer()
+    owner = reconcile.owner_of(keycloak)
+    job = preflight.job_name(owner.name, rollout.version_of(canonical or {}), version)
+    recorded = preflight_gate.from_record(job, reconcile.stored_status(keycloak).preflight, spec.image)
+    if recorded is not None:
+        return recorded
+    obj = await kube.get(JOBS, owner.namespace, job)
+    pods = []
+    if obj is not None and owner.owns(obj):
+        pods = await kube.list(PODS, owner.namespace, label_selector=f"{preflight.JOB_NAME_LABEL}={job}")
+    return preflight.answer(job, obj, pods, owner, dt.datetime.now(dt.UTC))
 
 
 async def reconcile_once(
@@ -135,14 +160,15 @@ async def reconcile_once(
             observed.public_service,
             green,
             stored,
-            observed.compatibility,
+            _hold(observed.compatibility, observed.preflight),
         )
         step = bg.step(stored, world, dt.datetime.now(dt.UTC))
         observed = dataclasses.replace(
             observed, green=green.deployment, green_discovery_service=green.discovery_service
         )
     owner = reconcile.owner_of(keycloak)
-    machine = writes.touched(step.actions, owner, spec, operator_namespace()) if step else frozenset()
+    proof = preflight_gate.record(reconcile.stored_status(keycloak).preflight, observed.preflight, spec.image)
+    machine = writes.touched(step.actions, owner, spec, operator_namespace(), proof) if step else frozenset()
     decision = reconcile.decide(
         spec,
         observed,
@@ -185,7 +211,7 @@ async def reconcile_once(
                 raise
             # The API server refuses what the spec made (a value it validates and the CRD cannot): the user
             # must change the spec, so say so on the Keycloak instead of retrying the same object forever.
-            await _report_degraded(kube, keycloak, reconcile.CHILD_REJECTED, f"{obj['kind']} {e}")
+            await _report_degraded(kube, keycloak, spec_problems.CHILD_REJECTED, f"{obj['kind']} {e}")
             return None
         log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
     for obj in decision.delete:
@@ -197,16 +223,25 @@ async def reconcile_once(
             log.info("created %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
     if step is not None:
         for action in step.actions:
-            await upgrade.perform(kube, keycloak, spec, action)
+            await upgrade.perform(kube, keycloak, spec, action, proof)
     if decision.revision is not None:
         await kube.create(decision.revision)  # already there after a restart: fine, it is the same spec
     upgrade_events = [Event(e.type, e.reason, e.message) for e in step.events] if step else []
     for event in [*upgrade_events, *decision.events]:
         await events.post(kube, keycloak, event)
     wait = step.requeue_after if step else None
-    if observed.compatibility.pending:  # Jobs are not watched: look again soon for the check's answer
-        wait = min(wait, CHECK_POLL_S) if wait is not None else CHECK_POLL_S
+    # Jobs are not watched: look again soon for the check's or the preflight's answer (or a pull recovering).
+    polls = [CHECK_POLL_S] if observed.compatibility.pending else []
+    polls += [preflight_gate.poll_after(observed.preflight)] if observed.preflight.holds else []
+    if polls:
+        wait = min([wait, *polls]) if wait is not None else min(polls)
     return wait
+
+
+def _hold(check: compatibility_check.Answer, found: preflight.Answer) -> compatibility_check.Answer:
+    """What the upgrade machine is told of the checks: while the preflight holds the change, a check that
+    has not answered, so the machine gives it no path and stays at rest (shell/upgrade._path)."""
+    return compatibility_check.Answer(found.job) if found.holds else check
 
 
 async def _report_degraded(kube: Kube, keycloak: dict[str, Any], reason: str, message: str) -> None:

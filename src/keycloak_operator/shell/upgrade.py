@@ -21,7 +21,7 @@ from keycloak_operator.core import discovery as dsc
 from keycloak_operator.core.bluegreen import writes
 from keycloak_operator.core.reconcile import canonical_database, owner_of
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec, PreflightStatus
 from keycloak_operator.shell.kube import (
     CNPG_BACKUPS,
     CNPG_CLUSTERS,
@@ -121,7 +121,13 @@ async def observe(
     )
 
 
-async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, action: bg.Action) -> None:
+async def perform(
+    kube: Kube,
+    keycloak: dict[str, Any],
+    spec: KeycloakSpec,
+    action: bg.Action,
+    proof: PreflightStatus | None = None,
+) -> None:
     owner = owner_of(keycloak)
     ns, name = owner.namespace, owner.name
     log.info("blue-green %s/%s: %s", ns, name, action)
@@ -142,7 +148,7 @@ async def perform(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, acti
         case _:
             # Every other action writes or deletes children, listed by the pure core (bluegreen/writes),
             # each only over nothing or over this Keycloak's own object.
-            for obj in writes.applied(action, owner, spec, operator_namespace()):
+            for obj in writes.applied(action, owner, spec, operator_namespace(), proof):
                 await _apply(kube, owner, obj)
             uid = action.uid if isinstance(action, bg.DeleteBlue | bg.OrphanGreen) else None
             for kind, child in writes.deleted(action, name):

@@ -10,31 +10,44 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from keycloak_operator.core import child_ownership, children, network_policy
+from keycloak_operator.core import child_ownership, children, network_policy, preflight_gate
 from keycloak_operator.core.bluegreen import model as bg
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.reconcile import render_deployment
 from keycloak_operator.core.versions import version_of
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
 
 
 def applied(
-    action: bg.Action, owner: children.Owner, spec: KeycloakSpec, operator_namespace: str | None
+    action: bg.Action,
+    owner: children.Owner,
+    spec: KeycloakSpec,
+    operator_namespace: str | None,
+    proof: PreflightStatus | None = None,
 ) -> list[dict[str, Any]]:
-    """What `action` applies, in order (server-side apply, with force)."""
+    """What `action` applies, in order (server-side apply, with force). `proof`: the wanted image's
+    preflight (core/preflight_gate): green runs the digest it resolved, as the canonical pods then do."""
     match action:
         case bg.ApplyGreen(image=image, track=track, database=database, apart=apart):
             # The version is the spec's as written: which database the pods use is status, not spec.
             version = version_of(spec.model_copy(update={"image": image})).format()
-            cluster = resolve_cache_cluster(owner.name, spec.cache_isolation, image).name
+            verified = preflight_gate.verified_version(proof, image)
+            cluster = resolve_cache_cluster(owner.name, spec.cache_isolation, image, verified).name
             # Green's NetworkPolicy before green's pods: they start inside their own cache cluster's policy.
             # The reconcile keeps it from then on, while green's Deployment exists.
             policy = network_policy.policy(
                 spec, owner, track=track, cache_cluster=cluster, operator_namespace=operator_namespace
             )
             green = render_deployment(
-                owner, spec, image=image, track=track, version=version, green=True, database=database
+                owner,
+                spec,
+                image=image,
+                track=track,
+                version=version,
+                green=True,
+                database=database,
+                proof=proof,
             )
             return [
                 *([policy] if policy is not None else []),
@@ -49,7 +62,9 @@ def applied(
         case bg.AdoptAsCanonical(image=image, track=track, database=database):
             version = version_of(spec.model_copy(update={"image": image})).format()
             return [
-                render_deployment(owner, spec, image=image, track=track, version=version, database=database)
+                render_deployment(
+                    owner, spec, image=image, track=track, version=version, database=database, proof=proof
+                )
             ]
         case _:
             return []
@@ -69,12 +84,16 @@ def deleted(action: bg.Action, keycloak: str) -> list[child_ownership.Key]:
 
 
 def touched(
-    actions: Iterable[bg.Action], owner: children.Owner, spec: KeycloakSpec, operator_namespace: str | None
+    actions: Iterable[bg.Action],
+    owner: children.Owner,
+    spec: KeycloakSpec,
+    operator_namespace: str | None,
+    proof: PreflightStatus | None = None,
 ) -> frozenset[child_ownership.Key]:
     """Every child name `actions` apply or delete (their creations, of backups and copies, never write over
     an object: a create under a taken name is refused by the API server)."""
     keys: set[child_ownership.Key] = set()
     for action in actions:
-        keys.update(child_ownership.key(o) for o in applied(action, owner, spec, operator_namespace))
+        keys.update(child_ownership.key(o) for o in applied(action, owner, spec, operator_namespace, proof))
         keys.update(deleted(action, owner.name))
     return frozenset(keys)
