@@ -428,7 +428,7 @@ class KeycloakSpec(CrdModel):
     )
     unsupported: UnsupportedSpec | None = Field(
         default=None,
-        description="UNSUPPORTED escape hatches (docs/adr/0024): no guarantee across operator versions.",
+        description="UNSUPPORTED escape hatches (docs/adr/0025): no guarantee across operator versions.",
     )
     realm_namespaces: list[pt.NamespaceName] = pt.namespace_list(
         "Namespaces allowed to declare KeycloakRealms on this Keycloak, besides its own."

@@ -1,4 +1,4 @@
-"""`spec.unsupported.podTemplate`: the escape hatch for a pod setting no field has yet (docs/adr/0024).
+"""`spec.unsupported.podTemplate`: the escape hatch for a pod setting no field has yet (docs/adr/0025).
 
 Merged last into the pod template, but only at the keys listed here: every other key is refused with its
 path named, so it can never change what cache isolation, upgrades or the operator's selectors depend on (the
