@@ -92,6 +92,8 @@ def test_the_job_carries_pull_secrets_service_account_and_node_affinity_but_not_
     template = desired["spec"]["template"]["spec"]
     template["imagePullSecrets"] = [{"name": "regcred"}]
     template["serviceAccountName"] = "kc-sa"
+    template["runtimeClassName"] = "gvisor"
+    template["schedulerName"] = "bin-packer"
     template["containers"][0]["imagePullPolicy"] = "Never"
     template["affinity"] = {
         "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}},
@@ -100,6 +102,7 @@ def test_the_job_carries_pull_secrets_service_account_and_node_affinity_but_not_
     pod_spec = pf.job(OWNER, desired, JOB, "v")["spec"]["template"]["spec"]
     assert pod_spec["imagePullSecrets"] == [{"name": "regcred"}]
     assert pod_spec["serviceAccountName"] == "kc-sa"
+    assert (pod_spec["runtimeClassName"], pod_spec["schedulerName"]) == ("gvisor", "bin-packer")
     assert pod_spec["containers"][0]["imagePullPolicy"] == "Never"
     assert pod_spec["affinity"] == {"nodeAffinity": template["affinity"]["nodeAffinity"]}
 

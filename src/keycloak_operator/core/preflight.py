@@ -109,6 +109,9 @@ def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) 
         "imagePullSecrets",
         "serviceAccountName",
         "priorityClassName",
+        # From spec.unsupported.podTemplate: where and how the pods may run (a runtime class, a scheduler).
+        "runtimeClassName",
+        "schedulerName",
     )
     pod_spec: dict[str, Any] = {
         "containers": [container],
