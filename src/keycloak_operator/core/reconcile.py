@@ -28,6 +28,7 @@ from keycloak_operator.core import (
     preflight_gate,
     rollout,
     scheduling,
+    service_policy,
     spec_problems,
     status,
     upgrade_plan,
@@ -167,7 +168,9 @@ def decide(
 ) -> Decision:
     """`blue_green` is the upgrade machine's status after this pass's step (None when never used);
     `machine_writes` the children its actions of this pass write or delete (bluegreen/writes.touched);
-    `allowed_ingress` what the installation lets spec.ingress ask for."""
+    `allowed_ingress` what the installation lets spec.ingress and spec.service ask for."""
+    service_refused = service_policy.refusal(spec, allowed_ingress)
+    spec = service_policy.within(spec, service_refused)
     owner = owner_of(observed.keycloak)
     # Objects under this Keycloak's child names that it did not make: the decision below sees only its own
     # children, and whatever it would write under one of those names is dropped at the end.
@@ -302,6 +305,10 @@ def decide(
     if ingress_refused is not None:  # after the pods were rendered: it holds back only the Ingress
         problems.append(
             conditions.Wanted(conditions.DEGRADED, "True", ingress_policy.REASON, ingress_refused.message)
+        )
+    if service_refused is not None:  # the Service serves without the refused settings
+        problems.append(
+            conditions.Wanted(conditions.DEGRADED, "True", service_policy.REASON, service_refused.message)
         )
 
     serving = observed.green if kept else canonical

@@ -25,6 +25,7 @@ from keycloak_operator.core import (
     preflight_gate,
     reconcile,
     rollout,
+    service_policy,
     spec_problems,
     versions,
 )
@@ -148,6 +149,8 @@ async def reconcile_once(
         await _report_degraded(kube, keycloak, "InvalidSpec", fields)
         return None
     observed = await observe(kube, keycloak, spec)
+    # The upgrade machine renders the public Service too: as the installation lets it be (decide reports).
+    allowed = service_policy.within(spec, service_policy.refusal(spec, allowed_ingress))
     stored = reconcile.stored_status(keycloak).blue_green  # read back from the stored object, every pass
     step = None
     if upgrade.wanted(spec, stored):
@@ -155,7 +158,7 @@ async def reconcile_once(
         world = await upgrade.observe(
             kube,
             keycloak,
-            spec,
+            allowed,
             observed.deployment,
             observed.public_service,
             green,
@@ -168,7 +171,9 @@ async def reconcile_once(
         )
     owner = reconcile.owner_of(keycloak)
     proof = preflight_gate.record(reconcile.stored_status(keycloak).preflight, observed.preflight, spec.image)
-    machine = writes.touched(step.actions, owner, spec, operator_namespace(), proof) if step else frozenset()
+    machine = (
+        writes.touched(step.actions, owner, allowed, operator_namespace(), proof) if step else frozenset()
+    )
     decision = reconcile.decide(
         spec,
         observed,
@@ -223,7 +228,7 @@ async def reconcile_once(
             log.info("created %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
     if step is not None:
         for action in step.actions:
-            await upgrade.perform(kube, keycloak, spec, action, proof)
+            await upgrade.perform(kube, keycloak, allowed, action, proof)
     if decision.revision is not None:
         await kube.create(decision.revision)  # already there after a restart: fine, it is the same spec
     upgrade_events = [Event(e.type, e.reason, e.message) for e in step.events] if step else []
