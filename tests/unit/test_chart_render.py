@@ -1,4 +1,4 @@
-"""The chart's pod settings, rendered by `helm template` (helm built from its Go
+"""The chart's pod settings and its ServiceMonitor, rendered by `helm template` (helm built from its Go
 module and cached, as the integration tests use it): what each value puts in the Deployment, and the values
 that would take over what the chart owns (the selector's labels, the environment it derives from its own
 values) refused with the value named."""
@@ -60,7 +60,9 @@ def env(docs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return variables
 
 
-def test_by_default_no_extra_metadata_and_no_priority_class(helm: Path, tmp_path: Path) -> None:
+def test_by_default_no_extra_metadata_no_priority_class_and_no_service_monitor(
+    helm: Path, tmp_path: Path
+) -> None:
     docs = render(helm, tmp_path, {})
     assert pod(docs)["metadata"] == {"labels": SELECTOR}
     assert "priorityClassName" not in pod(docs)["spec"]
@@ -71,6 +73,7 @@ def test_by_default_no_extra_metadata_and_no_priority_class(helm: Path, tmp_path
         "KCOP_RESYNC_SECONDS",
         "KCOP_REVOCATION_GRACE_SECONDS",
     ]
+    assert not [name for name in docs if name.startswith("ServiceMonitor/")]
 
 
 def test_pod_labels_annotations_and_priority_class_reach_the_pod_and_the_selector_stays(
@@ -123,10 +126,38 @@ def test_every_variable_the_chart_sets_is_refused_in_extra_env(helm: Path, tmp_p
         assert f"extraEnv[1].name: {variable['name']} is set by the chart" in stderr
 
 
+def test_the_service_monitor_scrapes_the_metrics_service(helm: Path, tmp_path: Path) -> None:
+    values = {"serviceMonitor": {"enabled": True, "interval": "1m30s", "labels": {"release": "prometheus"}}}
+    docs = render(helm, tmp_path, values)
+    monitor, service = docs["ServiceMonitor/kcop"], docs["Service/kcop-metrics"]
+    assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
+    assert monitor["metadata"]["namespace"] == NAMESPACE
+    assert monitor["metadata"]["labels"]["release"] == "prometheus"
+    assert monitor["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+    spec = monitor["spec"]
+    assert spec["namespaceSelector"] == {"matchNames": [NAMESPACE]}
+    # It selects the metrics Service by the Service's own labels, and its port by the Service's port name.
+    assert spec["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert spec["endpoints"] == [{"port": "metrics", "path": "/metrics", "interval": "1m30s"}]
+    assert [p["name"] for p in service["spec"]["ports"]] == ["metrics"]
+
+
+def test_a_service_monitor_label_of_the_charts_is_refused(helm: Path, tmp_path: Path) -> None:
+    values = {"serviceMonitor": {"enabled": True, "labels": {"app.kubernetes.io/name": "x"}}}
+    stderr = refusal(helm, tmp_path, values)
+    assert "serviceMonitor.labels.app.kubernetes.io/name: a label the chart sets" in stderr
+
+
 @pytest.mark.parametrize(
     ("values", "message"),
     [
         ({"podAnnotation": {}}, "additional properties 'podAnnotation' not allowed"),
+        (
+            {"serviceMonitor": {"enabled": True, "intervall": "1m"}},
+            "additional properties 'intervall' not allowed",
+        ),
+        ({"serviceMonitor": {"interval": "30"}}, "at '/serviceMonitor/interval'"),
+        ({"serviceMonitor": {"enabled": "yes"}}, "at '/serviceMonitor/enabled'"),
         ({"extraEnv": [{"name": "A", "value": 1}]}, "at '/extraEnv/0/value'"),
         ({"extraEnv": [{"name": "A", "valuefrom": {}}]}, "additional properties 'valuefrom' not allowed"),
         ({"extraEnv": [{"value": "1"}]}, "at '/extraEnv/0'"),
@@ -146,6 +177,7 @@ def test_the_chart_lints_with_every_new_value_set(helm: Path, tmp_path: Path) ->
         "podAnnotations": {"note": "x"},
         "priorityClassName": "platform-critical",
         "extraEnv": [{"name": "KCOP_ROUND_BUDGET_SECONDS", "value": "180"}],
+        "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
     }
     proc = run(helm, tmp_path, "lint", values)
     assert proc.returncode == 0, proc.stdout + proc.stderr
