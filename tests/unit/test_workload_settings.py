@@ -5,6 +5,7 @@ ConfigMap keys (spec.env[].valueFrom)."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -455,13 +456,13 @@ def test_the_escape_hatch_is_merged_last_at_its_keys() -> None:
     s = hatch(
         {
             "runtimeClassName": "gvisor",
-            "serviceAccountName": "keycloak",
+            "schedulerName": "bin-packer",
             "automountServiceAccountToken": False,
             "containers": [{"name": "keycloak", "imagePullPolicy": "Always"}],
         }
     )
     p = pod(s)
-    assert (p["runtimeClassName"], p["serviceAccountName"]) == ("gvisor", "keycloak")
+    assert (p["runtimeClassName"], p["schedulerName"]) == ("gvisor", "bin-packer")
     assert p["automountServiceAccountToken"] is False
     (keycloak,) = p["containers"]
     assert keycloak["imagePullPolicy"] == "Always" and keycloak["name"] == "keycloak"
@@ -507,3 +508,17 @@ def test_the_escape_hatch_has_no_metadata_so_no_selector_label() -> None:
     """Labels are podMetadata's, whose rule refuses the operator's keys; the hatch takes only spec."""
     s = spec(unsupported={"podTemplate": {"metadata": {"labels": {"kcop.dev/track": "b"}}, "spec": {}}})
     assert render(s)["spec"]["template"]["metadata"] == render(spec())["spec"]["template"]["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("part", "path"),
+    [
+        ({"serviceAccountName": "keycloak-operator"}, "spec.serviceAccountName"),
+        ({"automountServiceAccountToken": True}, "spec.automountServiceAccountToken (false only)"),
+    ],
+)
+def test_the_escape_hatch_never_gives_the_pods_a_service_account_token(
+    part: dict[str, Any], path: str
+) -> None:
+    with pytest.raises(ValidationError, match=re.escape(path)):
+        hatch(part)

@@ -34,7 +34,11 @@ def one_try(
             "backoffLimit": 0,
             "activeDeadlineSeconds": max(1, deadline_s),
             **spec,
-            "template": {"metadata": {"labels": labels}, "spec": {"restartPolicy": "Never", **pod_spec}},
+            # None of the operator's Jobs talks to the API server, and they run images a tenant chose.
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"restartPolicy": "Never", "automountServiceAccountToken": False, **pod_spec},
+            },
         },
     }
 

@@ -17,17 +17,20 @@ from keycloak_operator.models.base import CrdModel
 # Pod spec keys the escape hatch may set, over the operator's value when it has one. Not DNS (dnsPolicy,
 # dnsConfig, hostAliases, setHostnameAsFQDN): JGroups finds its peers by resolving the membership Service's
 # name, so a resolver of the user's choosing could hand it another cache cluster's pods. Not readinessGates:
-# upgrades wait for the pods' readiness. Not the host's namespaces or anything a field of the spec sets.
+# upgrades wait for the pods' readiness. Not the host's namespaces or anything a field of the spec sets. Not
+# serviceAccountName: Kubernetes lets a pod use any ServiceAccount of its namespace, so whoever may write a
+# Keycloak would get the token of any of them (the operator's own, where it runs in a watched namespace);
+# automountServiceAccountToken only as false, which takes a token away and never gives one.
 POD_KEYS = frozenset(
     {
         "runtimeClassName",
         "schedulerName",
-        "serviceAccountName",
         "automountServiceAccountToken",
         "os",
         "preemptionPolicy",
     }
 )
+FALSE_ONLY = frozenset({"automountServiceAccountToken"})
 # Keys of the Keycloak container (`containers: [{name: keycloak, ...}]`) it may set.
 CONTAINER_KEYS = frozenset({"imagePullPolicy", "terminationMessagePolicy", "resizePolicy"})
 CONTAINER = "keycloak"
@@ -63,6 +66,7 @@ class PodTemplate(CrdModel):
 def refusals(spec: dict[str, Any]) -> list[str]:
     """The paths under podTemplate.spec that the escape hatch may not set."""
     out = [f"spec.{k}" for k in spec if k not in POD_KEYS and k != "containers"]
+    out += [f"spec.{k} (false only)" for k in FALSE_ONLY if k in spec and spec[k] is not False]
     containers = spec.get("containers", [])
     if not isinstance(containers, list) or len(containers) > 1:
         return [*out, "spec.containers (one entry, the keycloak container)"]
