@@ -169,6 +169,14 @@ def test_a_reserved_name_stays_reserved_from_a_secret_too() -> None:
     assert keycloak_config.reserved_env_conflicts(s) == ["env KC_DB_PASSWORD"]
 
 
+@pytest.mark.parametrize("name", ["KC_CONFIG_FILE", "SMALLRYE_CONFIG_LOCATIONS", "smallrye_config_locations"])
+def test_more_configuration_files_are_reserved(name: str) -> None:
+    # A keycloak.conf of the user's (from a volume) could set the cache configuration file the operator leaves
+    # unset on purpose.
+    s = spec(env=[{"name": name, "value": "/mnt/conf/keycloak.conf"}])
+    assert keycloak_config.reserved_env_conflicts(s) == [f"env {name}"]
+
+
 def test_existing_env_keeps_its_version() -> None:
     """A Keycloak stored before valueFrom keeps its hash: no roll on an operator upgrade."""
     before = '"env":[{"name":"A","value":""}],'
@@ -222,6 +230,13 @@ def test_on_jdbc_ping_only_the_users_options_are_appended() -> None:
         "-Dquarkus.datasource.jdbc.url=jdbc:postgresql://other/db",
         "-XX:VMOptionsFile=/tmp/opts",
         "-XX:Flags=/tmp/flags",
+        "-Dsmallrye.config.locations=/mnt/conf/keycloak.conf",  # more configuration, from a volume
+        "-Djava.naming.provider.url=dns://192.0.2.1",  # a resolver of the user's
+        "-Djdk.net.hosts.file=/mnt/hosts",
+        "-Dsun.net.spi.nameservice.nameservers=192.0.2.1",
+        "-Dnetworkaddress.cache.ttl=-1",
+        "-XX:OnError=sh",  # a command the JVM runs
+        "-XX:OnOutOfMemoryError=sh",
         "@/tmp/argfile",  # the launcher would read more options from it
         "-Da=b c",  # kc.sh splits at white space
         "-Da='b'",  # and reads quotes
@@ -397,6 +412,11 @@ def test_volume_sources_are_checked_before_pods_roll() -> None:
         "/",
         "/etc/../opt/keycloak",
         "relative/path",
+        "/etc/resolv.conf",  # a resolver of the user's could hand JGroups another cache cluster's pods
+        "/etc/hosts",
+        "/etc",
+        "/var/run/secrets/kubernetes.io",
+        "/run/secrets",
     ],
 )
 def test_no_volume_is_mounted_over_what_the_operator_uses(path: str) -> None:

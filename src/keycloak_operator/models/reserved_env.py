@@ -24,6 +24,10 @@ RESERVED_ENV_PREFIXES = (
     "JAVA_TOOL_OPTIONS",
     "JDK_JAVA_OPTIONS",
     "_JAVA_OPTIONS",
+    # Where Keycloak and SmallRye read more configuration from: a file of the user's (a volume) could set the
+    # options the operator leaves unset on purpose, the cache configuration file among them.
+    "KC_CONFIG_FILE",
+    "SMALLRYE_CONFIG",
 )
 # JAVA_OPTS replaces kc.sh's JVM options whole (JAVA_OPTS_KC_HEAP stays free); the proxy options are
 # spec.proxy's (KC_PROXY is the deprecated form of the same).

@@ -101,6 +101,17 @@ JVM_RESERVED_PREFIXES = (
     "-dquarkus.",
     "-xx:vmoptionsfile",
     "-xx:flags",
+    # More configuration files (SmallRye's locations), and how names resolve: JGroups finds its peers by
+    # resolving the membership Service's name, so a resolver or hosts file of the user's could hand it another
+    # cache cluster's pods.
+    "-dsmallrye.",
+    "-djava.naming.",
+    "-djdk.net.",
+    "-dsun.net.",
+    "-dnetworkaddress.",
+    # Shell commands the JVM runs on an error.
+    "-xx:onerror",
+    "-xx:onoutofmemoryerror",
 )
 
 JvmOption = Annotated[str, Field(min_length=2, max_length=JVM_OPTION_MAX, pattern=JVM_OPTION)]
@@ -121,8 +132,9 @@ class JvmSpec(CrdModel):
         "Unset, Keycloak's own defaults stay: heap up to 70% of the container's memory limit "
         "(-XX:MaxRAMPercentage=70, initial 50%). One option per entry, no spaces or quotes. Refused: "
         "system properties of JGroups, Infinispan, Keycloak (`-Dkc.`) and Quarkus (the operator sets those "
-        "that carry cache isolation and the database; use the spec's fields or additionalOptions), and "
-        "options files.",
+        "that carry cache isolation and the database; use the spec's fields or additionalOptions), "
+        "SmallRye's configuration locations, name resolution (java.naming, jdk.net, sun.net, "
+        "networkaddress), options files and -XX:OnError/-XX:OnOutOfMemoryError commands.",
     )
 
     @model_validator(mode="after")
@@ -138,8 +150,9 @@ def jvm_reserved_rule() -> dict[str, str]:
     checks = " || ".join(f"self.lowerAscii().startsWith('{p}')" for p in JVM_RESERVED_PREFIXES)
     return {
         "rule": f"!({checks})",
-        "message": "JGroups, Infinispan, Keycloak (-Dkc.) and Quarkus system properties and options files "
-        "are refused: the operator sets what carries cache isolation and the database",
+        "message": "JGroups, Infinispan, Keycloak (-Dkc.), Quarkus, SmallRye and name-resolution system "
+        "properties, options files and -XX:OnError commands are refused: the operator sets what carries "
+        "cache isolation and the database",
     }
 
 
@@ -151,7 +164,21 @@ VOLUME_PREFIX = "user-"  # the pod's volume name: never one of the operator's (t
 # Where no user volume may be mounted, at, above or below: Keycloak's home (its configuration files could set
 # the cache configuration and the operator's other options, its lib the build), /tmp (the operator's
 # writable directory with a read-only root), and the kernel's file systems.
-FORBIDDEN_MOUNTS = ("/opt/keycloak", "/tmp", "/proc", "/sys", "/dev")
+# The resolver's and the host's files too (JGroups finds its peers by resolving the membership Service's
+# name: another resolver could hand it another cache cluster's pods), and the ServiceAccount token's place.
+FORBIDDEN_MOUNTS = (
+    "/opt/keycloak",
+    "/tmp",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/hostname",
+    "/etc/nsswitch.conf",
+    "/var/run/secrets",
+    "/run/secrets",
+)
 
 
 def mount_conflict(path: str) -> str | None:
@@ -192,7 +219,8 @@ class UserVolume(CrdModel):
         max_length=512,
         pattern=IMAGE_PATH,
         description="Absolute path in the Keycloak container, no `.` or `..` segments; not at, above or "
-        f"under {', '.join(FORBIDDEN_MOUNTS)} (Keycloak's home and the operator's directories).",
+        f"under {', '.join(FORBIDDEN_MOUNTS)} (Keycloak's home, the operator's directories, the resolver's "
+        "files and the ServiceAccount token's).",
     )
     sub_path: str | None = Field(
         default=None,
