@@ -26,8 +26,13 @@ def the_job(image: str = NEW, **spec: Any) -> dict[str, Any]:
     return pf.job(OWNER, desired, JOB, "26.7.0#abc")
 
 
+JOB_UID = "job-uid"
+MADE_BY_THE_JOB = [{"apiVersion": "batch/v1", "kind": "Job", "name": JOB, "uid": JOB_UID, "controller": True}]
+
+
 def owned(conditions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     obj = the_job()
+    obj["metadata"]["uid"] = JOB_UID
     obj["status"] = {"conditions": conditions or []}
     return obj
 
@@ -38,7 +43,8 @@ def pod(
     status: dict[str, Any] = {"name": pf.CONTAINER, "state": state}
     if image_id:
         status["imageID"] = image_id
-    return {"metadata": {"creationTimestamp": created}, "status": {"containerStatuses": [status]}}
+    metadata = {"creationTimestamp": created, "ownerReferences": MADE_BY_THE_JOB}
+    return {"metadata": metadata, "status": {"containerStatuses": [status]}}
 
 
 def report(
@@ -312,3 +318,19 @@ def test_the_plan_command_prints_the_preflights_line() -> None:
     text = upgrade_plan.summary(plan, "quay.io/keycloak/keycloak:26.7.0", NEW, proved=failed)
     assert "preflight FAILED: image x cannot be pulled" in text
     assert "preflight" not in upgrade_plan.summary(plan, "a", NEW)
+
+
+@pytest.mark.parametrize(
+    "owners",
+    [
+        [],  # a pod anyone in the namespace made, with the Job's name label
+        [{**MADE_BY_THE_JOB[0], "uid": "another-job"}],
+        [{**MADE_BY_THE_JOB[0], "controller": False}],
+        [{**MADE_BY_THE_JOB[0], "kind": "ReplicaSet"}],
+    ],
+)
+def test_only_a_pod_the_job_made_answers(owners: list[dict[str, Any]]) -> None:
+    forged = pod(terminated(report(0)), image_id=f"kc@{DIGEST}")
+    forged["metadata"]["ownerReferences"] = owners
+    found = pf.answer(JOB, owned(), [forged], OWNER, NOW)
+    assert found.state == "pending" and not found.digest and not found.version

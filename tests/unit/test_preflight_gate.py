@@ -252,3 +252,24 @@ def test_a_failing_pull_says_its_first_words_until_it_ends_one_event() -> None:
     assert again.status is None  # nothing to store: the condition and the record say what they said
     condition = degraded(decision)
     assert condition is not None and "ErrImagePull" in condition["message"]
+
+
+@pytest.mark.parametrize(
+    ("digest", "version"),
+    [
+        ("sha256:xyz", "26.7.3-but-longer-than-semver allows?"),
+        ("sha512:" + "0" * 128, "twenty-six"),
+        ("sha256:" + "0" * 63 + "G", ""),
+    ],
+)
+def test_a_recorded_digest_or_version_of_another_shape_is_not_believed(digest: str, version: str) -> None:
+    # Whoever may write the Keycloak's status could write anything there.
+    image = "quay.io/keycloak/keycloak:26.7.3"
+    record = PreflightStatus(job="j", image=image, state="Passed", version=version, digest=digest)
+    found = gate.from_record("j", record, image)
+    assert found is not None and found.digest == "" and found.version == ""
+    assert gate.verified_version(record, image) == ""
+    desired = builders.deployment(builders.spec(image=image))
+    pinned = gate.pin(desired, record, image)
+    assert pinned["spec"]["template"]["spec"]["containers"][0]["image"] == image
+    assert names.ANNOTATION_IMAGE_VERSION not in (pinned["metadata"].get("annotations") or {})

@@ -46,8 +46,9 @@ def passed_pod() -> dict[str, Any]:
         "imageID": f"kc@{DIGEST}",
         "state": {"terminated": {"exitCode": 0, "message": report}},
     }
+    made_by = [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "job-uid", "controller": True}]
     return {
-        "metadata": {"creationTimestamp": "2026-01-01T00:00:00Z"},
+        "metadata": {"creationTimestamp": "2026-01-01T00:00:00Z", "ownerReferences": made_by},
         "status": {"containerStatuses": [status]},
     }
 
@@ -56,6 +57,7 @@ async def test_the_job_and_its_pods_are_read_and_answer() -> None:
     stored, s, running, version = world()
     name = pf.job_name(OWNER.name, "v", version)
     job = pf.job(OWNER, builders.deployment(s), name, "v")
+    job["metadata"]["uid"] = "job-uid"
     fake = FakeKube({("jobs", name): job}, [passed_pod()])
     found = await reconciler.preflight_answer(fake, stored, s, running, version)  # type: ignore[arg-type]
     assert (found.state, found.version, found.digest) == ("passed", "26.7.3", DIGEST)

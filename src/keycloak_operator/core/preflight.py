@@ -175,6 +175,21 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def of_job(job_obj: dict[str, Any], pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pods the Job's controller made: anyone who may create pods in the namespace can give one the
+    Job's name label, and its answer would be believed (a pass, a version, a digest to pin)."""
+    uid = (job_obj.get("metadata") or {}).get("uid")
+    return [
+        p
+        for p in pods
+        if uid
+        and any(
+            r.get("controller") and r.get("kind") == "Job" and r.get("uid") == uid
+            for r in (p.get("metadata") or {}).get("ownerReferences") or []
+        )
+    ]
+
+
 def answer(
     name: str, job_obj: dict[str, Any] | None, pods: list[dict[str, Any]], owner: Owner, now: dt.datetime
 ) -> Answer:
@@ -190,7 +205,7 @@ def answer(
             "waits until it is deleted or renamed",
         )
     ended = jobs.ended(job_obj)
-    status = _container_status(pods)
+    status = _container_status(of_job(job_obj, pods))
     digest = digest_of(str((status or {}).get("imageID") or ""))
     state = (status or {}).get("state") or {}
     image = str(((job_obj.get("metadata") or {}).get("annotations") or {}).get(names.ANNOTATION_IMAGE, ""))

@@ -6,12 +6,13 @@ Pure; core/reconcile.py asks these and adds nothing of its own.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
 from keycloak_operator.core import preflight
 from keycloak_operator.core.common import conditions
-from keycloak_operator.core.images import release_of
+from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.core.preflight import Answer
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
@@ -107,7 +108,20 @@ def from_record(job: str, record_: PreflightStatus | None, image: str) -> Answer
     again (nor exist)."""
     if record_ is None or (record_.job, record_.image, record_.state) != (job, image, "Passed"):
         return None
-    return Answer(job, "passed", True, record_.version, record_.digest, record_.message)
+    return Answer(job, "passed", True, _version(record_), _digest(record_), record_.message)
+
+
+# Whoever may write the Keycloak's status could write anything there: only a digest or a version of the
+# shapes the preflight itself records is believed (a release number, a sha256 digest).
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def _digest(record_: PreflightStatus) -> str:
+    return record_.digest if _DIGEST.fullmatch(record_.digest) else ""
+
+
+def _version(record_: PreflightStatus) -> str:
+    return record_.version if parse_semver(record_.version) is not None else ""
 
 
 def verified_version(record_: PreflightStatus | None, image: str) -> str:
@@ -115,7 +129,7 @@ def verified_version(record_: PreflightStatus | None, image: str) -> str:
     "" when there is none (then the tag speaks, as before)."""
     if record_ is None or record_.image != image or record_.state != "Passed":
         return ""
-    return record_.version
+    return _version(record_)
 
 
 def pin(deployment: dict[str, Any], proof: PreflightStatus | None, image: str) -> dict[str, Any]:
@@ -125,13 +139,14 @@ def pin(deployment: dict[str, Any], proof: PreflightStatus | None, image: str) -
     Unchanged without a passed preflight of `image`."""
     if proof is None or proof.image != image or proof.state != "Passed":
         return deployment
-    if not (proof.digest or proof.version):
+    digest, version = _digest(proof), _version(proof)
+    if not (digest or version):
         return deployment
-    pinned = preflight.pinned(image, proof.digest)
+    pinned = preflight.pinned(image, digest)
     annotations = deployment["metadata"].setdefault("annotations", {})
     annotations[names.ANNOTATION_IMAGE] = image
-    if proof.version:
-        annotations[names.ANNOTATION_IMAGE_VERSION] = proof.version
+    if version:
+        annotations[names.ANNOTATION_IMAGE_VERSION] = version
     pod = deployment["spec"]["template"]["spec"]
     for container in [*pod.get("initContainers", []), *pod.get("containers", [])]:
         if container.get("image") == image:
