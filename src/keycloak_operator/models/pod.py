@@ -67,8 +67,8 @@ class ShutdownSpec(CrdModel):
 
 
 # Bounds on what a probe override may ask: a period or timeout over five minutes hides a dead pod for longer
-# than any rollout waits, and a threshold over 86,400 (a day of probes every second) is a pod that never says it
-# failed. Each is bounded alone: a long period times a high threshold can still ask for more than a day.
+# than any rollout waits, and a threshold over 86,400 (a day of probes every second) is a pod that never says
+# it failed. Each is bounded alone: a long period times a high threshold can still ask for more than a day.
 PROBE_SECONDS_MAX = 300
 PROBE_FAILURES_MAX = 86400
 
