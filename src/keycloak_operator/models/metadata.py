@@ -71,7 +71,21 @@ def annotations_field(where: str) -> Any:
     )
 
 
-class ServiceSettings(CrdModel):
+class UserMetadata(CrdModel):
+    """Labels and annotations of the user's on an object the operator makes: never one of its own keys."""
+
+    @field_validator("annotations", check_fields=False)
+    @classmethod
+    def _annotation_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return check_user_keys(value, "an annotation")
+
+    @field_validator("labels", check_fields=False)
+    @classmethod
+    def _label_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return check_user_keys(value, "a label")
+
+
+class ServiceSettings(UserMetadata):
     """The public Service `<name>-service`: its type and metadata. The operator keeps its selector, ports and
     labels."""
 
@@ -83,29 +97,9 @@ class ServiceSettings(CrdModel):
     annotations: dict[str, AnnotationValue] | None = annotations_field("the public Service")
     labels: dict[str, LabelValue] | None = labels_field("the public Service")
 
-    @field_validator("annotations")
-    @classmethod
-    def _annotation_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return check_user_keys(value, "an annotation")
 
-    @field_validator("labels")
-    @classmethod
-    def _label_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return check_user_keys(value, "a label")
-
-
-class PodMetadata(CrdModel):
+class PodMetadata(UserMetadata):
     """Labels and annotations on the Keycloak pods (green's too)."""
 
     annotations: dict[str, AnnotationValue] | None = annotations_field("every Keycloak pod")
     labels: dict[str, LabelValue] | None = labels_field("every Keycloak pod")
-
-    @field_validator("annotations")
-    @classmethod
-    def _annotation_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return check_user_keys(value, "an annotation")
-
-    @field_validator("labels")
-    @classmethod
-    def _label_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return check_user_keys(value, "a label")
