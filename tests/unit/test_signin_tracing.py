@@ -41,9 +41,54 @@ def test_views_in_reads_every_view_with_its_members() -> None:
         "[sso-keycloak-7d9-abcde-12345|1] (2) [sso-keycloak-7d9-abcde-12345, sso-keycloak-7d9-fghij-6789]\n"
     )
     assert jgroups.views_in(log) == [
-        ("ISPN", ("sso-keycloak-7d9-abcde-12345",)),
-        ("sso-26.7.3", ("sso-keycloak-7d9-abcde-12345", "sso-keycloak-7d9-fghij-6789")),
+        ("ISPN", "sso-keycloak-7d9-abcde-12345|0", ("sso-keycloak-7d9-abcde-12345",)),
+        (
+            "sso-26.7.3",
+            "sso-keycloak-7d9-abcde-12345|1",
+            ("sso-keycloak-7d9-abcde-12345", "sso-keycloak-7d9-fghij-6789"),
+        ),
     ]
+
+
+OLD = "sso-keycloak-7b5-n2pc7-133(v=16.0.12)"
+NEW_A = "sso-keycloak-54d-mg65h-77(v=16.0.14)"
+NEW_B = "sso-keycloak-54d-rdkrn-56241(v=16.0.14)"
+UNNAMED = "4dc7f170-2f8f-426b-acee-25e3a99d8d89(v=16.0.14)"
+PODS = {"sso-keycloak-7b5-n2pc7": "", "sso-keycloak-54d-mg65h": "", "sso-keycloak-54d-rdkrn": ""}
+
+
+def test_a_member_printed_as_a_uuid_is_named_from_another_pods_log_of_the_same_view() -> None:
+    # Two pods joined at once: rdkrn had not learnt mg65h's logical name when view 5 arrived (seen on a real
+    # 26.7.3 roll), the coordinator had.
+    seen = {
+        jgroups.View(
+            "sso-keycloak-54d-rdkrn", "", "ISPN", (OLD, UNNAMED, NEW_B), "sso-keycloak-7b5-n2pc7-133|5"
+        ),
+        jgroups.View(
+            "sso-keycloak-7b5-n2pc7", "", "ISPN", (OLD, NEW_A, NEW_B), "sso-keycloak-7b5-n2pc7-133|5"
+        ),
+        jgroups.View(
+            "sso-keycloak-54d-mg65h", "", "ISPN", (OLD, NEW_A, NEW_B), "sso-keycloak-7b5-n2pc7-133|5"
+        ),
+    }
+    assert {v.members for v in jgroups.named(seen)} == {(OLD, NEW_A, NEW_B)}
+    jgroups.assert_apart(seen, dict.fromkeys(PODS, "blue"))
+
+
+def test_a_uuid_no_log_names_stays_unknown_and_is_a_crossing() -> None:
+    seen = {
+        jgroups.View(
+            "sso-keycloak-54d-rdkrn", "", "ISPN", (OLD, UNNAMED, NEW_B), "sso-keycloak-7b5-n2pc7-133|5"
+        ),
+        # Another view id does not name it: a different view may hold different members.
+        jgroups.View(
+            "sso-keycloak-7b5-n2pc7", "", "ISPN", (OLD, NEW_A, NEW_B), "sso-keycloak-7b5-n2pc7-133|6"
+        ),
+    }
+    assert (OLD, UNNAMED, NEW_B) in {v.members for v in jgroups.named(seen)}
+    watch = jgroups.ViewWatch(kubectl=None, namespace="t", instance="sso", seen=seen)  # type: ignore[arg-type]
+    watch.cache_cluster_of.update(PODS)
+    assert [c for c in watch.crossings() if UNNAMED in c.split(" saw ")[1].split(" (")[0]]
 
 
 def test_pod_of_names_the_longest_pod_a_member_is_named_after() -> None:
