@@ -11,4 +11,4 @@ _PROVISIONAL: Final = frozenset(
     {"db", "health-enabled", "metrics-enabled", "cache", "cache-stack", "features", "features-disabled"}
 )
 BY_LINE: Final[dict[Line, frozenset[str]]] = {(26, 7): _PROVISIONAL}
-SPI_BUILD_TIME_SUFFIXES: Final = ("--provider", "--provider-default", "--enabled")
+SPI_BUILD_TIME_SUFFIXES: Final = ("-provider", "-provider-default", "-enabled")

@@ -18,6 +18,12 @@ One bash script (builtins only: kc.sh needs bash, and the official image guarant
     missing class: exit 1), which the dry run does not see. Also the fallback where `--dry-run` is unknown;
   - nothing before 26.2 where `--dry-run` is unknown: the configuration is not checked (said in the answer).
   `kc.sh show-config` and `kc.sh start --help` exit 0 on the bad values above, so they prove nothing;
+- reads Keycloak's answer to "does the pods' start build first?" from the dry run of that start, which
+  runs Keycloak's own re-augmentation check: "Changes detected in configuration" exactly when it would,
+  and, for an image `kc.sh build` made, the build options it would change (ADR 0026). The image keeps its
+  build options in a deflated jar entry (`lib/quarkus/generated-bytecode.jar`,
+  `META-INF/keycloak-persisted.properties`), which bash builtins cannot read; Keycloak's check also sees
+  what that file alone does not (the image's keycloak.conf and Quarkus properties, its providers);
 - writes what it found to the pod's termination message, which the kubelet keeps with the pod's status.
 
 The script's one argument says how the pods start: `optimized` or `build`.
