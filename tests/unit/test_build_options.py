@@ -20,16 +20,23 @@ def plain(name: str, value: str) -> dict[str, Any]:
     return {"name": name, "value": value}
 
 
-def test_the_pods_of_a_default_keycloak_set_the_database_health_metrics_and_cache() -> None:
+def test_the_pods_of_a_default_keycloak_set_the_database_health_and_metrics() -> None:
+    """What `kc.sh build` with these persisted on 26.7.3: exactly kc.db, kc.health-enabled and
+    kc.metrics-enabled (with kc.optimized and the profile)."""
     found = bo.of_pod(builders.pod(builders.spec()), V26_7)
-    assert found.unknown == ()
-    options = found.as_dict()
-    assert options["db"] == "postgres"
-    assert options["health-enabled"] == "true"
-    assert options["metrics-enabled"] == "true"
-    assert options["cache"] == "ispn"
-    # Runtime options (where the database is, the hostname, the port) are never build options.
-    assert not {"db-url-host", "hostname-strict", "http-enabled", "bootstrap-admin-username"} & set(options)
+    assert found == bo.BuildOptions(
+        (("db", "postgres"), ("health-enabled", "true"), ("metrics-enabled", "true"))
+    )
+    # Runtime options (where the database is, the hostname, the cache and its stack) are no build options.
+    assert not bo.is_build_time("cache", V26_7) and not bo.is_build_time("cache-stack", V26_7)
+
+
+def test_per_datasource_and_per_feature_options_by_their_prefix() -> None:
+    assert bo.is_build_time("db-kind-audit", V26_7)
+    assert bo.is_build_time("feature-scripts", V26_7)
+    assert not bo.is_build_time("db-kind-", V26_7)
+    assert not bo.is_build_time("feature-scripts", parse_semver("26.4.7"))  # from 26.5
+    assert not bo.is_build_time("tracing-enabled", parse_semver("25.0.6"))  # from 26.4
 
 
 def test_features_and_additional_options_count_runtime_ones_do_not() -> None:

@@ -1,9 +1,9 @@
 """The build-time options the pods set: what `kc.sh build` must have persisted into an image for the pods to
 start it `--optimized`, with no re-augmentation first (issue 28, ADR 0026).
 
-Keycloak persists, at a build, every build-time option given a value by a configuration source (not its
-defaults; `KC_CACHE=ispn` is persisted although `ispn` is the default), and a `start` re-augments unless
-what it would persist now equals what was persisted (AbstractAutoBuildCommand.requiresReAugmentation). The
+Keycloak persists, at a build, every build-time option a configuration source gave a value (not the
+defaults of the others), and a `start` re-augments unless what it would persist now equals what was
+persisted (AbstractAutoBuildCommand.requiresReAugmentation). The
 pods' sources are their environment, so the options are the Keycloak container's `KC_*` variables whose
 option Keycloak marks build-time for the image's release. Which those are is Keycloak's: the tables below
 are `kc.sh build --help-all` of each release line's distribution (core/build_time_options.py).
@@ -58,10 +58,13 @@ def table_for(version: SemVer | None) -> Line:
 
 
 def is_build_time(option: str, version: SemVer | None) -> bool:
-    """Keycloak marks `option` build-time in `version`'s line: listed by `kc.sh build`, or an SPI option
-    naming a provider or turning one on or off (Keycloak's rule for SPI options, which `--help` does not
-    list)."""
-    if option in build_time_options.BY_LINE[table_for(version)]:
+    """Keycloak marks `option` build-time in `version`'s line: listed by `kc.sh build --help-all` (or one
+    of its per-datasource or per-feature forms), or an SPI option naming a provider or turning one on or
+    off (Keycloak's rule for SPI options, which `--help` does not list)."""
+    line = table_for(version)
+    if option in build_time_options.BY_LINE[line]:
+        return True
+    if any(option.startswith(p) and option != p for p in build_time_options.PREFIXES_BY_LINE[line]):
         return True
     return option.startswith("spi-") and option.endswith(build_time_options.SPI_BUILD_TIME_SUFFIXES)
 
