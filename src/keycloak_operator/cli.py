@@ -152,6 +152,16 @@ def _plan(args: argparse.Namespace) -> int:
     return _tool(args, work)
 
 
+def _image_recipe(args: argparse.Namespace) -> int:
+    from keycloak_operator.shell import recipe_command
+
+    async def work(target: Any) -> int:
+        sys.stdout.write(await recipe_command.run(target, args.name))
+        return 0
+
+    return _tool(args, work)
+
+
 def _cluster_options() -> argparse.ArgumentParser:
     """kubectl's options, for the tools that read a cluster."""
     common = argparse.ArgumentParser(add_help=False)
@@ -257,6 +267,14 @@ def parser() -> argparse.ArgumentParser:
     pl.add_argument("name")
     pl.add_argument("--image", required=True, help="the image to plan for")
     pl.set_defaults(func=_plan)
+    ir = sub.add_parser(
+        "image-recipe",
+        parents=[cluster],
+        help="print a Containerfile deriving from the Keycloak's spec.image with exactly the build options "
+        "its pods set baked in (kc.sh build); its pods then start --optimized",
+    )
+    ir.add_argument("name")
+    ir.set_defaults(func=_image_recipe)
     return p
 
 

@@ -115,7 +115,7 @@ def keycloak_optimized_image(version: str) -> str:
 def keycloak_optimized(cluster: Cluster, version: str) -> str:
     """quay.io/keycloak/keycloak:<version>-optimized on the real node: the image of `keycloak` after
     `kc.sh build` with the operator's build-time options (build-keycloak-image.sh --optimized), for pods
-    started with `start --optimized`. The operator does not run such images yet: its pods run `start`,
-    which re-augments."""
+    started with `start --optimized`: the operator's preflight finds the build and starts the pods so
+    (ADR 0026)."""
     ref = keycloak_optimized_image(version)
     return ensure_on_node(cluster, _build("build-keycloak-image.sh", version, ref, "--optimized"), ref)

@@ -42,6 +42,8 @@ def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[
         "to": app_images.keycloak(cluster, TO_VERSION),
         "latest": app_images.keycloak_tagged(cluster, TO_VERSION, LATEST),
         "custom": app_images.keycloak_tagged(cluster, TO_VERSION, CUSTOM),
+        # `kc.sh build` with the operator's build options (build-keycloak-image.sh --optimized).
+        "optimized": app_images.keycloak_optimized(cluster, TO_VERSION),
         "postgres": app_images.postgres(cluster),
     }
 
@@ -176,6 +178,57 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     started = time.monotonic()
     cache_cluster_from_the_images_version(kubectl, namespace, images)
     print(f"tags without a version: {time.monotonic() - started:.0f} s")
+
+    # Issue 28: the stock image is said to be unbuilt; the one built with the pods' options is found and
+    # started --optimized with no user setting.
+    optimized_start_found_and_used(kubectl, namespace, images)
+
+
+def server_pods(kubectl: Kubectl, namespace: str) -> list[dict]:
+    return kubectl.list("pods", namespace, selector=f"{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}")
+
+
+def optimized(status: dict) -> dict | None:
+    return next((c for c in status.get("conditions", []) if c["type"] == "Optimized"), None)
+
+
+def optimized_start_found_and_used(kubectl: Kubectl, namespace: str, images: dict[str, str]) -> None:
+    """The custom-build image is the stock 26.7.3 distribution: its preflight's dry run said the pods' start
+    builds first, with no option named (never built), so Optimized is False (ImageNotBuilt). The image
+    `kc.sh build` made with the operator's options passes its preflight with nothing to build: the pods
+    start --optimized, Optimized is True, and the pod's log has no re-augmentation."""
+    status = (kubectl.get("keycloak", "sso", namespace) or {}).get("status") or {}
+    assert status["preflight"]["build"] == "NotBuilt", status["preflight"]
+    condition = optimized(status)
+    assert condition is not None and (condition["status"], condition["reason"]) == ("False", "ImageNotBuilt")
+    applied = time.monotonic()
+    kubectl.apply(
+        real_keycloak.keycloak(
+            "sso", namespace, images["optimized"], replicas=1, upgradePolicy=CHECKED, **BY_IMAGE
+        )
+    )
+
+    def started() -> dict | None:
+        status = (kubectl.get("keycloak", "sso", namespace) or {}).get("status") or {}
+        pods = server_pods(kubectl, namespace)
+        ready = [
+            p
+            for p in pods
+            if p["spec"]["containers"][0]["image"] == images["optimized"]
+            and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
+        ]
+        settled = status.get("phase") == "Running" and not (status.get("versions") or {}).get("nextVersion")
+        return {"status": status, "pods": ready} if settled and len(ready) == len(pods) == 1 else None
+
+    found = wait_for("the optimized image's pod Ready", started, timeout=600, interval=1)
+    print(f"optimized image: applied to Ready in {time.monotonic() - applied:.0f} s (preflight included)")
+    assert found["status"]["preflight"]["build"] == "Read", found["status"]["preflight"]
+    condition = optimized(found["status"])
+    assert condition is not None and (condition["status"], condition["reason"]) == ("True", "ImageBuilt")
+    (pod,) = found["pods"]
+    assert pod["spec"]["containers"][0]["args"] == ["start", "--optimized"], pod["spec"]["containers"][0]
+    log = kubectl.run("logs", "-n", namespace, pod["metadata"]["name"], "-c", "keycloak").stdout
+    assert "Updating the server image" not in log and "Changes detected" not in log, log[-2000:]
 
 
 def cache_cluster_from_the_images_version(kubectl: Kubectl, namespace: str, images: dict[str, str]) -> None:

@@ -17,7 +17,12 @@ import yaml
 from keycloak_operator import cli
 from keycloak_operator.shell.cli_target import Exit
 
-TOOLS = [["status", "kc"], ["plan", "kc", "--image", "quay.io/keycloak/keycloak:26.7.3"], ["rollback", "kc"]]
+TOOLS = [
+    ["status", "kc"],
+    ["plan", "kc", "--image", "quay.io/keycloak/keycloak:26.7.3"],
+    ["rollback", "kc"],
+    ["image-recipe", "kc"],
+]
 
 
 def kubeconfig(path: Path, server: str, current: str = "dev", namespace: str | None = "team-a") -> Path:
@@ -207,6 +212,33 @@ def test_the_api_server_refusing(capsys: pytest.CaptureFixture[str], tmp_path: P
     )
     assert code == Exit.API_REFUSED
     assert "refused: GET /apis/" in one_line(err) and "403 keycloaks is forbidden" in err
+
+
+def test_the_image_recipe_of_a_keycloak(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, api: FakeApi
+) -> None:
+    from tests.unit import builders
+
+    s = builders.spec(features={"enabled": ["scripts"]})
+    api.status, api.body = 200, {"kind": "Keycloak", **builders.keycloak(s)}
+    code = cli.main(["image-recipe", "kc", "--kubeconfig", str(kubeconfig(tmp_path / "c", api.url))])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"FROM {builders.IMAGE}\n" in out
+    assert '"--db=postgres"' in out and '"--features=scripts"' in out
+    assert "/namespaces/team-a/keycloaks/kc" in api.paths[0]
+
+
+def test_an_image_recipe_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, api: FakeApi) -> None:
+    from tests.unit import builders
+
+    s = builders.spec(
+        additionalOptions=[{"name": "spi-events-listener--provider", "secret": {"name": "f", "key": "k"}}]
+    )
+    api.status, api.body = 200, {"kind": "Keycloak", **builders.keycloak(s)}
+    code, err = run(capsys, "image-recipe", "kc", "--kubeconfig", str(kubeconfig(tmp_path / "c", api.url)))
+    assert code == Exit.REFUSED
+    assert "build-time options spi-events-listener--provider take their values from a Secret" in one_line(err)
 
 
 def test_the_exit_codes_are_distinct_and_refusing_is_one() -> None:

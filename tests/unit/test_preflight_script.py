@@ -34,6 +34,7 @@ case $answer in
   refuse) echo "Changes detected"; echo "'no-such-feature' is an unrecognized feature"; exit 2 ;;
   unknown) echo "Unknown option: '--dry-run'"; echo "Try 'kc.sh start --help'"; exit 2 ;;
   broken) echo "ERROR: Provider com.example.Missing not found"; exit 1 ;;
+  rebuild) printf '%s\n' "$REBUILD"; exit 0 ;;
 esac
 """
 
@@ -65,10 +66,10 @@ def distribution(
     return home
 
 
-def run(home: Path, start: ps.Start, dry: str = "ok", other: str = "ok") -> Run:
+def run(home: Path, start: ps.Start, dry: str = "ok", other: str = "ok", rebuild: str = "") -> Run:
     log, calls = home.parent / "termination-log", home.parent / "calls"
     script = ps.SCRIPT.replace("kc=/opt/keycloak", f"kc={home}").replace("/dev/termination-log", str(log))
-    env = {"PATH": "/usr/bin:/bin", "CALLS": str(calls), "DRY": dry, "OTHER": other}
+    env = {"PATH": "/usr/bin:/bin", "CALLS": str(calls), "DRY": dry, "OTHER": other, "REBUILD": rebuild}
     done = subprocess.run(
         ["bash", "-c", script, "preflight", start], capture_output=True, text=True, check=False, env=env
     )
@@ -103,7 +104,9 @@ def test_the_command_is_the_pods_start_validated_or_a_build_when_the_image_has_p
     assert result.calls == [command]
     shown = command.replace(f" --file={ps.DIR}/metadata.json", "")
     assert result.code == 0
-    assert result.report == ps.Report("26.7.3", True, 0, (), shown)
+    # Only the pods' own `start`, validated, answers whether that start would build first.
+    rebuild = False if shown == "start --dry-run" else None
+    assert result.report == ps.Report("26.7.3", True, 0, (), shown, rebuild)
 
 
 @needs_bash
@@ -154,7 +157,7 @@ def test_where_dry_run_is_unknown_before_26_2_nothing_is_checked(tmp_path: Path,
 def test_providers_before_26_2_get_the_dry_run_that_version_may_have(tmp_path: Path) -> None:
     result = run(distribution(tmp_path, "26.1.4", providers=True), "build")
     assert result.calls == ["start --dry-run"]
-    assert result.report == ps.Report("26.1.4", True, 0, (), "start --dry-run")
+    assert result.report == ps.Report("26.1.4", True, 0, (), "start --dry-run", False)
 
 
 @needs_bash
@@ -176,6 +179,60 @@ def test_a_long_output_is_cut_to_its_last_lines_each_bounded(tmp_path: Path) -> 
     assert result.report is not None and len(result.report.tail) == ps.TAIL_LINES
     assert result.report.tail[-1].startswith("line 30 ")
     assert all(len(line) <= ps.LINE_MAX for line in result.report.tail)
+
+
+# Whether the pods' start builds first: Keycloak's own answer, from the dry run of that start
+
+# What `kc.sh start --dry-run` prints when the image's build differs from the options it is given
+# (AbstractAutoBuildCommand.runReAugmentation; the list only for an image `kc.sh build` made).
+REBUILDS_AFTER_A_BUILD = """Changes detected in configuration. Updating the server image.
+The previous optimized build will be overridden with the following build options:
+\t- db=dev-file > db=postgres
+\t- features=<unset> > features=scripts
+\t- metrics-enabled=true > metrics-enabled=<unset>
+To avoid that, run the 'build' command again and then start the optimized server instance using the \
+'--optimized' flag.
+Next time you run the server, just run:
+
+\tkc.sh start --optimized
+"""
+
+
+@needs_bash
+def test_the_options_a_start_would_change_are_reported_as_keycloak_names_them(tmp_path: Path) -> None:
+    result = run(distribution(tmp_path), "build", dry="rebuild", rebuild=REBUILDS_AFTER_A_BUILD)
+    assert result.code == 0 and result.report is not None
+    assert result.report.rebuild is True
+    assert result.report.changed == (
+        ps.Change("db", "dev-file"),
+        ps.Change("features", None),
+        ps.Change("metrics-enabled", "true"),
+    )
+    # The pods' values are the operator's own rendering (and may come from a Secret): never reported.
+    log = (tmp_path / "termination-log").read_text()
+    assert "postgres" not in log and "scripts" not in log
+
+
+@needs_bash
+def test_an_image_never_built_rebuilds_with_no_list(tmp_path: Path) -> None:
+    text = "Changes detected in configuration. Updating the server image.\nNext time you run the server..."
+    result = run(distribution(tmp_path), "build", dry="rebuild", rebuild=text)
+    assert result.report is not None and (result.report.rebuild, result.report.changed) == (True, ())
+
+
+@needs_bash
+def test_the_list_is_bounded_in_entries_and_length(tmp_path: Path) -> None:
+    many = "\n".join(f"\t- spi-x{i}--provider={'a' * 400} > spi-x{i}--provider=b" for i in range(40))
+    text = (
+        f"Changes detected in configuration.\nwill be overridden with the following build options:\n{many}\n"
+    )
+    result = run(distribution(tmp_path), "build", dry="rebuild", rebuild=text)
+    assert result.report is not None and result.report.rebuild is True
+    assert len(result.report.changed) == ps.CHANGED_MAX
+    assert all(len(f"{c.option}={c.image}") <= ps.CHANGE_MAX for c in result.report.changed)
+    log = (tmp_path / "termination-log").read_text()
+    assert len(log.encode()) < 4096
+    assert log.count("changed: ") == ps.CHANGED_MAX
 
 
 # How the pods start, read from their rendered spec
@@ -229,6 +286,36 @@ def test_any_termination_message_parses_or_is_none_and_stays_bounded(text: str) 
     assert parsed is None or isinstance(parsed.exit, int)
     if parsed is not None:
         assert len(parsed.command) <= 80 and len(parsed.tail) <= ps.TAIL_LINES
+
+
+@given(st.lists(st.text(max_size=300), max_size=40), st.sampled_from(["yes", "no", "", "maybe"]))
+def test_any_changed_lines_parse_bounded_and_only_with_a_rebuild(lines: list[str], rebuild: str) -> None:
+    head = "".join(f"changed: {line}\n" for line in lines if "\n" not in line and "\r" not in line)
+    parsed = ps.parse_report(f"rebuild: {rebuild}\n{head}exit: 0\n---\n")
+    assert parsed is not None
+    assert parsed.rebuild == {"yes": True, "no": False}.get(rebuild)
+    assert len(parsed.changed) <= ps.CHANGED_MAX
+    assert not parsed.changed or parsed.rebuild is True
+    for change in parsed.changed:
+        assert len(change.option) <= ps.CHANGE_MAX
+
+
+@pytest.mark.parametrize(
+    ("text", "change"),
+    [
+        ("db=dev-file", ps.Change("db", "dev-file")),
+        ("features=<unset>", ps.Change("features", None)),
+        ("spi-x--provider=a=b", ps.Change("spi-x--provider", "a=b")),
+        ("x=", ps.Change("x", "")),
+        ("x", None),
+        ("X=a", None),
+        ("x y=a", None),
+        ("=a", None),
+        ("-x=a", None),
+    ],
+)
+def test_a_change_is_parsed_or_dropped(text: str, change: ps.Change | None) -> None:
+    assert ps.parse_change(text) == change
 
 
 @pytest.mark.parametrize(

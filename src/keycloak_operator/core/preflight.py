@@ -21,7 +21,7 @@ from typing import Any, Final, Literal
 from keycloak_operator.core import jobs, preflight_script, rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver
-from keycloak_operator.core.preflight_script import parse_report
+from keycloak_operator.core.preflight_script import Change, parse_report
 from keycloak_operator.kernel import names
 
 COMPONENT: Final = "preflight"
@@ -53,6 +53,10 @@ class Answer:
     version: str = ""  # read from the image's files
     digest: str = ""  # sha256:..., the manifest digest the node resolved; "" when it gave none
     message: str = ""  # what failed, or what is awaited
+    # Whether the pods' start builds first, as Keycloak's dry run of it answered (None: not asked), and the
+    # image's values of the build options it would change (core/preflight_script.py).
+    rebuild: bool | None = None
+    changed: tuple[Change, ...] = ()
 
     @property
     def pending(self) -> bool:
@@ -262,7 +266,14 @@ def _terminated(name: str, terminated: dict[str, Any], digest: str) -> Answer:
         )
         found = f"Keycloak {report.version}" if report.version else "no Keycloak version in the image's files"
         return Answer(
-            name, "passed", exists=True, version=report.version, digest=digest, message=f"{found}; {how}"
+            name,
+            "passed",
+            exists=True,
+            version=report.version,
+            digest=digest,
+            message=f"{found}; {how}",
+            rebuild=report.rebuild,
+            changed=report.changed,
         )
     last = " | ".join(report.tail) or "(no output)"
     return Answer(

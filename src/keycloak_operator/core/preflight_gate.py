@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from keycloak_operator.core import preflight
+from keycloak_operator.core import optimized, preflight
+from keycloak_operator.core.build_options import BuildOptions
 from keycloak_operator.core.common import conditions
 from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.core.preflight import Answer
@@ -58,9 +59,12 @@ def waiting_reason(found: Answer) -> str:
     return ""
 
 
-def record(previous: PreflightStatus | None, found: Answer, image: str) -> PreflightStatus | None:
+def record(
+    previous: PreflightStatus | None, found: Answer, image: str, pods: BuildOptions | None = None
+) -> PreflightStatus | None:
     """status.preflight: this change's answer while there is one; the last one otherwise (it stays the
-    record of the version and digest the running image was proved with)."""
+    record of the version and digest the running image was proved with). `pods`: the build options of the
+    pods the preflight proved, for the image's build (core/optimized.py)."""
     if found.state == "none":
         return previous
     message = found.message
@@ -73,6 +77,11 @@ def record(previous: PreflightStatus | None, found: Answer, image: str) -> Prefl
     mismatch = preflight.tag_disagrees(image, found.version) if found.state == "passed" else ""
     if mismatch and mismatch not in message:
         message = f"{message}; {mismatch}"
+    build, built = optimized.image_build(pods or BuildOptions(), found)
+    fields = optimized.recorded(build, built)
+    if not build and previous is not None and (previous.job, previous.image) == (found.job, image):
+        # Read back from the record (the Job is not read again): what the Job's report said stays.
+        fields = {k: getattr(previous, k) for k in ("build", "build_options", "build_digest")}
     return PreflightStatus(
         job=found.job,
         image=image,
@@ -80,6 +89,7 @@ def record(previous: PreflightStatus | None, found: Answer, image: str) -> Prefl
         version=found.version,
         digest=found.digest,
         message=message,
+        **fields,
     )
 
 

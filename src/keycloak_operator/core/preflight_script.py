@@ -18,6 +18,12 @@ One bash script (builtins only: kc.sh needs bash, and the official image guarant
     missing class: exit 1), which the dry run does not see. Also the fallback where `--dry-run` is unknown;
   - nothing before 26.2 where `--dry-run` is unknown: the configuration is not checked (said in the answer).
   `kc.sh show-config` and `kc.sh start --help` exit 0 on the bad values above, so they prove nothing;
+- reads Keycloak's answer to "does the pods' start build first?" from the dry run of that start, which
+  runs Keycloak's own re-augmentation check: "Changes detected in configuration" exactly when it would,
+  and, for an image `kc.sh build` made, the build options it would change (ADR 0026). The image keeps its
+  build options in a deflated jar entry (`lib/quarkus/generated-bytecode.jar`,
+  `META-INF/keycloak-persisted.properties`), which bash builtins cannot read; Keycloak's check also sees
+  what that file alone does not (the image's keycloak.conf and Quarkus properties, its providers);
 - writes what it found to the pod's termination message, which the kubelet keeps with the pod's status.
 
 The script's one argument says how the pods start: `optimized` or `build`.
@@ -36,6 +42,10 @@ DIR: Final = "/tmp/kcop-preflight"
 TAIL_LINES: Final = 8
 LINE_MAX: Final = 300
 _COMMAND_MAX: Final = 80
+# Keycloak's list of the build options a start would change, kept within the kubelet's 4096 bytes of
+# termination message with the rest of the report (the failure tail is written only when no list is).
+CHANGED_MAX: Final = 16
+CHANGE_MAX: Final = 160
 
 Start = Literal["optimized", "build"]
 
@@ -72,10 +82,33 @@ if (( ${#command[@]} )); then
     fi
   fi
 fi
+rebuild=""
+changed=()
+if [ "$code" = 0 ] && [ "${command[*]}" = "start --dry-run" ]; then
+  rebuild=no
+  listing=""
+  while IFS= read -r l; do
+    case $l in
+      *"Changes detected in configuration"*) rebuild=yes; listing="" ;;
+      *"will be overridden with the following build options:"*) listing=yes ;;
+      *)
+        if [ -n "$listing" ] && [[ "$l" =~ ^[[:space:]]*-\ (.+)$ ]]; then
+          # `option=image's value > option=pods' value`: only the image's side is kept (the pods' is the
+          # operator's own rendering, and may come from a Secret).
+          c=${BASH_REMATCH[1]}; c=${c%% > "${c%%=*}"=*}
+          (( ${#changed[@]} < __CHANGED__ )) && changed+=("${c:0:__CHANGE__}")
+        else
+          listing=""
+        fi ;;
+    esac
+  done <<< "$out"
+fi
 shown=()
 for a in "${command[@]}"; do [[ "$a" == --file=* ]] || shown+=("$a"); done
 {
   printf 'version-txt: %s\ncore-jar: %s\n' "$txt" "$jar"
+  printf 'rebuild: %s\n' "$rebuild"
+  for c in "${changed[@]}"; do printf 'changed: %s\n' "$c"; done
   printf 'command: %s\nexit: %s\n---\n' "${shown[*]}" "$code"
   if [ "$code" != 0 ]; then
     mapfile -t lines <<< "$out"
@@ -87,6 +120,8 @@ exit "$code"
 """.replace("__DIR__", DIR)
     .replace("__TAIL__", str(TAIL_LINES))
     .replace("__LINE__", str(LINE_MAX))
+    .replace("__CHANGED__", str(CHANGED_MAX))
+    .replace("__CHANGE__", str(CHANGE_MAX))
 )
 
 
@@ -115,6 +150,33 @@ class Report:
     exit: int | None  # its exit code (0 when none ran); None when the report is unreadable
     tail: tuple[str, ...] = ()  # the command's last lines, on a failure
     command: str = ""  # the kc.sh command that checked it ("" when none ran)
+    # Keycloak's own answer to "does the pods' start build first?", from `start --dry-run`: it prints
+    # "Changes detected in configuration" exactly when it would (None: not asked, another command ran).
+    rebuild: bool | None = None
+    # And, for an image built by `kc.sh build`, the build options a start would change, with the image's
+    # values (bounded list).
+    changed: tuple[Change, ...] = ()
+
+
+@dataclass(frozen=True)
+class Change:
+    """A build option a start would change, with its value in the image's build (None: unset there)."""
+
+    option: str
+    image: str | None
+
+
+_OPTION: Final = re.compile(r"^[a-z0-9]+([.-]{1,2}[a-z0-9]+)*$")
+_UNSET: Final = "<unset>"
+
+
+def parse_change(text: str) -> Change | None:
+    """`option=value` as the script keeps Keycloak's `option=old > option=new` (`<unset>`: none); None for
+    anything else."""
+    option, eq, value = text.partition("=")
+    if not eq or len(option) > 200 or not _OPTION.fullmatch(option):
+        return None
+    return Change(option, None if value == _UNSET else value)
 
 
 def parse_report(message: str) -> Report | None:
@@ -124,16 +186,32 @@ def parse_report(message: str) -> Report | None:
     if not sep and not message.rstrip().endswith("---"):
         return None
     fields = {}
+    changes: list[Change] = []
     for line in head.splitlines():
         key, colon, value = line.partition(":")
-        if colon:
+        if not colon:
+            continue
+        if key.strip() == "changed":
+            change = parse_change(value.strip()[:CHANGE_MAX])
+            if change is not None and len(changes) < CHANGED_MAX:
+                changes.append(change)
+        else:
             fields[key.strip()] = value.strip()
     if "exit" not in fields or not re.fullmatch(r"-?\d{1,3}", fields["exit"]):
         return None
     version = read_version(fields.get("core-jar", ""), fields.get("version-txt", ""))
     lines = tuple(line[:LINE_MAX] for line in tail.splitlines() if line.strip())[-TAIL_LINES:]
     command = fields.get("command", "")[:_COMMAND_MAX]
-    return Report(version, bool(command), int(fields["exit"]), lines, command)
+    rebuild = {"yes": True, "no": False}.get(fields.get("rebuild", ""))
+    return Report(
+        version,
+        bool(command),
+        int(fields["exit"]),
+        lines,
+        command,
+        rebuild,
+        tuple(changes) if rebuild else (),
+    )
 
 
 def read_version(core_jar: str, version_txt: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import (
+    build_options,
     child_ownership,
     children,
     compatibility_check,
@@ -24,6 +25,7 @@ from keycloak_operator.core import (
     ingress_policy,
     monitoring,
     network_policy,
+    optimized,
     preflight,
     preflight_gate,
     rollout,
@@ -34,8 +36,10 @@ from keycloak_operator.core import (
     upgrade_plan,
     versions,
 )
+from keycloak_operator.core.build_options import BuildOptions
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.common import conditions
+from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.keycloak import (
@@ -137,7 +141,8 @@ def render_deployment(
     proof: PreflightStatus | None = None,
 ) -> dict[str, Any]:
     """The Deployment for `spec` running `image` on `track` (on `database`, empty: the spec's); green and
-    canonical share one pod template. `proof`: what the image's preflight found (it pins the digest)."""
+    canonical share one pod template. `proof`: what the image's preflight found (it pins the digest, and
+    starts the pods `--optimized` when the image was built with their build options: core/optimized.py)."""
     verified = preflight_gate.verified_version(proof, image)
     cache = resolve_cache_cluster(owner.name, spec.cache_isolation, image, verified)
     spec = database_copy.with_database(spec, database)
@@ -154,7 +159,29 @@ def render_deployment(
             progress_deadline_seconds=max(1, int(durations.parse(spec.upgrade_policy.rollout_timeout))),
         )
     )
-    return preflight_gate.pin(rendered, proof, image)
+    found = optimized.verdict(proof, image, rendered["spec"]["template"]["spec"])
+    return optimized.apply(preflight_gate.pin(rendered, proof, image), found)
+
+
+def optimized_condition(
+    owner: children.Owner, spec: KeycloakSpec, image: str, proof: PreflightStatus | None
+) -> conditions.Wanted | None:
+    """The Optimized condition of the pods running `image` (None while nothing is known of its build)."""
+    pod = render_deployment(owner, spec, image=image, track=names.TRACKS[0], version="")
+    return optimized.condition(optimized.verdict(proof, image, pod["spec"]["template"]["spec"]))
+
+
+def _preflight_pods(
+    owner: children.Owner, spec: KeycloakSpec, found: preflight.Answer
+) -> BuildOptions | None:
+    """The build options of the pods a passed preflight that asked Keycloak proved (the track and database
+    change no build option)."""
+    if found.state != "passed" or found.rebuild is None:
+        return None
+    pod = render_deployment(owner, spec, image=spec.image, track=names.TRACKS[0], version="")
+    return build_options.of_pod(
+        pod["spec"]["template"]["spec"], parse_semver(found.version) or release_of(spec.image)
+    )
 
 
 def decide(
@@ -179,7 +206,7 @@ def decide(
     generation = int(observed.keycloak["metadata"].get("generation", 0))
     previous = stored_status(observed.keycloak)
     pre = observed.preflight
-    proof = preflight_gate.record(previous.preflight, pre, spec.image)
+    proof = preflight_gate.record(previous.preflight, pre, spec.image, _preflight_pods(owner, spec, pre))
     canonical = observed.deployment
     in_flight = bg.in_flight(blue_green)
     kept = bg.blue_kept(blue_green, canonical)
@@ -412,6 +439,7 @@ def decide(
             now=now,
             generation=generation,
             service_monitor_served=observed.service_monitor_served,
+            optimized=optimized_condition(owner, spec, image, proof),
         )
     )
     serving_database = database.name

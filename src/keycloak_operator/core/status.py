@@ -34,6 +34,7 @@ class StatusInputs:
     now: str
     generation: int
     service_monitor_served: bool = False  # the cluster serves ServiceMonitors (observed by the shell)
+    optimized: conditions.Wanted | None = None  # core/optimized.py
 
 
 # Between problems in the Degraded condition's message: the first gives the reason, every one is listed.
@@ -100,6 +101,8 @@ def compute(i: StatusInputs) -> KeycloakStatus:
     monitored = monitoring.condition(i.spec, i.keycloak, crd_served=i.service_monitor_served)
     if monitored is not None:
         wanted.append(monitored)
+    if i.optimized is not None:
+        wanted.append(i.optimized)
     return i.previous.model_copy(
         update={
             "observed_generation": i.generation,

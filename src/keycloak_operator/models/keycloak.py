@@ -527,6 +527,20 @@ class PreflightStatus(CrdModel):
         default="", description="The manifest digest the node resolved for the image (sha256:...), if any."
     )
     message: str = Field(default="", description="What it found, or what failed.")
+    build: str = Field(
+        default="",
+        description="What Keycloak said of the image's build for the pods' options: Read (buildOptions are "
+        "the image's), NotBuilt (not built with kc.sh build, or built with something Keycloak names no "
+        "option for: providers, Quarkus properties); empty when it was not asked.",
+    )
+    build_options: list[str] = Field(
+        default_factory=list,
+        description="The build options the image was built with (option=value, each cut to 200 "
+        "characters, at most 32), when build is Read.",
+    )
+    build_digest: str = Field(
+        default="", description="SHA-256 of every build option the image was built with, uncut."
+    )
 
 
 class DatabaseStatus(CrdModel):
