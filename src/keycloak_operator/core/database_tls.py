@@ -23,8 +23,8 @@ COPY_DIR: Final = "/etc/database-tls"
 
 
 def settings(spec: KeycloakSpec) -> DatabaseTls | None:
-    """The tier's TLS settings; none on cnpg (see docs/guide/keycloak.md: a copy is a new Cluster with a
-    new CA, so one certificate cannot verify both colours)."""
+    """The tier's TLS settings. None on cnpg: a blue-green copy there is a new Cluster with a CA of its own,
+    so no one root certificate verifies both colours (and the drivers' default, prefer, already encrypts)."""
     tier = spec.database.managed or spec.database.external
     return tier.tls if tier is not None else None
 
