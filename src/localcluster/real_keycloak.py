@@ -10,9 +10,12 @@ from __future__ import annotations
 import http.client
 import json
 import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from keycloak_operator.kernel import names
+from localcluster import pki
 from localcluster.node_config import LABEL_KEY, LABEL_VALUE
 from localcluster.signins import Tls
 
@@ -24,8 +27,76 @@ DB_USER, DB_PASSWORD, DB_NAME = "keycloak", "a-real-password-for-a-real-db", "ke
 DB_SECRET = "postgres-credentials"
 
 
-def postgres(namespace: str, image: str) -> list[dict[str, Any]]:
-    """A one-pod PostgreSQL on the real node (data in an emptyDir), its Service and its credentials."""
+# TLS for the PostgreSQL below: the server's certificate and key, and the CA that signed it, which clients
+# are given as `POSTGRES_CA_SECRET` (key ca.crt).
+POSTGRES_CA_SECRET = "postgres-ca"
+_SERVER_TLS_SECRET = "postgres-tls"
+# Only the local socket (the tests' psql through kubectl exec) and TLS over TCP: a client that does not speak
+# TLS is refused ("no encryption"), so a Keycloak or copy Job that connects at all used TLS.
+_HBA_TLS_ONLY = "local all all trust\nhostssl all all all scram-sha-256\n"
+
+
+@dataclass(frozen=True)
+class ServerTls:
+    ca_pem: str
+    cert_pem: str
+    key_pem: str
+
+
+def postgres_host(namespace: str) -> str:
+    return f"postgres.{namespace}.svc.cluster.local"
+
+
+def postgres_tls(namespace: str, directory: Path) -> ServerTls:
+    """A CA of its own and a certificate it signed for the PostgreSQL's Service name."""
+    ca, leaf = pki.serving(directory, (postgres_host(namespace),))
+    return ServerTls(ca.cert.read_text(), leaf.cert.read_text(), leaf.key.read_text())
+
+
+def _with_tls(namespace: str, tls: ServerTls, pod_spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """`pod_spec` serving TLS only; the Secrets and ConfigMap it reads. PostgreSQL refuses a key that its own
+    user cannot read alone, so an init container copies it out of the Secret, owned by uid 999, mode 0600."""
+    (container,) = pod_spec["containers"]
+    container["args"] = [
+        *("-c", "ssl=on", "-c", "ssl_cert_file=/tls/server.crt", "-c", "ssl_key_file=/tls/server.key"),
+        *("-c", "hba_file=/hba/pg_hba.conf"),
+    ]
+    container["volumeMounts"] += [{"name": "tls", "mountPath": "/tls"}, {"name": "hba", "mountPath": "/hba"}]
+    copy = "install -o 999 -g 999 -m 0600 /in/server.key /in/server.crt /tls/"
+    pod_spec["initContainers"] = [
+        {
+            "name": "tls",
+            "image": container["image"],
+            "imagePullPolicy": "Never",
+            "command": ["sh", "-c", copy],
+            "volumeMounts": [{"name": "tls-in", "mountPath": "/in"}, {"name": "tls", "mountPath": "/tls"}],
+        }
+    ]
+    pod_spec["volumes"] += [
+        {"name": "tls-in", "secret": {"secretName": _SERVER_TLS_SECRET}},
+        {"name": "tls", "emptyDir": {}},
+        {"name": "hba", "configMap": {"name": "postgres-hba"}},
+    ]
+
+    def secret(name: str, data: dict[str, str]) -> dict[str, Any]:
+        meta = {"name": name, "namespace": namespace}
+        return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "stringData": data}
+
+    return [
+        secret(_SERVER_TLS_SECRET, {"server.crt": tls.cert_pem, "server.key": tls.key_pem}),
+        secret(POSTGRES_CA_SECRET, {"ca.crt": tls.ca_pem}),
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "postgres-hba", "namespace": namespace},
+            "data": {"pg_hba.conf": _HBA_TLS_ONLY},
+        },
+    ]
+
+
+def postgres(namespace: str, image: str, tls: ServerTls | None = None) -> list[dict[str, Any]]:
+    """A one-pod PostgreSQL on the real node (data in an emptyDir), its Service and its credentials; with
+    `tls`, serving TLS only."""
     labels = {"app": "postgres"}
     env = {"POSTGRES_USER": DB_USER, "POSTGRES_PASSWORD": DB_PASSWORD, "POSTGRES_DB": DB_NAME}
     container = {
@@ -38,7 +109,9 @@ def postgres(namespace: str, image: str) -> list[dict[str, Any]]:
         "volumeMounts": [{"name": "data", "mountPath": "/data"}],
     }
     pod_spec = {"containers": [container], "volumes": [{"name": "data", "emptyDir": {}}], **ON_REAL_NODE}
+    extra = _with_tls(namespace, tls, pod_spec) if tls is not None else []
     return [
+        *extra,
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -64,8 +137,23 @@ def postgres(namespace: str, image: str) -> list[dict[str, Any]]:
     ]
 
 
-def keycloak(name: str, namespace: str, image: str, replicas: int = 2, **extra: Any) -> dict[str, Any]:
-    """A Keycloak resource whose pods run on the real node, on the PostgreSQL above."""
+def keycloak(
+    name: str,
+    namespace: str,
+    image: str,
+    replicas: int = 2,
+    database_tls: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A Keycloak resource whose pods run on the real node, on the PostgreSQL above (`database_tls`: the
+    external tier's `tls`)."""
+    external: dict[str, Any] = {
+        "host": postgres_host(namespace),
+        "database": DB_NAME,
+        "credentialsSecret": {"name": DB_SECRET},
+    }
+    if database_tls is not None:
+        external["tls"] = database_tls
     return {
         "apiVersion": names.API_VERSION,
         "kind": names.KEYCLOAK_KIND,
@@ -73,13 +161,7 @@ def keycloak(name: str, namespace: str, image: str, replicas: int = 2, **extra: 
         "spec": {
             "image": image,
             "replicas": replicas,
-            "database": {
-                "external": {
-                    "host": f"postgres.{namespace}.svc.cluster.local",
-                    "database": DB_NAME,
-                    "credentialsSecret": {"name": DB_SECRET},
-                }
-            },
+            "database": {"external": external},
             "scheduling": ON_REAL_NODE,
             **extra,
         },

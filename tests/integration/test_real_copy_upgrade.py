@@ -4,11 +4,16 @@ migrates its own copy of blue's database while blue keeps serving from the untou
 fail, a rollback returns to blue on its database, and a second upgrade promotes green with its copy.
 
 Sign-ins run throughout. Liquibase's `databasechangelog` is read in each database to prove the old version
-never runs on a schema the new one migrated."""
+never runs on a schema the new one migrated.
+
+The PostgreSQL serves TLS only (its pg_hba.conf has no plain `host` line), and the Keycloak's database has
+`tls: {sslMode: verify-full, sslRootCert: ...}`: both Keycloak versions (pgjdbc, through db-url-properties)
+and the copy Job (libpq, through PGSSLMODE and PGSSLROOTCERT) reach it only by checking its certificate."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +31,10 @@ pytestmark = pytest.mark.integration
 FROM_VERSION, TO_VERSION = "26.5.6", "26.7.3"
 BLUE_DB = real_keycloak.DB_NAME
 COPY_PREFIX = f"{BLUE_DB}_26_7_3_"  # then a digest of the upgrade's start: one database per upgrade
+DATABASE_TLS = {
+    "sslMode": "verify-full",
+    "sslRootCert": {"name": real_keycloak.POSTGRES_CA_SECRET, "key": "ca.crt"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +69,37 @@ def keycloak(namespace: str, image: str, postgres: str, *, keep_blue: bool) -> d
         namespace,
         image,
         replicas=1,
+        database_tls=DATABASE_TLS,
         upgradePolicy={
             "strategy": "BlueGreen",
             "autoTeardown": not keep_blue,
             "databaseCopy": {"image": postgres},
         },
     )
+
+
+def connections_over_tls(kubectl: Kubectl, namespace: str) -> tuple[int, int]:
+    """(of them over TLS, Keycloak's user's connections over TCP) right now."""
+    row = sql(
+        kubectl, namespace, BLUE_DB,
+        "select count(*) filter (where s.ssl), count(*) from pg_stat_activity a join pg_stat_ssl s "
+        f"using (pid) where a.usename = '{real_keycloak.DB_USER}' and a.client_addr is not null",
+    )  # fmt: skip
+    over_tls, total = row.split("|")
+    return int(over_tls), int(total)
+
+
+def plain_tcp_refused(kubectl: Kubectl, namespace: str) -> str:
+    """What the server answers a client that does not speak TLS (over TCP, from its own pod)."""
+    (pod,) = kubectl.list("pods", namespace, selector="app=postgres")
+    answer = kubectl.run(
+        "exec", "-n", namespace, pod["metadata"]["name"], "--", "env",
+        f"PGPASSWORD={real_keycloak.DB_PASSWORD}", "psql",
+        f"host=127.0.0.1 sslmode=disable user={real_keycloak.DB_USER} dbname={BLUE_DB}", "-c", "select 1",
+        check=False,
+    )  # fmt: skip
+    assert answer.returncode != 0, answer.stdout
+    return answer.stderr
 
 
 def database_of(deployment: dict[str, Any] | None) -> tuple[str, str]:
@@ -87,6 +121,7 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
     session_operator_stopped: None,
     real_operator: OperatorProcess,
     namespace: str,
+    tmp_path: Path,
 ) -> None:
     sso = real_resources.serve(
         kubectl,
@@ -94,7 +129,17 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
         keycloak(namespace, images["from"], images["postgres"], keep_blue=True),
         images["postgres"],
         FROM_VERSION,
+        postgres_tls=real_keycloak.postgres_tls(namespace, tmp_path),
     )
+    # Nothing gets in without TLS, and Keycloak is in: over TLS, with the certificate checked (verify-full).
+    assert "no encryption" in plain_tcp_refused(kubectl, namespace)
+    blue = kubectl.get("deployment", names.deployment("sso"), namespace)
+    assert blue is not None
+    (server,) = blue["spec"]["template"]["spec"]["containers"]
+    properties = {e["name"]: e.get("value") for e in server["env"]}["KC_DB_URL_PROPERTIES"]
+    assert properties.startswith("?sslmode=verify-full&sslrootcert="), properties
+    over_tls, total = connections_over_tls(kubectl, namespace)
+    assert total > 0 and over_tls == total, (over_tls, total)
     blue_schema = schema(kubectl, namespace, BLUE_DB)
     load = signins.SignIns(sso.login, max_seconds=1800).start()
     try:
@@ -117,6 +162,14 @@ def test_a_minor_upgrade_on_a_database_copy_keeps_every_sign_in_and_can_go_back(
         green_db = upgraded["greenDatabase"]  # the first upgrade's copy
         assert upgraded["blueDatabase"] == BLUE_DB and green_db.startswith(COPY_PREFIX), upgraded
         assert status["database"]["serving"] == green_db, status["database"]
+        # The copy Job got through the TLS-only server with the same settings as the pods.
+        copy_job = kubectl.get("job", upgraded["copyJob"], namespace)
+        assert copy_job is not None, upgraded
+        (copier,) = copy_job["spec"]["template"]["spec"]["containers"]
+        copy_env = {e["name"]: e.get("value") for e in copier["env"]}
+        assert copy_env["PGSSLMODE"] == "verify-full" and copy_env["PGSSLROOTCERT"], copy_env
+        over_tls, total = connections_over_tls(kubectl, namespace)
+        assert total > 0 and over_tls == total, (over_tls, total)
         assert upgraded["writeWindowSeconds"] > 0, upgraded
         blue = kubectl.get("deployment", names.deployment("sso"), namespace)
         green = kubectl.get("deployment", names.deployment("sso", green=True), namespace)

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from keycloak_operator.core import upgrade_plan
+from keycloak_operator.core import reconcile, upgrade_plan
 from keycloak_operator.kernel import names
 from keycloak_operator.models.group import KeycloakGroupSpec
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
+from tests.unit.builders import OWNER
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODELS = {
@@ -68,3 +69,23 @@ def test_the_example_keycloak_upgrades_without_being_refused(bump: str) -> None:
     plan = upgrade_plan.for_spec(wanted, running)
     assert plan.path != upgrade_plan.REFUSE, plan.reason
     assert plan.zero_downtime, plan  # BlueGreen with a database copy: no downtime on any of them
+
+
+def test_the_example_keycloak_shows_the_recommended_high_availability_placement() -> None:
+    """The operator adds no placement of its own (core/scheduling.py: an operator upgrade would roll every
+    Keycloak), so the shipped example carries the recommendation: a soft spread over nodes and zones, each
+    Deployment's pods on their own, and resource requests."""
+    keycloak = next(d for d in docs() if d["kind"] == names.KEYCLOAK_KIND)
+    spec = KeycloakSpec.model_validate(keycloak["spec"])
+    deployment = reconcile.render_deployment(OWNER, spec, image=spec.image, track="a", version="v")
+    pod = deployment["spec"]["template"]
+    spread = pod["spec"]["topologySpreadConstraints"]
+    assert [(c["topologyKey"], c["whenUnsatisfiable"], c["maxSkew"]) for c in spread] == [
+        ("kubernetes.io/hostname", "ScheduleAnyway", 1),
+        ("topology.kubernetes.io/zone", "ScheduleAnyway", 1),
+    ]
+    assert all(c["labelSelector"] == {"matchLabels": names.server_selector("kc", "a")} for c in spread)
+    (container,) = pod["spec"]["containers"]
+    assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+    assert "memory" in container["resources"]["limits"]
+    assert spec.replicas > 1  # and so the default PodDisruptionBudget

@@ -355,6 +355,8 @@ def _valid_example(model: type[BaseModel]) -> dict[str, Any]:
 FULL = _example(KeycloakSpec)  # all three database tiers too: the model leaves "exactly one" to the CRD
 FULL["hostname"]["hostname"] = "https://sso.example"  # backchannelDynamic (set) needs a full URL
 FULL["features"]["disabled"] = ["zz"]  # not also enabled
+for _tier in ("managed", "external"):  # sslRootCert (set) needs a verifying mode
+    FULL["database"][_tier]["tls"]["sslMode"] = "verify-full"
 
 
 def _get(data: Any, keys: tuple[str | int, ...]) -> Any:
@@ -468,6 +470,8 @@ def test_guard_every_field_changes_the_hash_or_is_excluded(field: SpecField) -> 
 
 
 OPTIONAL = [f for f in _fields(KeycloakSpec) if "[]" not in f.path and not f.info.is_required()]
+# Clearing a field a sibling needs changes the sibling too: a verifying sslMode needs sslRootCert.
+CLEARED_WITH = {f"database.{t}.tls.sslRootCert": ("sslMode", "require") for t in ("managed", "external")}
 
 
 @pytest.mark.parametrize("field", OPTIONAL, ids=[f.path for f in OPTIONAL])
@@ -475,6 +479,9 @@ def test_guard_clearing_an_optional_field(field: SpecField) -> None:
     """Unset (back to its default) is a different value too."""
     cleared = copy.deepcopy(FULL)
     del _get(cleared, field.keys[:-1])[field.keys[-1]]
+    if field.path in CLEARED_WITH:
+        sibling, value = CLEARED_WITH[field.path]
+        _get(cleared, field.keys[:-1])[sibling] = value
     before, after = KeycloakSpec.model_validate(FULL), KeycloakSpec.model_validate(cleared)
     if before == after:
         return  # the example already holds the default

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from keycloak_operator.core import (
+    database_tls,
     keycloak_config,
     operator_login,
     pod_extensions,
@@ -209,6 +210,10 @@ def deployment(inputs: WorkloadInputs) -> dict[str, Any]:
     if spec.tls is not None:
         mounts.append({"name": TLS_VOLUME, "mountPath": keycloak_config.TLS_MOUNT_PATH, "readOnly": True})
         volumes.append({"name": TLS_VOLUME, "secret": {"secretName": spec.tls.secret}})
+    root_cert = database_tls.volume(spec)
+    if root_cert is not None:
+        mounts.append(database_tls.mount(database_tls.KEYCLOAK_DIR))
+        volumes.append(root_cert)
     if read_only_root(spec):
         for volume, path in WRITABLE_DIRS:
             mounts.append({"name": volume, "mountPath": path})

@@ -17,7 +17,7 @@ import hashlib
 import re
 from typing import Any, Final, Literal
 
-from keycloak_operator.core import cnpg_copy, durations, jobs, rollout
+from keycloak_operator.core import cnpg_copy, database_tls, durations, jobs, rollout
 from keycloak_operator.core.children import Owner
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.keycloak_config import database_coordinates
@@ -174,17 +174,25 @@ def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str
         secret("PGUSER", "username"),
         secret("PGPASSWORD", "password"),
         {"name": "PGCONNECT_TIMEOUT", "value": "10"},
+        # The pods' TLS settings: the copy reads the same server as Keycloak does, as strictly.
+        *database_tls.libpq_env(spec),
         {"name": "HOME", "value": _WORK},
         {"name": "KCOP_SOURCE", "value": source},
         {"name": "KCOP_TARGET", "value": target},
         {"name": "KCOP_MARKER", "value": marker(owner, name)},
     ]
+    mounts = [{"name": "work", "mountPath": _WORK}]
+    volumes: list[dict[str, Any]] = [{"name": "work", "emptyDir": {}}]
+    root_cert = database_tls.volume(spec)
+    if root_cert is not None:
+        mounts.append(database_tls.mount(database_tls.COPY_DIR))
+        volumes.append(root_cert)
     container = {
         "name": "copy",
         "image": settings.image,
         "command": ["sh", "-c", SCRIPT],
         "env": env,
-        "volumeMounts": [{"name": "work", "mountPath": _WORK}],
+        "volumeMounts": mounts,
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "capabilities": {"drop": ["ALL"]},
@@ -193,7 +201,7 @@ def job(owner: Owner, spec: KeycloakSpec, *, name: str, source: str, target: str
     }
     pod_spec: dict[str, Any] = {
         "containers": [container],
-        "volumes": [{"name": "work", "emptyDir": {}}],
+        "volumes": volumes,
         "enableServiceLinks": False,
         "securityContext": {
             "runAsNonRoot": True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from keycloak_operator.core import database_tls
 from keycloak_operator.core.images import release_of
 from keycloak_operator.core.releases import BOOTSTRAP_ADMIN_SINCE, line_of
 from keycloak_operator.kernel import names
@@ -58,9 +59,9 @@ def referenced_secrets(spec: KeycloakSpec, admin_secret: str) -> list[str]:
     stores = [t.secret.name for t in spec.truststores or [] if t.secret is not None]
     env = [e.value_from.secret_key_ref.name for e in spec.env if e.value_from and e.value_from.secret_key_ref]
     volumes = [v.secret.name for v in spec.volumes or [] if v.secret is not None]
-    return list(
-        dict.fromkeys([database_coordinates(spec)[3], admin_secret, *tls, *stores, *options, *env, *volumes])
-    )
+    root_cert = database_tls.root_cert_secret(spec)
+    database = [database_coordinates(spec)[3], *([root_cert] if root_cert else [])]
+    return list(dict.fromkeys([*database, admin_secret, *tls, *stores, *options, *env, *volumes]))
 
 
 def referenced_config_maps(spec: KeycloakSpec) -> list[str]:
@@ -191,6 +192,7 @@ def environment(
         _plain("KC_DB_URL_HOST", host),
         _plain("KC_DB_URL_PORT", str(port)),
         _plain("KC_DB_URL_DATABASE", database),
+        *database_tls.keycloak_env(spec),
         _from_secret("KC_DB_USERNAME", credentials, "username"),
         _from_secret("KC_DB_PASSWORD", credentials, "password"),
         _from_secret("KC_BOOTSTRAP_ADMIN_USERNAME", admin_secret, "username"),

@@ -17,7 +17,15 @@ from keycloak_operator.kernel.patterns import DNS1035_LABEL
 from keycloak_operator.models import authentication_flow as flow
 from keycloak_operator.models import client_scope as csc
 from keycloak_operator.models import client_settings as cs
-from keycloak_operator.models import extensions, hostname, network_policy, options, reserved_env, workload
+from keycloak_operator.models import (
+    database_tls,
+    extensions,
+    hostname,
+    network_policy,
+    options,
+    reserved_env,
+    workload,
+)
 from keycloak_operator.models import group as grp
 from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
@@ -114,6 +122,9 @@ def keycloak_crd() -> dict[str, Any]:
     spec_schema["properties"]["database"].setdefault("x-kubernetes-validations", []).append(
         kc.DATABASE_EXACTLY_ONE_RULE
     )
+    for tier in ("managed", "external"):
+        tls = spec_schema["properties"]["database"]["properties"][tier]["properties"]["tls"]
+        tls.setdefault("x-kubernetes-validations", []).append(database_tls.ROOT_CERT_RULE)
     spec_schema.setdefault("x-kubernetes-validations", []).extend(
         [kc.COPY_IMAGE_RULE, ingress_model.NO_HOST_RULE]
     )

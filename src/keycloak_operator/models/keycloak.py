@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.database_tls import DatabaseTls
 from keycloak_operator.models.extensions import (
     EXTENSIONS_MAX,
     TRUSTSTORES_MAX,
@@ -66,6 +67,13 @@ class CnpgDatabase(CrdModel):
     )
 
 
+TLS_DESCRIPTION = (
+    "TLS to the database, for Keycloak (rendered as its db-url-properties) and the database-copy Job "
+    "(PGSSLMODE, PGSSLROOTCERT) alike. Unset: the drivers' default, sslmode prefer (TLS when the server "
+    "offers it, its certificate unchecked)."
+)
+
+
 class ManagedDatabase(CrdModel):
     """A PostgreSQL the operator reaches directly and can snapshot through its volume."""
 
@@ -75,6 +83,7 @@ class ManagedDatabase(CrdModel):
         default="keycloak", min_length=1, max_length=63, pattern=pt.DATABASE, description="Database name."
     )
     credentials_secret: SecretKeyRef = Field(description="Secret with `username` and `password`.")
+    tls: DatabaseTls | None = Field(default=None, description=TLS_DESCRIPTION)
     pvc_name: str | None = pt.object_name(
         "PersistentVolumeClaim of the database, snapshotted before upgrades.", default=None
     )
@@ -92,6 +101,7 @@ class ExternalDatabase(CrdModel):
         default="keycloak", min_length=1, max_length=63, pattern=pt.DATABASE, description="Database name."
     )
     credentials_secret: SecretKeyRef = Field(description="Secret with `username` and `password`.")
+    tls: DatabaseTls | None = Field(default=None, description=TLS_DESCRIPTION)
 
 
 class DatabaseSpec(CrdModel):
@@ -179,9 +189,9 @@ class DatabaseCopy(CrdModel):
         default=None,
         description="Managed and external tiers (required there): image with PostgreSQL's client tools (sh, "
         "psql, pg_dump, pg_restore) of the server's major version or newer, e.g. "
-        "docker.io/library/postgres:17. The copy Job runs it with the database's credentials, whose user "
-        "must be allowed to create databases (CREATEDB). Not used on the cnpg tier: CloudNativePG itself "
-        "restores the copy from the pre-upgrade Backup.",
+        "docker.io/library/postgres:17. The copy Job runs it with the database's credentials and tls "
+        "settings; the user must be allowed to create databases (CREATEDB). Not used on the cnpg tier: "
+        "CloudNativePG itself restores the copy from the pre-upgrade Backup.",
     )
     timeout: str = Field(
         default="10m",

@@ -83,10 +83,17 @@ class Serving:
     login: signins.Login  # alice's sign-ins (password and client credentials grants)
 
 
-def serve(kubectl: Kubectl, namespace: str, keycloak: dict[str, Any], postgres: str, version: str) -> Serving:
-    """A PostgreSQL pod and `keycloak` (one replica of `version`), Ready; then the realm, client and user that
-    sign-ins use."""
-    for obj in real_keycloak.postgres(namespace, postgres):
+def serve(
+    kubectl: Kubectl,
+    namespace: str,
+    keycloak: dict[str, Any],
+    postgres: str,
+    version: str,
+    postgres_tls: real_keycloak.ServerTls | None = None,
+) -> Serving:
+    """A PostgreSQL pod (serving TLS only, with `postgres_tls`) and `keycloak` (one replica of `version`),
+    Ready; then the realm, client and user that sign-ins use."""
+    for obj in real_keycloak.postgres(namespace, postgres, postgres_tls):
         kubectl.apply(obj)
     kubectl.apply(keycloak)
     wait_for(
