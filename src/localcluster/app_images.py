@@ -78,8 +78,23 @@ def ensure_on_node(cluster: Cluster, archive: Path, ref: str) -> str:
 
 
 def keycloak(cluster: Cluster, version: str) -> str:
-    """quay.io/keycloak/keycloak:<version> on the real node."""
-    return ensure_on_node(cluster, _build("build-keycloak-image.sh", version), keycloak_image(version))
+    """quay.io/keycloak/keycloak:<version> on the real node, as the local cluster, the demo and the tests run
+    it: the distribution after `kc.sh build` with the build-time options the operator's pods set by default
+    (build-keycloak-image.sh --optimized), so those pods start without re-augmenting, and `--optimized`
+    once a preflight has found the build (ADR 0026). A Keycloak whose settings change a build-time option
+    (features, say) re-augments at start as on the stock image; `keycloak_stock` is the stock one."""
+    return ensure_on_node(
+        cluster,
+        _build("build-keycloak-image.sh", version, keycloak_image(version), "--optimized"),
+        keycloak_image(version),
+    )
+
+
+def keycloak_stock(cluster: Cluster, version: str, ref: str) -> str:
+    """The stock distribution's image, never built (every `start` re-augments), as `ref` on the real node:
+    for what is about the re-augmenting path itself. Its own reference, as the archive is cached per
+    reference."""
+    return ensure_on_node(cluster, _build("build-keycloak-image.sh", version, ref), ref)
 
 
 def keycloak_tagged(cluster: Cluster, version: str, ref: str) -> str:
@@ -106,16 +121,3 @@ def operator(cluster: Cluster) -> str:
     recipe without an engine), on the real node; rebuilt when the source or uv.lock changes."""
     ref = operator_image_ref()
     return ensure_on_node(cluster, _build("build-operator-image.sh", ref), ref)
-
-
-def keycloak_optimized_image(version: str) -> str:
-    return f"quay.io/keycloak/keycloak:{version}-optimized"
-
-
-def keycloak_optimized(cluster: Cluster, version: str) -> str:
-    """quay.io/keycloak/keycloak:<version>-optimized on the real node: the image of `keycloak` after
-    `kc.sh build` with the operator's build-time options (build-keycloak-image.sh --optimized), for pods
-    started with `start --optimized`: the operator's preflight finds the build and starts the pods so
-    (ADR 0026)."""
-    ref = keycloak_optimized_image(version)
-    return ensure_on_node(cluster, _build("build-keycloak-image.sh", version, ref, "--optimized"), ref)

@@ -29,7 +29,8 @@ CHECKED = {"compatibilityCheck": True}
 # No node here can pull it (the registry is out of reach), as in issue 27's report.
 UNPULLABLE = "quay.io/keycloak/keycloak:26.8.0"
 REFUSED = {"features": {"enabled": ["no-such-feature"]}}  # 26.7.3 exits 2: "an unrecognized feature"
-# The 26.7.3 image built here under two more names that carry no version (app_images.keycloak_tagged).
+# The 26.7.3 image built here under two more names that carry no version: `:latest` the suite's (built with
+# the pods' options, app_images.keycloak_tagged), the custom build the stock distribution (never built).
 LATEST = "docker.io/library/keycloak:latest"
 CUSTOM = "kcop.local/keycloak:custom-build"
 BY_IMAGE = {"cacheIsolation": {"autoRevision": True}}
@@ -41,9 +42,7 @@ def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[
         "from": app_images.keycloak(cluster, FROM_VERSION),
         "to": app_images.keycloak(cluster, TO_VERSION),
         "latest": app_images.keycloak_tagged(cluster, TO_VERSION, LATEST),
-        "custom": app_images.keycloak_tagged(cluster, TO_VERSION, CUSTOM),
-        # `kc.sh build` with the operator's build options (build-keycloak-image.sh --optimized).
-        "optimized": app_images.keycloak_optimized(cluster, TO_VERSION),
+        "custom": app_images.keycloak_stock(cluster, TO_VERSION, CUSTOM),
         "postgres": app_images.postgres(cluster),
     }
 
@@ -179,8 +178,8 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     cache_cluster_from_the_images_version(kubectl, namespace, images)
     print(f"tags without a version: {time.monotonic() - started:.0f} s")
 
-    # Issue 28: the stock image is said to be unbuilt; the one built with the pods' options is found and
-    # started --optimized with no user setting.
+    # Issue 28: the stock image is said to be unbuilt; the suite's, built with the pods' options, is found
+    # and started --optimized with no user setting.
     optimized_start_found_and_used(kubectl, namespace, images)
 
 
@@ -194,18 +193,17 @@ def optimized(status: dict) -> dict | None:
 
 def optimized_start_found_and_used(kubectl: Kubectl, namespace: str, images: dict[str, str]) -> None:
     """The custom-build image is the stock 26.7.3 distribution: its preflight's dry run said the pods' start
-    builds first, with no option named (never built), so Optimized is False (ImageNotBuilt). The image
-    `kc.sh build` made with the operator's options passes its preflight with nothing to build: the pods
-    start --optimized, Optimized is True, and the pod's log has no re-augmentation."""
+    builds first, with no option named (never built), so Optimized is False (ImageNotBuilt). The suite's
+    26.7.3 image, which `kc.sh build` made with the operator's options (app_images.keycloak), passes its
+    preflight with nothing to build: the pods start --optimized, Optimized is True, and the pod's log has no
+    re-augmentation."""
     status = (kubectl.get("keycloak", "sso", namespace) or {}).get("status") or {}
     assert status["preflight"]["build"] == "NotBuilt", status["preflight"]
     condition = optimized(status)
     assert condition is not None and (condition["status"], condition["reason"]) == ("False", "ImageNotBuilt")
     applied = time.monotonic()
     kubectl.apply(
-        real_keycloak.keycloak(
-            "sso", namespace, images["optimized"], replicas=1, upgradePolicy=CHECKED, **BY_IMAGE
-        )
+        real_keycloak.keycloak("sso", namespace, images["to"], replicas=1, upgradePolicy=CHECKED, **BY_IMAGE)
     )
 
     def started() -> dict | None:
@@ -214,7 +212,7 @@ def optimized_start_found_and_used(kubectl: Kubectl, namespace: str, images: dic
         ready = [
             p
             for p in pods
-            if p["spec"]["containers"][0]["image"] == images["optimized"]
+            if p["spec"]["containers"][0]["image"] == images["to"]
             and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
         ]
         settled = status.get("phase") == "Running" and not (status.get("versions") or {}).get("nextVersion")

@@ -285,4 +285,4 @@ def test_the_optimised_image_is_built_with_the_operators_literal_keycloak_variab
     assert not any(
         line.startswith(("KC_DB_PASSWORD", "KC_DB_USERNAME", "KC_BOOTSTRAP_ADMIN")) for line in env
     )
-    assert app_images.keycloak_optimized_image("26.7.3") == "quay.io/keycloak/keycloak:26.7.3-optimized"
+    assert app_images.keycloak_image("26.7.3") == "quay.io/keycloak/keycloak:26.7.3"
