@@ -251,6 +251,28 @@ def test_canonical_database(
     assert got.copied_from == ("" if name == "keycloak" else "keycloak")
 
 
+FORGED = [
+    "keycloak?sslmode=disable&x=",
+    "host=evil.example sslmode=disable dbname=k",
+    'k"; drop',
+    "k" * 64,
+    "",
+]
+
+
+@pytest.mark.parametrize("forged", FORGED)
+def test_a_database_name_in_status_is_believed_only_in_the_shape_the_operator_writes(forged: str) -> None:
+    # Whoever may write the status must not put URL parameters into the pods' JDBC URL: the next evidence
+    # holds (here the running canonical's copy, else the spec's).
+    for recorded, blue_green, track in [
+        (DatabaseStatus(name=forged, copied_from="keycloak"), None, "b"),
+        (None, bg("Completed", green=forged), "b"),
+        (None, bg("Idle", blue_database=forged), "a"),
+    ]:
+        assert dc.canonical_database(spec(), recorded, blue_green, track, COPY_DB).name == COPY_DB
+        assert dc.canonical_database(spec(), recorded, blue_green, track, "").name == "keycloak"
+
+
 def test_running_database_reads_the_keycloak_container() -> None:
     owner = reconcile.owner_of({"metadata": {"name": "kc", "namespace": "ns", "uid": "u"}})
     rendered = reconcile.render_deployment(owner, spec(), image=NEW, track="a", version="v", database=COPY_DB)

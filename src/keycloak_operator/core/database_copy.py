@@ -271,16 +271,23 @@ def canonical_database(
     bg = blue_green
     same_spec = bg is not None and bg.spec_database in ("", wanted)
     promoted = bg is not None and bg.state in ("Promoting", "Completed") and track == bg.green_track
-    if bg is not None and same_spec and promoted and bg.green_database:
+    if bg is not None and same_spec and promoted and _believable(bg.green_database):
         return _standing_in(bg.green_database, wanted)
-    if recorded is not None and recorded.name and recorded.copied_from == wanted:
+    if recorded is not None and _believable(recorded.name) and recorded.copied_from == wanted:
         return DatabaseStatus(name=recorded.name, copied_from=recorded.copied_from)
-    if bg is not None and same_spec and bg.blue_database and track == bg.blue_track:
+    if bg is not None and same_spec and _believable(bg.blue_database) and track == bg.blue_track:
         return _standing_in(bg.blue_database, wanted)
     copy_of = names.is_cnpg_copy_cluster_of if spec.database.cnpg is not None else is_copy_of
     if running and copy_of(running, wanted):
         return _standing_in(running, wanted)
     return DatabaseStatus(name=wanted)
+
+
+def _believable(database: str) -> bool:
+    """A database name read from status is believed only in the shape the operator writes: whoever may write
+    the status could otherwise put URL parameters into the pods' JDBC URL (`keycloak?sslmode=disable`) or a
+    connection string into the copy's."""
+    return bool(re.fullmatch(pt.DATABASE, database)) and len(database) <= MAX_DATABASE
 
 
 def _standing_in(database: str, wanted: str) -> DatabaseStatus:
