@@ -240,6 +240,14 @@ def test_a_real_keycloak_replicates_issues_tokens_and_upgrades_under_load_failin
     assert {p["spec"]["nodeName"] for p in pods} == {NODE_NAME}
     assert all(p["status"]["containerStatuses"][0]["containerID"].startswith("containerd://") for p in pods)
     assert status["versions"]["currentVersion"].startswith(f"{FROM_VERSION}#")
+    # A first creation runs no preflight, so its pods run plain `start`; on the suite's image, built with the
+    # options they set (app_images.keycloak), Keycloak compares them and builds nothing first (ADR 0026).
+    servers = kubectl.list("pods", namespace, selector=f"{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}")
+    assert len(servers) == 2, [p["metadata"]["name"] for p in servers]
+    for pod in servers:
+        assert pod["spec"]["containers"][0]["args"] == ["start"], pod["spec"]["containers"][0]
+        log = kubectl.run("logs", "-n", namespace, pod["metadata"]["name"], "-c", "keycloak").stdout
+        assert "Updating the server image" not in log and "Changes detected" not in log, log[-2000:]
 
     # One JGroups view of both pods, as Keycloak itself reports it.
     def one_view() -> dict | None:

@@ -187,11 +187,58 @@ def test_the_images_build_follows_keycloaks_list() -> None:
         changed=(Change("db", "dev-file"), Change("features", None), Change("cache", "local")),
     )
     assert optimized.image_build(pods, found) == (
-        "Read",
+        "Differs",
         {"db": "dev-file", "health-enabled": "true", "cache": "local"},
+    )
+    assert optimized.image_build(pods, pf.Answer(JOB, "passed", True, rebuild=False)) == (
+        "Read",
+        pods.as_dict(),
     )
     assert optimized.image_build(pods, pf.Answer(JOB, "passed", True)) == ("", {})
     assert optimized.image_build(pods, pf.Answer(JOB, "failed", True, rebuild=False)) == ("", {})
+
+
+def test_options_made_to_match_the_ones_keycloak_listed_still_start_as_today() -> None:
+    """Keycloak's answer keeps at most 16 changes, cut: options beyond them, or a provider, may differ too.
+    A user who sets exactly the listed values (no new image, so no new preflight) is told the record cannot
+    show the rest, and the pods never start --optimized on it (26.x would refuse to start)."""
+    found = pf.Answer(
+        JOB, "passed", True, "26.7.3", message="ok", rebuild=True, changed=(Change("features", "scripts"),)
+    )
+    first = decide(found)
+    record = (first.status or {})["preflight"]
+    assert (record["build"], record["buildDigest"]) == ("Differs", "")
+    assert "features=scripts" in record["buildOptions"]
+    aligned = builders.spec(image=NEW, features={"enabled": ["scripts"]})
+    pod = builders.pod(aligned)
+    assert build_options.of_pod(pod, parse_semver("26.7.3")).as_dict().get("features") == "scripts"
+    found_now = optimized.verdict(PreflightStatus.model_validate(record), NEW, pod)
+    assert found_now is not None and not found_now.optimized
+    assert found_now.reason == "BuildOptionsDiffer" and "does not show" in found_now.message
+
+
+@pytest.mark.parametrize(
+    ("image", "version"),
+    [
+        ("quay.io/keycloak/keycloak:25.0.6", "25.0.6"),
+        ("quay.io/keycloak/keycloak:25.0.6", "26.7.3"),
+        (NEW, "25.0.6"),
+    ],
+)
+def test_no_record_starts_pods_optimized_before_the_dry_run_existed(image: str, version: str) -> None:
+    """25.x has no `start --dry-run`, so no preflight of the operator's recorded its build; and it only warns
+    when build options differ. A record there (a forged status) is not believed, whatever it says."""
+    pod = builders.pod(builders.spec(image=image))
+    options = build_options.of_pod(pod, parse_semver("26.7.3")).as_dict()
+    proof = PreflightStatus(
+        job=JOB,
+        image=image,
+        state="Passed",
+        version=version,
+        build="Read",
+        build_digest=optimized.digest(options),
+    )
+    assert optimized.verdict(proof, image, pod) is None
 
 
 def test_what_status_shows_is_bounded() -> None:

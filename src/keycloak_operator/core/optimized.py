@@ -24,11 +24,13 @@ from keycloak_operator.core.build_options import BuildOptions
 from keycloak_operator.core.common import conditions
 from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.core.preflight import Answer
+from keycloak_operator.core.releases import DRY_RUN_SINCE, line_of
 from keycloak_operator.models.keycloak import PreflightStatus
 
 CONDITION: Final = "Optimized"
 READ: Final = "Read"
 NOT_BUILT: Final = "NotBuilt"
+DIFFERS: Final = "Differs"
 SHOWN_MAX: Final = 32
 SHOWN_LENGTH: Final = 200
 _SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
@@ -41,13 +43,18 @@ def digest(options: dict[str, str]) -> str:
 
 
 def image_build(rendered: BuildOptions, found: Answer) -> tuple[str, dict[str, str]]:
-    """(build, the image's build options) from a passed preflight whose pods set `rendered`: Read and the
-    options when Keycloak answered and named what differs; NotBuilt when it would build and names nothing
-    (an image never built, or one differing only where Keycloak names no option); "" when it was not asked
-    (another command checked, or none did)."""
+    """(build, the image's build options) from a passed preflight whose pods set `rendered`:
+    - Read, the pods' options: Keycloak said their start builds nothing, so the image holds exactly those;
+    - Differs, the pods' options with the image's values of those Keycloak named: shown, never a proof, as
+      its answer keeps at most 16 changes, cut, and may hide a provider's difference behind an option's;
+    - NotBuilt when it would build and names nothing (an image never built, or one differing only where
+      Keycloak names no option);
+    - "" when it was not asked (another command checked, or none did)."""
     if found.state != "passed" or found.rebuild is None:
         return "", {}
-    if found.rebuild and not found.changed:
+    if not found.rebuild:
+        return READ, rendered.as_dict()
+    if not found.changed:
         return NOT_BUILT, {}
     image = rendered.as_dict()
     for change in found.changed:
@@ -55,15 +62,16 @@ def image_build(rendered: BuildOptions, found: Answer) -> tuple[str, dict[str, s
             image.pop(change.option, None)
         else:
             image[change.option] = change.image
-    return READ, image
+    return DIFFERS, image
 
 
 def recorded(build: str, image: dict[str, str]) -> dict[str, Any]:
-    """The status.preflight fields for what `image_build` found."""
-    if build != READ:
+    """The status.preflight fields for what `image_build` found: a digest only of a build Keycloak said the
+    pods' start matches (Read), the one thing that ever starts pods `--optimized`."""
+    if build not in (READ, DIFFERS):
         return {"build": build, "build_options": [], "build_digest": ""}
     shown = [f"{k}={v}"[:SHOWN_LENGTH] for k, v in sorted(image.items())][:SHOWN_MAX]
-    return {"build": READ, "build_options": shown, "build_digest": digest(image)}
+    return {"build": build, "build_options": shown, "build_digest": digest(image) if build == READ else ""}
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,7 @@ def verdict(proof: PreflightStatus | None, image: str, pod: dict[str, Any]) -> V
         proof is None
         or proof.image != image
         or proof.state != "Passed"
-        or proof.build not in (READ, NOT_BUILT)
+        or proof.build not in (READ, NOT_BUILT, DIFFERS)
     ):
         return None
     if pod_extensions.BUILD_CONTAINER in {c.get("name") for c in pod.get("initContainers") or []}:
@@ -89,6 +97,11 @@ def verdict(proof: PreflightStatus | None, image: str, pod: dict[str, Any]) -> V
     if "--optimized" in _keycloak(pod).get("args", []):
         return None
     version = parse_semver(proof.version) or release_of(image)
+    if version is None or line_of(version) < DRY_RUN_SINCE or _older_tag(image):
+        # No preflight there could have asked (`start --dry-run` is newer), so a record is not the
+        # operator's; and 25.x only warns when build options differ, so a pod started `--optimized` on a
+        # wrong record would run with the image's options, not refuse to start.
+        return None
     pods = build_options.of_pod(pod, version)
     if proof.build == NOT_BUILT:
         return Verdict(
@@ -106,9 +119,15 @@ def verdict(proof: PreflightStatus | None, image: str, pod: dict[str, Any]) -> V
             "which can change under a running image: the pods start without --optimized",
         )
     wanted = pods.as_dict()
-    if _SHA256.fullmatch(proof.build_digest) and proof.build_digest == digest(wanted):
+    if proof.build == READ and _SHA256.fullmatch(proof.build_digest) and proof.build_digest == digest(wanted):
         return Verdict(True, "ImageBuilt", f"image {image} was built with exactly the pods' build options")
     return Verdict(False, "BuildOptionsDiffer", _differences(proof.build_options, wanted, image))
+
+
+def _older_tag(image: str) -> bool:
+    """The tag names a line older than the dry run: believed over a recorded version that says otherwise."""
+    tagged = release_of(image)
+    return tagged is not None and line_of(tagged) < DRY_RUN_SINCE
 
 
 def _shown(options: dict[str, str]) -> dict[str, str]:
@@ -125,7 +144,12 @@ def _differences(shown: list[str], wanted: dict[str, str], image: str) -> str:
         for n in sorted(set(built) | set(pods))
         if built.get(n) != pods.get(n)
     ]
-    listed = "; ".join(differ) if differ else "in a value longer than the status shows"
+    listed = (
+        "; ".join(differ)
+        if differ
+        else "where the preflight's record does not show them: a value longer than shown, an option past "
+        "those Keycloak listed, or a provider; a new image's preflight asks again"
+    )
     return (
         f"image {image} was built with other build options than the pods set ({listed}): every pod start "
         f"builds first; {_RECIPE}"

@@ -19,6 +19,9 @@ BOOTSTRAP_ADMIN_SINCE: Final[Line] = (26, 0)
 PATCH_ROLLING_SINCE: Final[Line] = (26, 6)
 # The first release with `kc.sh update-compatibility`.
 CHECK_SINCE: Final[Line] = (26, 2)
+# The first line with `kc.sh start --dry-run`, which the preflight runs (ADR 0024; 25.0.6 answers "Unknown
+# option: '--dry-run'").
+DRY_RUN_SINCE: Final[Line] = (26, 2)
 # The first Keycloak line that honours a cluster name (KC_SPI_CACHE_EMBEDDED__DEFAULT__CLUSTER_NAME, ADR
 # 0004); earlier servers join the channel `ISPN` whatever the name (checked on 25.0.6 and 26.5.6).
 NAME_HONOURED_SINCE: Final[Line] = (26, 7)

@@ -539,17 +539,21 @@ class PreflightStatus(CrdModel):
     message: str = Field(default="", description="What it found, or what failed.")
     build: str = Field(
         default="",
-        description="What Keycloak said of the image's build for the pods' options: Read (buildOptions are "
-        "the image's), NotBuilt (not built with kc.sh build, or built with something Keycloak names no "
-        "option for: providers, Quarkus properties); empty when it was not asked.",
+        description="What Keycloak said of the image's build for the pods' options: Read (their start "
+        "builds nothing: buildOptions are the image's), Differs (it would build: buildOptions show the "
+        "image's values of the options Keycloak named, at most 16), NotBuilt (not built with kc.sh build, "
+        "or built with something Keycloak names no option for: providers, Quarkus properties); empty when "
+        "it was not asked.",
     )
     build_options: list[str] = Field(
         default_factory=list,
         description="The build options the image was built with (option=value, each cut to 200 "
-        "characters, at most 32), when build is Read.",
+        "characters, at most 32), when build is Read or Differs.",
     )
     build_digest: str = Field(
-        default="", description="SHA-256 of every build option the image was built with, uncut."
+        default="",
+        description="SHA-256 of every build option the image was built with, uncut; only when build is "
+        "Read, the one record that starts pods --optimized.",
     )
 
 
