@@ -71,10 +71,10 @@ def views(kubectl: Kubectl, namespace: str) -> dict[str, tuple[str, int, set[str
     for pod in kubectl.list("pods", namespace, selector=f"{names.LABEL_INSTANCE}=sso"):
         name = pod["metadata"]["name"]
         logs = kubectl.run("logs", "-n", namespace, name, check=False).stdout
-        seen = jgroups.VIEW.findall(logs)
+        seen = jgroups.views_in(logs)
         if seen:
-            channel, size, members = seen[-1]
-            out[name] = (channel, int(size), {m.strip() for m in members.split(",")})
+            channel, _, members = seen[-1]
+            out[name] = (channel, len(members), set(members))
     return out
 
 
