@@ -151,12 +151,21 @@ async def convergence(cluster: localcluster.Cluster, api: Api, n: int) -> dict[s
 WRITE_VERBS = {"POST", "PUT", "PATCH", "DELETE", "APPLY"}
 
 
-async def no_namespace_terminating(api: Api) -> None:
-    """Returns once no namespace is being deleted; the caller bounds it (asyncio.timeout)."""
+async def no_namespace_terminating(api: Api, seconds: float) -> None:
+    """Returns once no namespace is being deleted; after `seconds`, fails naming those still going (one whose
+    objects wait for an operator that is gone never ends)."""
+    deadline = time.monotonic() + seconds
     while True:
         namespaces, _ = await api.items("/api/v1/namespaces")
-        if not any(n.get("status", {}).get("phase") == "Terminating" for n in namespaces):
+        going = [
+            n["metadata"]["name"] for n in namespaces if n.get("status", {}).get("phase") == "Terminating"
+        ]
+        if not going:
             return
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"namespaces still terminating after {seconds:.0f} s: {', '.join(sorted(going))}"
+            )
         await asyncio.sleep(1)
 
 
@@ -171,8 +180,7 @@ async def idle(
         await asyncio.sleep(resync + 5)  # the passes the last status writes triggered
         # The counts are the API server's, for everyone: the namespace controller emptying a namespace an
         # earlier phase (or run) deleted would count its DELETEs as writes on the operator's resources.
-        async with asyncio.timeout(600):
-            await no_namespace_terminating(api)
+        await no_namespace_terminating(api, 300)
         before = await api.request_counts()
         await asyncio.sleep(seconds)
         requests = delta(before, await api.request_counts())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import localcluster
+from keycloak_operator.kernel import names
 from localcluster import realnode
 from localcluster.node_config import DNS_SERVICE_IP
 from localcluster.operator_process import OperatorProcess
@@ -40,6 +42,40 @@ def kubectl(cluster: localcluster.Cluster) -> Kubectl:
 def crds(kubectl: Kubectl) -> None:
     kubectl.run("apply", "--server-side", "--force-conflicts", "-f", str(ROOT / "deploy" / "crds"))
     kubectl.run("wait", "--for=condition=Established", "--timeout=60s", "crd", "-l", "", "--all")
+    release_leftovers(kubectl)
+
+
+def release_leftovers(kubectl: Kubectl) -> None:
+    """A run stopped part-way (or a test's own operator stopped before its namespace was emptied) leaves a
+    namespace Terminating, its replicated objects holding the operator's finalizers with no operator left to
+    release them: it would never go, and a test that waits for a quiet cluster (the scale harness) would wait
+    for it. Those finalizers only guard Keycloak-side state of a namespace being thrown away, so they go."""
+    going = [
+        n["metadata"]["name"]
+        for n in kubectl.list("namespaces", None)
+        if n.get("status", {}).get("phase") == "Terminating"
+    ]
+    if not going:
+        return
+    kinds = [c["metadata"]["name"] for c in kubectl.list("crds", None) if c["spec"]["group"] == names.GROUP]
+    for ns in going:
+        for kind in kinds:
+            for obj in kubectl.list(kind, ns):
+                held = obj["metadata"].get("finalizers") or []
+                kept = [f for f in held if not f.startswith(f"{names.GROUP}/")]
+                if kept != held:
+                    patch = json.dumps({"metadata": {"finalizers": kept or None}})
+                    kubectl.run(
+                        "patch",
+                        kind,
+                        obj["metadata"]["name"],
+                        "-n",
+                        ns,
+                        "--type=merge",
+                        "-p",
+                        patch,
+                        check=False,
+                    )
 
 
 @pytest.fixture(scope="session")
