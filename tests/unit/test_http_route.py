@@ -149,6 +149,10 @@ def test_the_route_is_not_part_of_the_version() -> None:
         {"parentRefs": [{"name": "gw", "namespace": "x" * 64}]},
         {"parentRefs": [{"name": "gw", "sectionName": "Not_A_Listener"}]},
         {"parentRefs": [{"name": "gw"}, {"name": "gw"}]},
+        # The Gateway API refuses one Gateway twice unless each mention names its own listener.
+        {"parentRefs": [{"name": "gw"}, {"name": "gw", "sectionName": "https"}]},
+        {"parentRefs": [{"name": "gw", "sectionName": "a"}, {"name": "gw", "sectionName": "a"}]},
+        {"path": "/" + "a" * route_model.PATH_MAX},
         {"hostnames": ["10.0.0.1"]},
         {"hostnames": ["SSO.example.com"]},
         {"hostnames": ["a.example", "a.example"]},
@@ -164,6 +168,24 @@ def test_hostile_values_are_refused_naming_the_field(value: dict[str, Any]) -> N
     with pytest.raises(ValidationError) as e:
         spec(httpRoute=route(**value))
     assert "httpRoute" in str(e.value)
+
+
+def test_one_gateway_twice_with_a_listener_each_is_accepted() -> None:
+    two = [
+        {"name": "gw", "sectionName": "a"},
+        {"name": "gw", "sectionName": "b"},
+        {"name": "gw", "namespace": "x"},
+    ]
+    assert len(render(spec(httpRoute=route(parentRefs=two)))["spec"]["parentRefs"]) == 3
+
+
+def test_a_gateway_named_twice_once_its_namespace_is_filled_in_is_refused_naming_the_field() -> None:
+    """The model cannot know the Keycloak's namespace; the decision can, and refuses what the API server
+    would (an apply it refuses would hold back the rest of the pass)."""
+    twice = spec(httpRoute=route(parentRefs=[{"name": "gw"}, {"name": "gw", "namespace": "ns"}]))
+    found = http_route.refusal(twice, DEFAULT_POLICY, "ns")
+    assert found is not None and found.message.startswith("spec.httpRoute.parentRefs: Gateway 'gw'")
+    assert http_route.refusal(twice, DEFAULT_POLICY, "other") is None
 
 
 def test_parent_refs_are_required() -> None:

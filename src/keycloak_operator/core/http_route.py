@@ -15,7 +15,7 @@ from typing import Any
 from keycloak_operator.core import children, ingress, ingress_policy
 from keycloak_operator.core.common import conditions
 from keycloak_operator.kernel import names
-from keycloak_operator.models.http_route import NO_HOST_MESSAGE
+from keycloak_operator.models.http_route import NO_HOST_MESSAGE, repeated_parent
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 GROUP = "gateway.networking.k8s.io"
@@ -94,14 +94,19 @@ def refusal(
         return ingress_policy.Refusal(
             "spec.httpRoute.hostnames", "no host", (), why=NO_HOST_MESSAGE.split(": ", 1)[1], what=KIND
         )
+    assert spec.http_route is not None
+    # An unset namespace is the Keycloak's: a Gateway may be named twice only once that is filled in.
+    refs = spec.http_route.parent_refs
+    twice = repeated_parent([(r.namespace or namespace, r.name, r.section_name) for r in refs])
+    if twice:
+        return ingress_policy.Refusal("spec.httpRoute.parentRefs", "", (), why=twice, what=KIND)
     for gateway in gateways(spec, namespace):
         if policy.gateways and gateway not in policy.gateways:
             return ingress_policy.Refusal(
                 "spec.httpRoute.parentRefs", f"Gateway {gateway}", policy.gateways, what=KIND
             )
     # Without spec.httpRoute.hostnames the route takes the host of spec.hostname: the field to name.
-    listed = spec.http_route is not None and spec.http_route.hostnames
-    field = "spec.httpRoute.hostnames" if listed else "spec.hostname.hostname"
+    field = "spec.httpRoute.hostnames" if spec.http_route.hostnames else "spec.hostname.hostname"
     for host in hostnames(spec):
         if not ingress_policy.host_allowed(host, policy.host_suffixes):
             return ingress_policy.Refusal(field, f"host {host!r}", policy.host_suffixes, what=KIND)

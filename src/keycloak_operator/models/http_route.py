@@ -26,6 +26,8 @@ from keycloak_operator.models.scheduling import check_label_keys
 SECTION_NAME = pt.DNS1123_SUBDOMAIN
 # The Gateway API allows 32; a Keycloak is reached through a handful of Gateways at most.
 PARENT_REFS_MAX = 8
+# The Gateway API's cap on a path match (an Ingress path may be longer).
+PATH_MAX = 1024
 
 
 class GatewayRef(CrdModel):
@@ -66,7 +68,7 @@ class HttpRouteSpec(CrdModel):
         description="Host names routed to Keycloak. Unset: the host of spec.hostname.hostname; one of the "
         "two is required (a route without a host would take every host of the Gateway's listeners).",
     )
-    path: str = routed_path()
+    path: str = routed_path(PATH_MAX)
     annotations: dict[str, AnnotationValue] | None = Field(
         default=None,
         max_length=ANNOTATIONS_MAX,
@@ -86,10 +88,22 @@ class HttpRouteSpec(CrdModel):
     @field_validator("parent_refs")
     @classmethod
     def _distinct_parents(cls, value: list[GatewayRef]) -> list[GatewayRef]:
-        seen = [(r.namespace, r.name, r.section_name) for r in value]
-        if len(set(seen)) != len(seen):
-            raise ValueError("each Gateway (and listener) may be listed once")
+        problem = repeated_parent([(r.namespace or "", r.name, r.section_name) for r in value])
+        if problem:
+            raise ValueError(problem)
         return value
+
+
+def repeated_parent(parents: list[tuple[str, str, str | None]]) -> str | None:
+    """What the Gateway API refuses in a route's parents (namespace, name, sectionName): one Gateway named
+    twice unless every mention of it names a different listener."""
+    seen = [(namespace, name) for namespace, name, _ in parents]
+    for namespace, name, section in parents:
+        if seen.count((namespace, name)) > 1 and not section:
+            return f"Gateway {name!r} is listed more than once: each mention needs its own sectionName"
+    if len(set(parents)) != len(parents):
+        return "each Gateway listener may be listed once"
+    return None
 
 
 # A route without a host matches every request its Gateway's listeners receive (ADR 0012), as an Ingress

@@ -38,13 +38,13 @@ IngressHost = Annotated[str, Field(min_length=1, max_length=pt.SUBDOMAIN_MAX, pa
 AnnotationValue = Annotated[str, Field(max_length=ANNOTATION_VALUE_MAX)]
 
 
-def routed_path() -> Any:
+def routed_path(max_length: int = pt.URL_MAX) -> Any:
     """The path prefix routed to Keycloak: one field definition for the Ingress and the HTTPRoute, so both
-    accept exactly the same paths (the rule that renders them is core/ingress.public_route)."""
+    accept the same paths (the rule that renders them is core/ingress.public_route), up to `max_length`."""
     return Field(
         default="/",
         min_length=1,
-        max_length=pt.URL_MAX,
+        max_length=max_length,
         pattern=INGRESS_PATH,
         description="Path prefix routed to Keycloak.",
     )
