@@ -69,6 +69,7 @@ def ingress_policy(args: argparse.Namespace) -> IngressPolicy:
         classes=tuple(args.ingress_class or ()),
         annotation_keys=tuple(args.ingress_annotation_key or ()),
         host_suffixes=tuple(args.ingress_host or ()),
+        gateways=tuple(args.gateway or ()),
     )
 
 
@@ -237,8 +238,14 @@ def parser() -> argparse.ArgumentParser:
         "--ingress-host",
         action="append",
         metavar="HOST",
-        help="allow a Keycloak's Ingress to route this host (repeatable; .example.com for any host under "
-        "example.com). Default: any host",
+        help="allow a Keycloak's Ingress and HTTPRoute to route this host (repeatable; .example.com for any "
+        "host under example.com). Default: any host",
+    )
+    run.add_argument(
+        "--gateway",
+        action="append",
+        metavar="NAMESPACE/NAME",
+        help="allow a Keycloak's spec.httpRoute to attach to this Gateway (repeatable). Default: any Gateway",
     )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=_run)

@@ -11,6 +11,9 @@ KWOK_VERSION = "v0.7.0"
 HELM_VERSION = "v3.22.0"
 # The real node: kubelet and kube-proxy are K8S_VERSION; CoreDNS v1.15 needs Go 1.26, which this machine has.
 COREDNS_VERSION = "v1.15.0"
+# The Gateway API's CRDs (standard channel), read from its Go module: the newest the Go module proxy served
+# that this machine's Go accepts (v1.7 needs a newer Go).
+GATEWAY_API_VERSION = "v1.6.3"
 
 
 def cache_root() -> Path:

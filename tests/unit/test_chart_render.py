@@ -163,12 +163,24 @@ def test_a_service_monitor_label_of_the_charts_is_refused(helm: Path, tmp_path: 
         ({"extraEnv": [{"value": "1"}]}, "at '/extraEnv/0'"),
         ({"podLabels": {"team": True}}, "at '/podLabels/team'"),
         ({"priorityClassName": "Not A Name"}, "at '/priorityClassName'"),
+        ({"ingress": {"allowedGateways": ["shared"]}}, "at '/ingress/allowedGateways/0'"),
+        ({"ingress": {"allowedGateway": []}}, "additional properties 'allowedGateway' not allowed"),
     ],
 )
 def test_a_misspelt_or_mistyped_value_is_refused_by_the_schema(
     helm: Path, tmp_path: Path, values: dict[str, Any], message: str
 ) -> None:
     assert message in refusal(helm, tmp_path, values)
+
+
+def test_allowed_gateways_become_the_operators_gateway_flags(helm: Path, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path, {"ingress": {"allowedGateways": ["gateways/shared", "team-a/own"]}})
+    args = pod(docs)["spec"]["containers"][0]["args"]
+    assert [a for a in args if a.startswith("--gateway")] == [
+        "--gateway=gateways/shared",
+        "--gateway=team-a/own",
+    ]
+    assert not [a for a in pod(render(helm, tmp_path, {}))["spec"]["containers"][0]["args"] if "gateway" in a]
 
 
 def test_the_chart_lints_with_every_new_value_set(helm: Path, tmp_path: Path) -> None:
@@ -178,6 +190,7 @@ def test_the_chart_lints_with_every_new_value_set(helm: Path, tmp_path: Path) ->
         "priorityClassName": "platform-critical",
         "extraEnv": [{"name": "KCOP_ROUND_BUDGET_SECONDS", "value": "180"}],
         "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
+        "ingress": {"allowedGateways": ["gateways/shared"]},
     }
     proc = run(helm, tmp_path, "lint", values)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -523,6 +523,9 @@ def test_excluded_fields_never_touch_what_runs(tier: str, full: bool) -> None:
             # An Ingress needs a host (the defaults have no spec.hostname): its hosts as in FULL, themselves
             # excluded, so nothing that reaches the pods is set.
             start = {**start, "ingress": {"hosts": FULL["ingress"]["hosts"]}}
+        if field.keys[0] == "httpRoute" and "httpRoute" not in start:
+            # An HTTPRoute needs a Gateway: its parentRefs as in FULL, themselves excluded.
+            start = {**start, "httpRoute": {"parentRefs": FULL["httpRoute"]["parentRefs"]}}
         for changed in _changed_specs(field, start):
             assert _pod_template(changed.wire()) == _pod_template(start), field.path
 

@@ -49,6 +49,8 @@ OWNED_OPTIONAL_KEYS: dict[tuple[str, ...], frozenset[str]] = {
     ("spec", "ingress", "from", "ipBlock"): frozenset({"except"}),
     # A ServiceMonitor endpoint's TLS settings.
     ("spec", "endpoints"): frozenset({"tlsConfig"}),
+    # An HTTPRoute's Gateway listener (its parentRefs are an atomic list: each item owned whole).
+    ("spec", "parentRefs"): frozenset({"sectionName"}),
 }
 
 # Maps whose every key the operator sets may go: a label or annotation the operator set and no longer wants

@@ -7,6 +7,7 @@ and a rollback render the same Ingress, so they never write it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from keycloak_operator.core import children
@@ -32,16 +33,33 @@ def backend_port(spec: KeycloakSpec) -> str:
     return children.serving_ports(spec)[0][0]
 
 
+@dataclass(frozen=True)
+class PublicRoute:
+    """What a way in from outside sends where: one path prefix to the public Service's serving port. The
+    one rule for the Ingress and the HTTPRoute alike, so both expose exactly the same thing: never the
+    management port (metrics, health), nothing but the prefix the spec names."""
+
+    path: str
+    service: str  # the public Service's name
+    port_name: str  # http, or https whenever Keycloak serves it (end to end)
+    port: int
+
+
+def public_route(spec: KeycloakSpec, keycloak: str, path: str) -> PublicRoute:
+    name, port = children.serving_ports(spec)[0]
+    return PublicRoute(path=path, service=names.public_service(keycloak), port_name=name, port=port)
+
+
 def ingress(spec: KeycloakSpec, owner: children.Owner) -> dict[str, Any] | None:
     """The Ingress `spec.ingress` asks for; None when there is to be none."""
     wanted_ingress = spec.ingress
     if wanted_ingress is None or not wanted_ingress.enabled:
         return None
-    port = backend_port(spec)
-    annotations = {BACKEND_PROTOCOL_ANNOTATION: "HTTPS"} if port == "https" else {}
+    route = public_route(spec, owner.name, wanted_ingress.path)
+    annotations = {BACKEND_PROTOCOL_ANNOTATION: "HTTPS"} if route.port_name == "https" else {}
     annotations.update(wanted_ingress.annotations or {})
-    backend = {"service": {"name": names.public_service(owner.name), "port": {"name": port}}}
-    paths = [{"path": wanted_ingress.path, "pathType": "Prefix", "backend": backend}]
+    backend = {"service": {"name": route.service, "port": {"name": route.port_name}}}
+    paths = [{"path": route.path, "pathType": "Prefix", "backend": backend}]
     routed = hosts(spec)
     rules: list[dict[str, Any]] = [{"host": h, "http": {"paths": paths}} for h in routed] or [
         {"http": {"paths": paths}}

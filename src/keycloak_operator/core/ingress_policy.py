@@ -33,8 +33,11 @@ class IngressPolicy:
     # Annotation keys: exact (`nginx.ingress.kubernetes.io/proxy-buffer-size`) or every key with a prefix
     # (`nginx.ingress.kubernetes.io/*`).
     annotation_keys: tuple[str, ...] = ()
-    # Hosts: `.example.com` for any host under example.com (not example.com itself), or an exact host.
+    # Hosts: `.example.com` for any host under example.com (not example.com itself), or an exact host. They
+    # hold for the hosts of spec.httpRoute too: a Gateway's hosts are the same shared traffic.
     host_suffixes: tuple[str, ...] = ()
+    # Gateways (`namespace/name`) spec.httpRoute.parentRefs may attach to (core/http_route.py).
+    gateways: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for c in self.classes:
@@ -46,6 +49,9 @@ class IngressPolicy:
         for entry in self.host_suffixes:
             if not _HOST_ENTRY.fullmatch(normalize_host(entry)):
                 raise ValueError(f"not a host name or .domain: {entry!r}")
+        for gateway in self.gateways:
+            if not _gateway_entry_valid(gateway):
+                raise ValueError(f"not a Gateway as namespace/name: {gateway!r}")
 
 
 DEFAULT_POLICY = IngressPolicy()
@@ -57,6 +63,7 @@ class Refusal:
     value: str
     allowed: tuple[str, ...]
     why: str | None = None  # a refusal that is no allow-list's: said instead
+    what: str = "Ingress"  # the kind held back: Ingress, or HTTPRoute (core/http_route.py)
 
     @property
     def message(self) -> str:
@@ -64,8 +71,8 @@ class Refusal:
             f"{self.value} is not allowed by this installation (allowed: {', '.join(self.allowed)})"
         )
         return (
-            f"{self.field}: {what}; no Ingress is created or changed (one this Keycloak made before is left "
-            "as it was) until the spec or the installation's allow-list changes"
+            f"{self.field}: {what}; no {self.what} is created or changed (one this Keycloak made before is "
+            "left as it was) until the spec or the installation's allow-list changes"
         )
 
 
@@ -133,3 +140,12 @@ def _annotation_entry_valid(entry: str) -> bool:
     if entry.endswith(_PREFIX_WILDCARD):
         return names.is_dns_subdomain(entry[: -len(_PREFIX_WILDCARD)])
     return len(entry) <= pt.LABEL_KEY_MAX and bool(re.fullmatch(pt.LABEL_KEY, entry))
+
+
+_GATEWAY_ENTRY = re.compile(rf"^{pt.LABEL}/{pt.LABEL}(\.{pt.LABEL})*$")
+
+
+def _gateway_entry_valid(entry: str) -> bool:
+    """namespace/name: a namespace (DNS-1123 label) and a Gateway's name (DNS-1123 subdomain)."""
+    namespace, _, name = entry.partition("/")
+    return bool(_GATEWAY_ENTRY.fullmatch(entry)) and len(namespace) <= pt.LABEL_MAX and len(name) <= 253

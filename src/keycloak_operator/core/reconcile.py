@@ -21,6 +21,7 @@ from keycloak_operator.core import (
     downtime,
     drift,
     durations,
+    http_route,
     ingress,
     ingress_policy,
     monitoring,
@@ -69,6 +70,7 @@ class Observed:
     discovery_service: dict[str, Any] | None = None
     pod_disruption_budget: dict[str, Any] | None = None
     ingress: dict[str, Any] | None = None
+    http_route: dict[str, Any] | None = None  # `{name}-keycloak`, read whether wanted or not
     service_monitor: dict[str, Any] | None = None
     operator_login: dict[str, Any] | None = None  # `{name}-operator-login`, whoever's
     network_policies: tuple[dict[str, Any], ...] = ()  # those that exist under its names, whoever's
@@ -78,9 +80,10 @@ class Observed:
     # The preflight of the image change at hand (core/preflight): what its Job and pod say.
     preflight: preflight.Answer = field(default_factory=preflight.Answer)
     # Facts about the cluster and the operator, observed by the shell: whether the cluster serves the
-    # ServiceMonitor kind (asked only when one is wanted), and the namespace the operator runs in (None
-    # outside a cluster).
+    # ServiceMonitor and HTTPRoute kinds (each asked only when one is wanted), and the namespace the
+    # operator runs in (None outside a cluster).
     service_monitor_served: bool = False
+    http_route_served: bool = False
     operator_namespace: str | None = None
 
 
@@ -286,6 +289,12 @@ def decide(
     pairs = [(budget, observed.pod_disruption_budget), (monitor, observed.service_monitor)]
     if ingress_refused is None:
         pairs.insert(1, (ingress.ingress(spec, owner), observed.ingress))
+    # The HTTPRoute likewise; where the cluster does not serve the kind there is none to write or delete.
+    route_problem = http_route.problem(
+        spec, allowed_ingress, owner.namespace, served=observed.http_route_served
+    )
+    if route_problem is None:
+        pairs.append((http_route.http_route(spec, owner), observed.http_route))
     for child, existing in pairs:
         _reconcile_child(child, existing, owner, writes, removals)
     rendered: dict[str, Any] | None = None
@@ -333,6 +342,8 @@ def decide(
         problems.append(
             conditions.Wanted(conditions.DEGRADED, "True", ingress_policy.REASON, ingress_refused.message)
         )
+    if route_problem is not None:  # likewise: it holds back only the HTTPRoute
+        problems.append(route_problem)
     if service_refused is not None:  # the Service serves without the refused settings
         problems.append(
             conditions.Wanted(conditions.DEGRADED, "True", service_policy.REASON, service_refused.message)
@@ -486,6 +497,7 @@ def _named_children(observed: Observed) -> dict[child_ownership.Key, dict[str, A
         ("Service", names.discovery_service(name, green=True)): observed.green_discovery_service,
         ("PodDisruptionBudget", names.pod_disruption_budget(name)): observed.pod_disruption_budget,
         ("Ingress", names.ingress(name)): observed.ingress,
+        (http_route.KIND, names.http_route(name)): observed.http_route,
         ("ServiceMonitor", names.service_monitor(name)): observed.service_monitor,
         ("Secret", names.operator_login_secret(name)): observed.operator_login,
     }
@@ -511,6 +523,7 @@ def _own_children(observed: Observed, owner: children.Owner) -> Observed:
         green_discovery_service=own(observed.green_discovery_service),
         pod_disruption_budget=own(observed.pod_disruption_budget),
         ingress=own(observed.ingress),
+        http_route=own(observed.http_route),
         service_monitor=own(observed.service_monitor),
         membership_services=tuple(s for s in observed.membership_services if own(s) is not None),
         network_policies=tuple(p for p in observed.network_policies if own(p) is not None),

@@ -45,6 +45,8 @@ HASH_EXCLUDED_FIELDS: dict[str, str] = {
     "must never give back a namespace the right that was since revoked",
     "podDisruptionBudget": "how many pods a node drain may evict is a separate object, outside the pods; a "
     "rollback must not loosen or tighten it",
+    "httpRoute": "the way in through a Gateway is a separate object in front of the public Service, as "
+    "the Ingress is: changing it must not start an upgrade, and a rollback must not take it back",
     "ingress": "the way in is a separate object in front of the public Service, whose name never changes: "
     "changing it must not start an upgrade, and a rollback must not take the users' entrance back",
     "service": "the public Service is a separate object in front of the pods, whose name and selector the "

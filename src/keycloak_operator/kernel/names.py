@@ -140,6 +140,11 @@ def ingress(keycloak: str) -> str:
     return f"{keycloak}-keycloak"
 
 
+def http_route(keycloak: str) -> str:
+    """Its backend is the public Service, as the Ingress's is."""
+    return f"{keycloak}-keycloak"
+
+
 def service_monitor(keycloak: str) -> str:
     return f"{keycloak}-keycloak"
 

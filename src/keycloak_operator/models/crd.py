@@ -27,6 +27,7 @@ from keycloak_operator.models import (
     workload,
 )
 from keycloak_operator.models import group as grp
+from keycloak_operator.models import http_route as http_route_model
 from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
@@ -126,7 +127,7 @@ def keycloak_crd() -> dict[str, Any]:
         tls = spec_schema["properties"]["database"]["properties"][tier]["properties"]["tls"]
         tls.setdefault("x-kubernetes-validations", []).append(database_tls.ROOT_CERT_RULE)
     spec_schema.setdefault("x-kubernetes-validations", []).extend(
-        [kc.COPY_IMAGE_RULE, ingress_model.NO_HOST_RULE]
+        [kc.COPY_IMAGE_RULE, ingress_model.NO_HOST_RULE, http_route_model.NO_HOST_RULE]
     )
     # One entry per name (the API server refuses a Deployment with a variable twice).
     for listed in ("env", "additionalOptions"):
@@ -168,6 +169,11 @@ def keycloak_crd() -> dict[str, Any]:
     hosts = spec_schema["properties"]["ingress"]["properties"]["hosts"]
     hosts["x-kubernetes-list-type"] = "set"
     hosts["items"].setdefault("x-kubernetes-validations", []).append(ingress_model.HOST_NOT_IP_RULE)
+    route = spec_schema["properties"]["httpRoute"]["properties"]
+    route["hostnames"]["x-kubernetes-list-type"] = "set"
+    route["hostnames"]["items"].setdefault("x-kubernetes-validations", []).append(
+        http_route_model.HOSTNAME_NOT_IP_RULE
+    )
     policy = spec_schema["properties"]["networkPolicy"]["properties"]
     for peers in ("ingressFrom", "managementFrom"):
         peer = policy[peers]["items"]

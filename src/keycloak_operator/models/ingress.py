@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import urllib.parse
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 
@@ -36,6 +36,18 @@ ANNOTATION_VALUE_MAX = 4096
 
 IngressHost = Annotated[str, Field(min_length=1, max_length=pt.SUBDOMAIN_MAX, pattern=INGRESS_HOST)]
 AnnotationValue = Annotated[str, Field(max_length=ANNOTATION_VALUE_MAX)]
+
+
+def routed_path(max_length: int = pt.URL_MAX) -> Any:
+    """The path prefix routed to Keycloak: one field definition for the Ingress and the HTTPRoute, so both
+    accept the same paths (the rule that renders them is core/ingress.public_route), up to `max_length`."""
+    return Field(
+        default="/",
+        min_length=1,
+        max_length=max_length,
+        pattern=INGRESS_PATH,
+        description="Path prefix routed to Keycloak.",
+    )
 
 
 class IngressTls(CrdModel):
@@ -71,13 +83,7 @@ class IngressSpec(CrdModel):
         description="Host names routed to Keycloak. Unset: the host of spec.hostname.hostname; one of the "
         "two is required (a rule without a host would route every host of the ingress controller here).",
     )
-    path: str = Field(
-        default="/",
-        min_length=1,
-        max_length=pt.URL_MAX,
-        pattern=INGRESS_PATH,
-        description="Path prefix routed to Keycloak.",
-    )
+    path: str = routed_path()
     tls: IngressTls | None = Field(
         default=None, description="Terminate TLS at the ingress controller for the hosts. Unset: no TLS."
     )
@@ -90,12 +96,17 @@ class IngressSpec(CrdModel):
     @field_validator("hosts")
     @classmethod
     def _distinct_names(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and len(set(value)) != len(value):
-            raise ValueError("each host may be listed once")
-        for host in value or []:
-            if re.fullmatch(IPV4, host):
-                raise ValueError(f"{host!r}: an Ingress routes by name, not by IP address")
-        return value
+        return check_hosts(value)
+
+
+def check_hosts(value: list[str] | None) -> list[str] | None:
+    """Hosts routed by an Ingress or an HTTPRoute: each once, none an IP address (both APIs refuse those)."""
+    if value is not None and len(set(value)) != len(value):
+        raise ValueError("each host may be listed once")
+    for host in value or []:
+        if re.fullmatch(IPV4, host):
+            raise ValueError(f"{host!r}: a route is by host name, not by IP address")
+    return value
 
 
 def routable_host(hostname: str) -> str | None:

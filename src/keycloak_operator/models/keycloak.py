@@ -18,6 +18,7 @@ from keycloak_operator.models.extensions import (
     unique_names,
 )
 from keycloak_operator.models.hostname import HostnameSpec, ProxySpec
+from keycloak_operator.models.http_route import HttpRouteSpec
 from keycloak_operator.models.ingress import IngressSpec
 from keycloak_operator.models.metadata import PodMetadata, ServiceSettings
 from keycloak_operator.models.monitoring import MonitoringSpec
@@ -426,6 +427,12 @@ class KeycloakSpec(CrdModel):
     ingress: IngressSpec | None = Field(
         default=None,
         description="An Ingress in front of the public Service (class, annotations, hosts, TLS). "
+        "Unset: none.",
+    )
+    http_route: HttpRouteSpec | None = Field(
+        default=None,
+        description="A Gateway API HTTPRoute in front of the public Service (Gateways, hostnames), beside "
+        "or instead of the Ingress; made only where the cluster serves gateway.networking.k8s.io/v1. "
         "Unset: none.",
     )
     monitoring: MonitoringSpec | None = Field(

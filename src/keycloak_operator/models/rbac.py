@@ -121,6 +121,13 @@ PERMISSIONS: tuple[Permission, ...] = (
         "track",
     ),
     Permission(
+        "gateway.networking.k8s.io",
+        "httproutes",
+        ("get", "create", "patch", "delete"),
+        "the Keycloak's HTTPRoute, where the Gateway API's CRDs are served (server-side apply); deleted "
+        "when disabled",
+    ),
+    Permission(
         "monitoring.coreos.com",
         "servicemonitors",
         ("get", "create", "patch", "delete"),

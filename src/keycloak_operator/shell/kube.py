@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client, config
 
-from keycloak_operator.core import monitoring
+from keycloak_operator.core import http_route, monitoring
 from keycloak_operator.kernel import names, patterns
 from keycloak_operator.shell import settings
 
@@ -91,6 +91,7 @@ POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets")
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses")
 NETWORK_POLICIES = Resource("networking.k8s.io", "v1", "networkpolicies")
 SERVICE_MONITORS = Resource(monitoring.GROUP, monitoring.VERSION, monitoring.PLURAL)
+HTTP_ROUTES = Resource(http_route.GROUP, http_route.VERSION, http_route.PLURAL)
 SECRETS = Resource("", "v1", "secrets")
 CONFIG_MAPS = Resource("", "v1", "configmaps")
 EVENTS = Resource("", "v1", "events")
@@ -116,6 +117,7 @@ _BY_KIND = {
     ("networking.k8s.io/v1", "Ingress"): INGRESSES,
     ("networking.k8s.io/v1", "NetworkPolicy"): NETWORK_POLICIES,
     (SERVICE_MONITORS.api_version, monitoring.KIND): SERVICE_MONITORS,
+    (HTTP_ROUTES.api_version, http_route.KIND): HTTP_ROUTES,
     ("v1", "Secret"): SECRETS,
     ("v1", "Event"): EVENTS,
     (names.API_VERSION, names.KEYCLOAK_KIND): KEYCLOAKS,

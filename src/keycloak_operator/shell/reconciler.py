@@ -18,6 +18,7 @@ from keycloak_operator.core import (
     children,
     compatibility_check,
     database_copy,
+    http_route,
     ingress_policy,
     keycloak_config,
     monitoring,
@@ -39,6 +40,7 @@ from keycloak_operator.shell import events, failpoints, metrics, upgrade
 from keycloak_operator.shell.kube import (
     CONFIG_MAPS,
     DEPLOYMENTS,
+    HTTP_ROUTES,
     INGRESSES,
     JOBS,
     KEYCLOAKS,
@@ -78,8 +80,8 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
     membership = [await kube.get(SERVICES, ns, names.membership_service(name, t)) for t in names.TRACKS]
     policies = [await kube.get(NETWORK_POLICIES, ns, names.network_policy(name, t)) for t in names.TRACKS]
     version = versions.version_of(spec).format()
-    # The ServiceMonitor is read whether wanted or not (one this Keycloak made may have to go; where the
-    # kind is not served the read is a 404); discovery is asked only when one is wanted.
+    # The ServiceMonitor and the HTTPRoute are read whether wanted or not (one this Keycloak made may have
+    # to go; where the kind is not served the read is a 404); discovery is asked only when one is wanted.
     return reconcile.Observed(
         keycloak=keycloak,
         deployment=canonical,
@@ -93,10 +95,12 @@ async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> r
         preflight=await preflight_answer(kube, keycloak, spec, canonical, version),
         pod_disruption_budget=await kube.get(POD_DISRUPTION_BUDGETS, ns, names.pod_disruption_budget(name)),
         ingress=await kube.get(INGRESSES, ns, names.ingress(name)),
+        http_route=await kube.get(HTTP_ROUTES, ns, names.http_route(name)),
         service_monitor=await kube.get(SERVICE_MONITORS, ns, names.service_monitor(name)),
         operator_login=await kube.get(SECRETS, ns, names.operator_login_secret(name)),
         network_policies=tuple(p for p in policies if p is not None),
         service_monitor_served=monitoring.wanted(spec) and await kube.serves(SERVICE_MONITORS),
+        http_route_served=http_route.wanted(spec) and await kube.serves(HTTP_ROUTES),
         operator_namespace=operator_namespace(),
     )
 
