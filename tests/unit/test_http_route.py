@@ -447,3 +447,18 @@ def test_the_ingress_and_the_route_are_refused_apart() -> None:
     other = spec(httpRoute=route(parentRefs=[{"name": "x"}]), ingress={"className": "nginx"})
     kinds = [o["kind"] for o in decide(other, policy=policy).apply]
     assert "Ingress" in kinds and "HTTPRoute" not in kinds
+
+
+def test_annotations_pass_the_annotation_key_list_where_the_installation_restricts_anything() -> None:
+    """A Gateway controller reads a route's annotations as an Ingress controller reads an Ingress's: where
+    any allow-list is set they pass the annotation-key list (none when it is empty), as the Service's do."""
+    annotated = spec(httpRoute=route(annotations={"gateway.example/snippet": "x"}))
+    assert http_route.refusal(annotated, DEFAULT_POLICY, "ns") is None
+    found = http_route.refusal(annotated, SHARED, "ns")
+    assert found is not None and found.message.startswith("spec.httpRoute.annotations: ")
+    assert "allows no annotation keys" in found.message
+    listed = IngressPolicy(gateways=SHARED.gateways, annotation_keys=("gateway.example/*",))
+    assert http_route.refusal(annotated, listed, "ns") is None
+    other = IngressPolicy(gateways=SHARED.gateways, annotation_keys=("other.example/*",))
+    refused = http_route.refusal(annotated, other, "ns")
+    assert refused is not None and "other.example/*" in refused.message

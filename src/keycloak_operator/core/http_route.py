@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import children, ingress, ingress_policy
+from keycloak_operator.core import children, ingress, ingress_policy, service_policy
 from keycloak_operator.core.common import conditions
 from keycloak_operator.kernel import names
 from keycloak_operator.models.http_route import NO_HOST_MESSAGE, repeated_parent
@@ -105,6 +105,21 @@ def refusal(
             return ingress_policy.Refusal(
                 "spec.httpRoute.parentRefs", f"Gateway {gateway}", policy.gateways, what=KIND
             )
+    # Gateway controllers read a route's annotations as Ingress controllers read an Ingress's: where the
+    # installation restricts anything, they pass the annotation-key allow-list (none when it is empty), as
+    # the public Service's do (core/service_policy).
+    if service_policy.restricted(policy) or policy.gateways:
+        keys = policy.annotation_keys
+        for key in sorted(spec.http_route.annotations or {}):
+            if not keys or not ingress_policy.annotation_allowed(key, keys):
+                why = (
+                    None
+                    if keys
+                    else f"key {key!r} is not allowed: this installation allows no annotation keys"
+                )
+                return ingress_policy.Refusal(
+                    "spec.httpRoute.annotations", f"key {key!r}", keys, why=why, what=KIND
+                )
     # Without spec.httpRoute.hostnames the route takes the host of spec.hostname: the field to name.
     field = "spec.httpRoute.hostnames" if spec.http_route.hostnames else "spec.hostname.hostname"
     for host in hostnames(spec):
