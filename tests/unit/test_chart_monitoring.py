@@ -105,3 +105,25 @@ def test_the_chart_lints_with_both_on(helm: Path, tmp_path: Path) -> None:
     values = {"grafanaDashboard": {"enabled": True}, "prometheusRule": {"enabled": True}}
     proc = run(helm, tmp_path, "lint", values)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_dashboards_panels_do_not_overlap_and_each_query_is_filtered_by_its_variables() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    panels = dashboard["panels"]
+    assert len({p["id"] for p in panels}) == len(panels)
+    cells: set[tuple[int, int]] = set()
+    for p in panels:
+        g = p["gridPos"]
+        assert g["x"] + g["w"] <= 24, p["title"]
+        mine = {(x, y) for x in range(g["x"], g["x"] + g["w"]) for y in range(g["y"], g["y"] + g["h"])}
+        assert not mine & cells, p["title"]
+        cells |= mine
+    variables = {v["name"] for v in dashboard["templating"]["list"]}
+    assert variables == {"datasource", "job", "namespace", "keycloak"}
+    for p in panels:
+        for t in p.get("targets", []):
+            assert t["datasource"]["uid"] == "${datasource}", p["title"]
+            if "kcop_" in t["expr"] or "process_resident" in t["expr"]:
+                assert t["expr"].count('job=~"$job"') >= t["expr"].count("{"), (p["title"], t["expr"])
+            else:
+                assert 'namespace=~"$namespace", service=~"$keycloak"' in t["expr"], p["title"]
