@@ -66,6 +66,7 @@ def test_the_prometheus_rule_carries_the_shipped_rules(helm: Path, tmp_path: Pat
     alerts = {r["alert"] for g in rule["spec"]["groups"] for r in g["rules"]}
     assert alerts == {
         "KeycloakOperatorNotLeading",
+        "KeycloakOperatorAbsent",
         "KeycloakNotReady",
         "KeycloakUpgradeStalled",
         "KeycloakUpgradeFailed",
