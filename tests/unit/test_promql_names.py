@@ -102,3 +102,18 @@ def test_exposed_names_cover_families_without_series_yet() -> None:
         "g",
         "untyped_one",
     }
+
+
+def test_every_operator_metric_the_shipped_files_query_is_one_the_operator_defines() -> None:
+    """The in-process half of the live check in tests/integration/test_replication.py: a misspelt kcop_ name
+    fails here, in seconds."""
+    from prometheus_client import REGISTRY, generate_latest
+
+    import keycloak_operator.shell.metrics  # noqa: F401  (defines and registers every operator metric)
+
+    dashboard = json.loads((CHART / "files" / "dashboard.json").read_text())
+    rules = yaml.safe_load((CHART / "files" / "prometheus-rules.yaml").read_text())
+    exprs = promql.dashboard_expressions(dashboard) + promql.rule_expressions(rules)
+    queried = set().union(*(promql.metric_names(e) for e in exprs))
+    ours = {n for n in queried if n.startswith("kcop_") or n == "process_resident_memory_bytes"}
+    assert ours and ours - promql.exposed_names(generate_latest(REGISTRY).decode()) == set()
