@@ -7,7 +7,7 @@ HTTP server, which runs in a thread and never blocks the event loop.
 The fleet gauges (what is not Ready, what is in progress) are counted when Prometheus scrapes, from the
 status each resource last showed this replica (core/fleet.py, core/replication/standing.py decide), and only
 over what this replica leads: a standby, or a replica that led before, reports zeros, so the replicas of one
-installation never add up to more than the truth.
+installation never add up to more than the truth (ADR 0027).
 """
 
 from __future__ import annotations
