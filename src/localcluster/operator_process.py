@@ -19,17 +19,26 @@ class OperatorProcess:
         resync_seconds: float = 5.0,
         extra_env=None,
         cluster_dns: str | None = None,
+        metrics_port: int | None = None,
     ):
         """`cluster_dns`: the cluster's DNS server (kube-dns' ClusterIP). The process then resolves names as a
         pod does, through its own /etc/resolv.conf (bind-mounted in a private mount namespace), so it reaches
-        `<svc>.<ns>.svc.cluster.local.` names of Keycloaks on the real node as it would in the cluster."""
+        `<svc>.<ns>.svc.cluster.local.` names of Keycloaks on the real node as it would in the cluster.
+        `metrics_port`: every start serves Prometheus metrics there (`metrics_url`), restarts included."""
         self.kubeconfig = kubeconfig
         self.cluster_dns = cluster_dns
+        self.metrics_port = metrics_port
         self.log_dir = log_dir
         self.resync_seconds = resync_seconds
         self.extra_env = dict(extra_env or {})
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
+
+    @property
+    def metrics_url(self) -> str:
+        if self.metrics_port is None:
+            raise RuntimeError("this operator was made without a metrics_port")
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
 
     @property
     def log_path(self) -> Path:
@@ -47,6 +56,8 @@ class OperatorProcess:
             **self.extra_env,
             **(env or {}),
         }
+        if self.metrics_port is not None:
+            args = (*args, "--metrics-port", str(self.metrics_port))
         log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
             [*self._resolver_prefix(), sys.executable, "-m", "keycloak_operator.cli", "run", *args],

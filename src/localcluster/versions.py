@@ -9,6 +9,8 @@ K8S_VERSION = "v1.34.4"
 ETCD_VERSION = "v3.6.4"
 KWOK_VERSION = "v0.7.0"
 HELM_VERSION = "v3.22.0"
+# promtool, which checks the chart's alert rules: the Go module's v0.x tag of a Prometheus 3.x release.
+PROMETHEUS_VERSION = "v0.316.0"
 # The real node: kubelet and kube-proxy are K8S_VERSION; CoreDNS v1.15 needs Go 1.26, which this machine has.
 COREDNS_VERSION = "v1.15.0"
 # The Gateway API's CRDs (standard channel), read from its Go module: the newest the Go module proxy served

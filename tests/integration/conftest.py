@@ -11,7 +11,7 @@ import pytest
 
 import localcluster
 from keycloak_operator.kernel import names
-from localcluster import realnode
+from localcluster import process, realnode
 from localcluster.node_config import DNS_SERVICE_IP
 from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, wait_for
@@ -86,7 +86,13 @@ def operator(
     # The switch covers every URL Keycloak calls (core/replication/called_urls.py): no test's client has a
     # back-channel logout URL on loopback, so it is only the providers' that need it.
     loopback = {"KCOP_IDP_ALLOW_LOOPBACK_HTTP": "true"}
-    proc = OperatorProcess(cluster.kubeconfig, tmp_path_factory.mktemp("operator"), extra_env=loopback)
+    # Its metrics are served too: test_replication checks the dashboard's and the alerts' names on them.
+    proc = OperatorProcess(
+        cluster.kubeconfig,
+        tmp_path_factory.mktemp("operator"),
+        extra_env=loopback,
+        metrics_port=process.free_port(),
+    )
     proc.start("--all-namespaces")
     SESSION_OPERATORS.append(proc)
     yield proc

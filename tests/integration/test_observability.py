@@ -14,6 +14,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from keycloak_operator.core import fleet
 from keycloak_operator.shell.cli_target import Exit
 from localcluster import manifests, stages
 from localcluster.operator_process import OperatorProcess
@@ -86,6 +87,26 @@ def test_metrics_logs_and_status_through_an_upgrade(
         assert value(after, "kcop_reconcile_duration_seconds_count", kind="Keycloak") > value(
             before, "kcop_reconcile_duration_seconds_count", kind="Keycloak"
         )
+
+        # The fleet gauges, counted at scrape time from what the operator saw, agree with the API server
+        # (every Keycloak of the cluster counts: earlier tests' may still be there).
+        def fleet_agrees() -> bool:
+            stored = [k.get("status") or {} for k in kubectl.list("keycloaks.kcop.dev", None)]
+            not_ready = sum(
+                1
+                for s in stored
+                if not any(c["type"] == "Ready" and c["status"] == "True" for c in s.get("conditions", []))
+            )
+            m = scrape(port)
+            planned = sum(value(m, "kcop_upgrade_plans", path=p) for p in fleet.PLAN_PATHS)
+            return (
+                value(m, "kcop_leading") == 1
+                and value(m, "kcop_keycloaks_not_ready") == not_ready
+                and value(m, "kcop_keycloaks", phase="Running") >= 1
+                and planned >= 1
+            )
+
+        wait_for("the fleet gauges agree with the stored statuses", fleet_agrees, timeout=30)
 
         # JSON logs: every line the operator wrote is one JSON object with a message.
         lines = [line for line in operator.log_text().splitlines() if line.strip()]

@@ -19,9 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from keycloak_operator.kernel import names
 from keycloak_operator.models.peering_crd import peering_object
+from localcluster import promql
+from localcluster.helm import CHART
 from localcluster.keycloak import KeycloakProcess
 from localcluster.keycloak_api import KeycloakApi
 from localcluster.operator_process import OperatorProcess
@@ -237,6 +240,35 @@ def test_realm_and_confidential_client_are_created_updated_and_deleted(
     wait_for("client deleted in Keycloak", lambda: api.client(rn, "web-app") is None)
     wait_for("client resource gone", lambda: kubectl.get(CLIENT_RES, "web", ns) is None)
     assert events(kubectl, ns, reason="Created")
+
+
+def test_every_metric_the_dashboard_and_the_alerts_query_is_served(
+    kubectl: Kubectl, operator: OperatorProcess, keycloak: KeycloakProcess, setup: str
+) -> None:
+    """The chart's Grafana dashboard and alert rules ask for series the operator's and Keycloak's live
+    /metrics serve (after one realm replicated: admin traffic on Keycloak, a round in the operator)."""
+    ns = setup
+    kubectl.apply(realm(keycloak, ns, "metered", realmName=f"m-{ns}"))
+    wait_phase(kubectl, REALM_RES, ns, "metered", "Ready")
+    dashboard = json.loads((CHART / "files" / "dashboard.json").read_text())
+    rules = yaml.safe_load((CHART / "files" / "prometheus-rules.yaml").read_text())
+    queried: set[str] = set()
+    for expr in promql.dashboard_expressions(dashboard) + promql.rule_expressions(rules):
+        queried |= promql.metric_names(expr)
+    pages = {}
+    for url in (operator.metrics_url, f"{keycloak.management_url}/metrics"):
+        with urllib.request.urlopen(url, timeout=30) as r:
+            pages[url] = r.read().decode()
+    served = set().union(*(promql.exposed_names(page) for page in pages.values()))
+    assert {"kcop_leading", "http_server_requests_seconds_count"} <= queried  # both sides are asked for
+    assert queried - served == set(), sorted(served)
+    # The realm just replicated is counted Ready by the leader (the session's operator runs alone).
+    ready = re.search(
+        r'^kcop_replicated_resources\{kind="KeycloakRealm",phase="Ready"\} (\S+)$',
+        pages[operator.metrics_url],
+        re.M,
+    )
+    assert ready is not None and float(ready[1]) >= 1
 
 
 def test_hand_edits_in_keycloak_are_repaired_and_reported(

@@ -99,8 +99,11 @@ async def keycloak_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> Non
     if event["type"] == "DELETED":
         runtime.known.pop(uid, None)
         runtime.queue.forget(key)
+        metrics.FLEET.keycloak_gone(key)
         return
     runtime.known[uid] = key
+    # Every status the operator stores comes back as an event: the fleet gauges follow it from here.
+    metrics.FLEET.keycloak_seen(key, body.get("status"))
     urgent = reconcile.change_in_flight(dict(body.get("status") or {}))
     runtime.queue.add(key, priority=URGENT if urgent else ROUTINE)
 

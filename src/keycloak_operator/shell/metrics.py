@@ -3,13 +3,32 @@
 Label values are bounded sets (resource kinds, results, upgrade states and milestones, write operations);
 no label carries a resource's name or namespace. `serve(port)` exposes them with prometheus_client's own
 HTTP server, which runs in a thread and never blocks the event loop.
+
+The fleet gauges (what is not Ready, what is in progress) are counted when Prometheus scrapes, from the
+status each resource last showed this replica (core/fleet.py, core/replication/standing.py decide), and only
+over what this replica leads: a standby, or a replica that led before, reports zeros, so the replicas of one
+installation never add up to more than the truth (ADR 0027).
 """
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram, start_http_server
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+
+from keycloak_operator.core import fleet
 from keycloak_operator.core.bluegreen.milestones import Transition
+from keycloak_operator.core.replication import standing as replicated_standing
+from keycloak_operator.shell.leadership import leadership
+
+# A replication round of a whole server takes from a fraction of a second to minutes (its budget is
+# KCOP_ROUND_BUDGET_SECONDS); a Keycloak pass, from milliseconds to seconds. One set of buckets fits both.
+PASS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 
 RECONCILES = Counter(
     "kcop_reconciles_total",
@@ -20,6 +39,7 @@ RECONCILE_SECONDS = Histogram(
     "kcop_reconcile_duration_seconds",
     "Duration of one reconcile pass (Keycloak) or one replication round (KeycloakRealm: a whole server).",
     ["kind"],
+    buckets=PASS_BUCKETS,
 )
 UPGRADES = Counter(
     "kcop_upgrades_total",
@@ -50,6 +70,99 @@ UNLISTED_NAMESPACES = Gauge(
     "KCOP_NAMESPACE_MAX_RESOURCES).",
     ["standing"],
 )
+
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+class Fleet:
+    """The status each resource last showed this replica, kept only until it is deleted."""
+
+    def __init__(self) -> None:
+        self.keycloaks: dict[Key, fleet.Standing] = {}
+        self.replicated: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> phase
+
+    def keycloak_seen(self, key: Key, status: Mapping[str, Any] | None) -> None:
+        self.keycloaks[key] = fleet.standing(status)
+
+    def keycloak_gone(self, key: Key) -> None:
+        self.keycloaks.pop(key, None)
+
+    def replicated_seen(self, kind: str, namespace: str, name: str, phase: str) -> None:
+        self.replicated[(kind, namespace, name)] = phase
+
+    def replicated_gone(self, kind: str, namespace: str, name: str) -> None:
+        self.replicated.pop((kind, namespace, name), None)
+
+    def collect(self) -> Iterator[Metric]:
+        """Called by prometheus_client on every scrape, in its HTTP server's thread: it reads the dicts
+        (copied first: the event loop may change them meanwhile) and writes nothing."""
+        leading = leadership.all_active()
+        keycloaks = [s for (ns, _), s in list(self.keycloaks.items()) if leadership.active(ns)]
+        t = fleet.tally(keycloaks, datetime.now(UTC))
+        replicated = (
+            [(kind, phase) for (kind, _, _), phase in list(self.replicated.items())] if leading else []
+        )
+        yield _gauge(
+            "kcop_leading", "1 while this replica leads (acts for every namespace it watches).", leading
+        )
+        yield _gauge("kcop_keycloaks_not_ready", "Keycloaks whose Ready condition is not True.", t.not_ready)
+        yield _labelled("kcop_keycloaks", "Keycloaks by status phase.", "phase", t.phases)
+        yield _labelled(
+            "kcop_upgrades_in_progress",
+            "Keycloaks whose blue-green upgrade is in this state.",
+            "state",
+            t.upgrades,
+        )
+        yield _labelled(
+            "kcop_upgrade_longest_in_state_seconds",
+            "The longest any Keycloak's upgrade has been in this state so far (0: none is in it).",
+            "state",
+            t.longest_in_state,
+        )
+        yield _gauge(
+            "kcop_upgrades_failed",
+            "Keycloaks whose last blue-green upgrade Failed and still asks for the image it failed to reach.",
+            t.failed_upgrades,
+        )
+        yield _labelled(
+            "kcop_upgrade_plans",
+            "Keycloaks by the path planned for their last image change.",
+            "path",
+            t.plans,
+        )
+        counts = replicated_standing.tally(replicated)
+        family = GaugeMetricFamily(
+            "kcop_replicated_resources",
+            "Replicated resources by kind and the phase their last replication round left them in.",
+            labels=["kind", "phase"],
+        )
+        for (kind, phase), count in counts.items():
+            family.add_metric([kind, phase], count)
+        yield family
+
+
+def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, documentation, value=float(value))
+
+
+def _labelled(name: str, documentation: str, label: str, values: Mapping[str, float]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, documentation, labels=[label])
+    for key, value in values.items():
+        family.add_metric([key], float(value))
+    return family
+
+
+class _FleetCollector(Collector):
+    def __init__(self, of: Fleet) -> None:
+        self.of = of
+
+    def collect(self) -> Iterator[Metric]:
+        return self.of.collect()
+
+
+FLEET = Fleet()
+REGISTRY.register(_FleetCollector(FLEET))
 
 
 def serve(port: int) -> None:

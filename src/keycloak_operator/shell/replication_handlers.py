@@ -139,6 +139,7 @@ async def realm_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
     url = server_url(dict(body), runtime.policy) or NO_SERVER
     if event["type"] == "DELETED":
         runtime.servers.pop(key, None)
+        metrics.FLEET.replicated_gone(key.kind, key.namespace, key.name)
     else:
         runtime.servers[key] = url
     for target in {url, before or url}:  # a realm moved to another server: both rounds must run
@@ -181,6 +182,7 @@ def _in_realm_event(kind: str, event: kopf.RawEvent, body: kopf.Body) -> None:
     before = runtime.realms_of_client.get(key)
     if event["type"] == "DELETED":
         runtime.realms_of_client.pop(key, None)
+        metrics.FLEET.replicated_gone(key.kind, key.namespace, key.name)
     else:
         runtime.realms_of_client[key] = parent
     for realm_key in {parent, before or parent}:

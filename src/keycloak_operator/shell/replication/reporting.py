@@ -80,6 +80,7 @@ class Reporter:
         for event in done.events:
             await events.post(self.kube, obj, event)
         if done.release is not None:
+            metrics.FLEET.replicated_gone(key.kind, key.namespace, key.name)
             try:
                 await self.kube.merge_patch(_api(key.kind), key.namespace, key.name, done.release)
             except ApiError as e:
@@ -89,6 +90,7 @@ class Reporter:
         if done.ok is None:
             return  # not in this round's server
         metrics.resource_result(key.kind, done.ok)
+        metrics.FLEET.replicated_seen(key.kind, key.namespace, key.name, rnd.verdicts[key].phase)
         if not done.status:
             return
         if done.transition is not None:
