@@ -551,6 +551,13 @@ def test_unreadable_deadline_fails_safe() -> None:
     assert state_of(result) == bg.ROLLING_BACK
 
 
+@pytest.mark.parametrize("deadline", ["soon", "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_deadline_out_of_range_is_unreadable_and_fails_safe(deadline: str) -> None:
+    # Before year 1 or after 9999 once in UTC: Python raises OverflowError, not ValueError.
+    result = step(status(bg.WAITING_FOR_GREEN, deadline=deadline), world(green=green(ready=False)))
+    assert state_of(result) == bg.ROLLING_BACK
+
+
 def test_naive_now_is_utc() -> None:
     assert bg.step(None, world(), NOW.replace(tzinfo=None)) == bg.step(None, world(), NOW)
 

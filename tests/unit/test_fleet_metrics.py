@@ -84,3 +84,16 @@ def test_replication_rounds_have_buckets_up_to_minutes() -> None:
     assert (
         max(metrics.PASS_BUCKETS) >= 600 and 60 in metrics.PASS_BUCKETS and min(metrics.PASS_BUCKETS) <= 0.01
     )
+
+
+def test_a_round_drops_what_its_server_no_longer_holds_and_leaves_other_servers_alone() -> None:
+    """A realm deleted while this replica stood by sends it no DELETED: the next round of its server does not
+    see it, and it stops being counted; another server's entries stay."""
+    f = metrics.Fleet()
+    f.replicated_seen(names.REALM_KIND, "a", "gone", "Error", "http://one")
+    f.replicated_seen(names.REALM_KIND, "a", "kept", "Ready", "http://one")
+    f.replicated_seen(names.REALM_KIND, "b", "other", "Error", "http://two")
+    f.replicated_round("http://one", {(names.REALM_KIND, "a", "kept")})
+    assert set(f.replicated) == {(names.REALM_KIND, "a", "kept"), (names.REALM_KIND, "b", "other")}
+    f.replicated_gone(names.REALM_KIND, "b", "other")
+    assert set(f.replicated_server) == {(names.REALM_KIND, "a", "kept")}

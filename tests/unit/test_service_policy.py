@@ -27,6 +27,16 @@ def test_an_exposed_type_is_refused_where_ingresses_are_limited(kind: str) -> No
     assert refused is not None and refused.field == "spec.service.type" and kind in refused.message
 
 
+def test_a_gateway_allow_list_alone_restricts_the_service_too() -> None:
+    """A Gateway-only installation: a LoadBalancer or an external-dns annotation would get round it."""
+    gateways_only = IngressPolicy(gateways=("gateways/shared",))
+    exposed = service_policy.refusal(spec(**service(type="LoadBalancer")), gateways_only)
+    assert exposed is not None and exposed.field == "spec.service.type"
+    named = service(annotations={"external-dns.alpha.kubernetes.io/hostname": "victim.example.com"})
+    refused = service_policy.refusal(spec(**named), gateways_only)
+    assert refused is not None and refused.field == "spec.service.annotations"
+
+
 @pytest.mark.parametrize(
     ("policy", "key", "allowed"),
     [

@@ -108,7 +108,7 @@ def refusal(
     # Gateway controllers read a route's annotations as Ingress controllers read an Ingress's: where the
     # installation restricts anything, they pass the annotation-key allow-list (none when it is empty), as
     # the public Service's do (core/service_policy).
-    if service_policy.restricted(policy) or policy.gateways:
+    if service_policy.restricted(policy):
         keys = policy.annotation_keys
         for key in sorted(spec.http_route.annotations or {}):
             if not keys or not ingress_policy.annotation_allowed(key, keys):

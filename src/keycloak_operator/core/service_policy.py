@@ -35,7 +35,7 @@ class Refusal:
 
 
 def restricted(policy: IngressPolicy) -> bool:
-    return bool(policy.classes or policy.annotation_keys or policy.host_suffixes)
+    return bool(policy.classes or policy.annotation_keys or policy.host_suffixes or policy.gateways)
 
 
 def refusal(spec: KeycloakSpec, policy: IngressPolicy) -> Refusal | None:

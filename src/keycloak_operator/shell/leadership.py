@@ -56,7 +56,8 @@ class Leadership:
         if self.peering is None:
             return True
         scopes: list[str | None] = [None] if self.namespaces is None else list(self.namespaces)
-        present = [self._status[s] for s in scopes if s in self._status]
+        # .get: this runs in the scrape thread too, while the event loop may drop an entry meanwhile.
+        present = [st for st in (self._status.get(s) for s in scopes) if st is not None]
         return peering.active_across(present, self.identity, self.priority, datetime.now(UTC))
 
     def format_in_effect(self) -> int | None:

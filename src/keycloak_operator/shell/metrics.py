@@ -81,6 +81,7 @@ class Fleet:
     def __init__(self) -> None:
         self.keycloaks: dict[Key, fleet.Standing] = {}
         self.replicated: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> phase
+        self.replicated_server: dict[tuple[str, str, str], str] = {}  # -> the server whose round saw it
 
     def keycloak_seen(self, key: Key, status: Mapping[str, Any] | None) -> None:
         self.keycloaks[key] = fleet.standing(status)
@@ -88,11 +89,19 @@ class Fleet:
     def keycloak_gone(self, key: Key) -> None:
         self.keycloaks.pop(key, None)
 
-    def replicated_seen(self, kind: str, namespace: str, name: str, phase: str) -> None:
+    def replicated_seen(self, kind: str, namespace: str, name: str, phase: str, server: str = "") -> None:
         self.replicated[(kind, namespace, name)] = phase
+        self.replicated_server[(kind, namespace, name)] = server
 
     def replicated_gone(self, kind: str, namespace: str, name: str) -> None:
         self.replicated.pop((kind, namespace, name), None)
+        self.replicated_server.pop((kind, namespace, name), None)
+
+    def replicated_round(self, server: str, seen: set[tuple[str, str, str]]) -> None:
+        """A round of `server` saw exactly `seen`: what it held for that server and did not see was deleted
+        while this replica did not watch (a standby's paused watch sends no DELETED), and goes."""
+        for key in [k for k, s in self.replicated_server.items() if s == server and k not in seen]:
+            self.replicated_gone(*key)
 
     def collect(self) -> Iterator[Metric]:
         """Called by prometheus_client on every scrape, in its HTTP server's thread: it reads the dicts

@@ -144,7 +144,12 @@ async def reconcile_once(
 ) -> float | None:
     """One pass; returns seconds until the next pass is due (a blue-green wait), or None."""
     keycloak = await kube.get(KEYCLOAKS, namespace, name)
-    if keycloak is None or keycloak["metadata"].get("deletionTimestamp"):
+    if keycloak is None:
+        # Deleted while this replica did not watch (a standby's paused watch, a re-list after 410 sends no
+        # DELETED): the resync's pass is where the fleet gauges learn it (ADR 0027).
+        metrics.FLEET.keycloak_gone((namespace, name))
+        return None
+    if keycloak["metadata"].get("deletionTimestamp"):
         return None
     try:
         spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})

@@ -27,7 +27,7 @@ def parse(text: str) -> datetime | None:
     """A stored timestamp in UTC; None when it cannot be read (a hand-edited status)."""
     try:
         return utc(datetime.fromisoformat(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00:00+14:00 is before year 1 in UTC
         return None
 
 

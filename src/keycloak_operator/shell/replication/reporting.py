@@ -71,11 +71,16 @@ class Reporter:
 
         await _bounded(one(obj) for obj in objs)
 
-    async def report(self, rnd: Round, revocation_grace: timedelta) -> None:
+    async def report(self, rnd: Round, revocation_grace: timedelta, server: str = "") -> None:
         now = datetime.now(UTC)
-        await _bounded(self._one(rnd, key, obj, now, revocation_grace) for key, obj in rnd.objects.items())
+        await _bounded(
+            self._one(rnd, key, obj, now, revocation_grace, server) for key, obj in rnd.objects.items()
+        )
+        metrics.FLEET.replicated_round(server, {(k.kind, k.namespace, k.name) for k in rnd.objects})
 
-    async def _one(self, rnd: Round, key: ObjectKey, obj: Obj, now: datetime, grace: timedelta) -> None:
+    async def _one(
+        self, rnd: Round, key: ObjectKey, obj: Obj, now: datetime, grace: timedelta, server: str = ""
+    ) -> None:
         done = report(rnd, key, obj, now, grace)
         for event in done.events:
             await events.post(self.kube, obj, event)
@@ -90,7 +95,7 @@ class Reporter:
         if done.ok is None:
             return  # not in this round's server
         metrics.resource_result(key.kind, done.ok)
-        metrics.FLEET.replicated_seen(key.kind, key.namespace, key.name, rnd.verdicts[key].phase)
+        metrics.FLEET.replicated_seen(key.kind, key.namespace, key.name, rnd.verdicts[key].phase, server)
         if not done.status:
             return
         if done.transition is not None:

@@ -176,7 +176,7 @@ class Replicator:
         finally:
             await admins.close()
         without_server(rnd, unresolved, children, blind)
-        await self.reporter.report(rnd, self.revocation_grace)
+        await self.reporter.report(rnd, self.revocation_grace, url)
         return self.backoff.after(url, failed=rnd.failed, reached=reached, now=self.clock())
 
     async def _server(
