@@ -13,13 +13,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import yaml
 from kubernetes_asyncio import client, config
 
 from keycloak_operator.core import kubeconfig
-from keycloak_operator.shell.kube import SERVICE_ACCOUNT_NAMESPACE, ApiError, Kube
+from keycloak_operator.shell.kube import KEYCLOAKS, SERVICE_ACCOUNT_NAMESPACE, ApiError, Kube
 
 
 class Exit(enum.IntEnum):
@@ -164,3 +165,11 @@ async def connected(target: Target) -> AsyncIterator[Kube]:
         raise ApiRefused(f"the API server of {target.where} refused: {e}") from e
     finally:
         await kube.close()
+
+
+async def keycloak_named(kube: Kube, target: Target, name: str) -> dict[str, Any]:
+    """The Keycloak `name` in the target's namespace; NotFound, saying where it looked, when there is none."""
+    keycloak = await kube.get(KEYCLOAKS, target.namespace, name)
+    if keycloak is None:
+        raise NotFound(f"Keycloak {target.namespace}/{name} not found ({target.where})")
+    return keycloak

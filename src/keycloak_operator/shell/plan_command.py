@@ -14,8 +14,8 @@ from keycloak_operator.core.reconcile import owner_of
 from keycloak_operator.core.rollout import image_of, version_of
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
-from keycloak_operator.shell.cli_target import CommandError, NotFound, Target, connected
-from keycloak_operator.shell.kube import DEPLOYMENTS, JOBS, KEYCLOAKS
+from keycloak_operator.shell.cli_target import CommandError, Target, connected, keycloak_named
+from keycloak_operator.shell.kube import DEPLOYMENTS, JOBS
 from keycloak_operator.shell.reconciler import preflight_answer
 
 
@@ -26,9 +26,7 @@ class NotPlanned(CommandError):
 async def run(target: Target, name: str, image: str) -> upgrade_plan.Plan:
     namespace = target.namespace
     async with connected(target) as kube:
-        keycloak = await kube.get(KEYCLOAKS, namespace, name)
-        if keycloak is None:
-            raise NotFound(f"Keycloak {namespace}/{name} not found ({target.where})")
+        keycloak = await keycloak_named(kube, target, name)
         try:
             spec = KeycloakSpec.model_validate({**(keycloak.get("spec") or {}), "image": image})
         except ValidationError as e:

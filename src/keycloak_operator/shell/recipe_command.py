@@ -12,8 +12,7 @@ from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.core.reconcile import owner_of, render_deployment, stored_status
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.shell.cli_target import CommandError, Exit, NotFound, Target, connected
-from keycloak_operator.shell.kube import KEYCLOAKS
+from keycloak_operator.shell.cli_target import CommandError, Exit, Target, connected, keycloak_named
 
 
 class NoRecipe(CommandError):
@@ -25,9 +24,7 @@ class NoRecipe(CommandError):
 async def run(target: Target, name: str) -> str:
     namespace = target.namespace
     async with connected(target) as kube:
-        keycloak = await kube.get(KEYCLOAKS, namespace, name)
-    if keycloak is None:
-        raise NotFound(f"Keycloak {namespace}/{name} not found ({target.where})")
+        keycloak = await keycloak_named(kube, target, name)
     try:
         spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
     except ValidationError as e:

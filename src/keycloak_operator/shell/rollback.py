@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from keycloak_operator.core import rollback
 from keycloak_operator.core.reconcile import stored_status
-from keycloak_operator.shell.cli_target import NotFound, Target, connected
+from keycloak_operator.shell.cli_target import Target, connected, keycloak_named
 from keycloak_operator.shell.kube import CONTROLLER_REVISIONS, KEYCLOAKS
 
 
 async def run(target: Target, name: str) -> str:
     namespace = target.namespace
     async with connected(target) as kube:
-        keycloak = await kube.get(KEYCLOAKS, namespace, name)
-        if keycloak is None:
-            raise NotFound(f"Keycloak {namespace}/{name} not found ({target.where})")
+        keycloak = await keycloak_named(kube, target, name)
         plan = rollback.plan(keycloak)
         revision = await kube.get(CONTROLLER_REVISIONS, namespace, plan.revision_name)
         if revision is None:

@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from keycloak_operator.core.progress import Progress, deployments_of, duration, progress
-from keycloak_operator.shell.cli_target import NotFound, Target, connected
-from keycloak_operator.shell.kube import DEPLOYMENTS, EVENTS, KEYCLOAKS, Kube
+from keycloak_operator.shell.cli_target import Target, connected, keycloak_named
+from keycloak_operator.shell.kube import DEPLOYMENTS, EVENTS, Kube
 
 REFRESH_SECONDS = 2.0
 
@@ -54,9 +54,7 @@ def render(p: Progress) -> Group:
 
 async def snapshot(kube: Kube, target: Target, name: str) -> Progress:
     namespace = target.namespace
-    keycloak = await kube.get(KEYCLOAKS, namespace, name)
-    if keycloak is None:
-        raise NotFound(f"Keycloak {namespace}/{name} not found ({target.where})")
+    keycloak = await keycloak_named(kube, target, name)
     blue_name, green_name = deployments_of(name)
     uid = keycloak["metadata"]["uid"]
     return progress(
