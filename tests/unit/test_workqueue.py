@@ -78,5 +78,7 @@ async def test_a_pass_that_never_ends_is_cut_off_and_retried() -> None:
     q: WorkQueue[str] = WorkQueue(process, workers=1, timeout=0.05, base_backoff=0.01)
     q.start()
     q.add("k")
-    await drain(q, 0.3)
+    # 2 s, not 0.3: the cut-off and retry take about 0.06 s, but a loaded CI machine once took longer than
+    # 0.3 s; a longer wait cannot hide a fault (the retried pass succeeds, so no third call ever comes).
+    await drain(q, 2.0)
     assert calls == 2
