@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from keycloak_operator.core import pod_defaults
 from keycloak_operator.kernel import names
 from localcluster import manifests
 from localcluster.metrics import writes
@@ -133,7 +134,9 @@ def test_scheduling_places_the_pods_and_the_budget_follows_the_replicas(
     kubectl: Kubectl, operator: OperatorProcess, namespace: str
 ):
     """The pods land where spec.scheduling says (kwok's nodes carry one zone each); the PodDisruptionBudget
-    exists while replicas > 1; taking a placement field out of the spec takes it out of the pods."""
+    exists while replicas > 1; taking scheduling out of the spec takes its fields out of the pods and gives
+    them the defaults of a Keycloak made under this operator (a soft spread over nodes and zones), and the
+    memory defaults apply throughout since spec.resources is unset (ADR 0028)."""
     zone = "zone-1"
     placement = {
         "nodeSelector": {"topology.kubernetes.io/zone": zone},
@@ -164,10 +167,18 @@ def test_scheduling_places_the_pods_and_the_budget_follows_the_replicas(
     def unplaced() -> dict | None:
         dep = kubectl.get("deployment", names.deployment("placed"), namespace)
         pod_spec = dep["spec"]["template"]["spec"]
-        gone = not {"nodeSelector", "tolerations", "topologySpreadConstraints"} & set(pod_spec)
-        return dep if gone and dep["spec"]["replicas"] == 1 else None
+        gone = not {"nodeSelector", "tolerations"} & set(pod_spec)
+        spreads = [(c["topologyKey"], c["whenUnsatisfiable"]) for c in pod_spec["topologySpreadConstraints"]]
+        defaults = spreads == [(key, "ScheduleAnyway") for key in pod_defaults.SPREAD_KEYS]
+        return dep if gone and defaults and dep["spec"]["replicas"] == 1 else None
 
-    wait_for("placement out of the pod template", unplaced, timeout=60)
+    dep = wait_for("placement out of the pod template, the default spread in", unplaced, timeout=60)
+    (container,) = dep["spec"]["template"]["spec"]["containers"]
+    assert container["resources"] == {
+        "requests": {"memory": pod_defaults.MEMORY_REQUEST},
+        "limits": {"memory": pod_defaults.MEMORY_LIMIT},
+    }
+    assert kubectl.get(KC, "placed", namespace)["status"]["podDefaults"] == pod_defaults.HA
     wait_for(
         "the budget deleted at one replica",
         lambda: kubectl.get("pdb", pdb_name, namespace) is None,

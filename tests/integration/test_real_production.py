@@ -46,6 +46,8 @@ SETTING = "from-a-secret-key"
 JVM_OPTIONS = ["-XX:MaxRAMPercentage=65", "-Dkcop.test.marker=on"]
 SERVICE_ANNOTATIONS = {"example.com/team": "identity"}
 POD_LABELS = {"example.com/team": "identity"}
+# Probe overrides: each field the user sets replaces the operator's default for that probe only.
+PROBES = {"readiness": {"periodSeconds": 2, "failureThreshold": 20}, "liveness": {"timeoutSeconds": 3}}
 HATCH = {
     "automountServiceAccountToken": False,
     "containers": [{"name": "keycloak", "imagePullPolicy": "IfNotPresent"}],
@@ -87,6 +89,7 @@ def production(namespace: str, images: dict[str, str], image: str, cluster_name:
             {"name": "SSO_SETTING", "valueFrom": {"secretKeyRef": {"name": "sso-settings", "key": "value"}}}
         ],
         jvm={"options": JVM_OPTIONS},
+        probes=PROBES,
         service={"annotations": SERVICE_ANNOTATIONS},
         podMetadata={"labels": POD_LABELS},
         unsupported={"podTemplate": {"spec": HATCH}},
@@ -189,7 +192,9 @@ def in_pod(kubectl: Kubectl, namespace: str, pod: dict[str, Any], *argv: str) ->
 def check_platform_settings(kubectl: Kubectl, namespace: str) -> None:
     """What the pods run with: the pull secret, the escape hatch's keys, the variable from a Secret key as
     the container sees it, the JVM options on the java command line after Keycloak's own heap default (so
-    they win), the pod labels; and the public Service's annotation beside its own selector."""
+    they win), the probe overrides over the operator's defaults, the default memory limit (spec.resources
+    is unset) as the container's cgroup enforces it, the pod labels; and the public Service's annotation
+    beside its own selector."""
     pods = serving_pods(kubectl, namespace)
     assert pods
     for pod in pods:
@@ -208,6 +213,13 @@ def check_platform_settings(kubectl: Kubectl, namespace: str) -> None:
         default, ours = lines.index("-XX:MaxRAMPercentage=70"), lines.index(JVM_OPTIONS[0])
         assert default < ours and JVM_OPTIONS[1] in lines, lines
         assert any(a.startswith("-Djgroups.dns.query=") for a in lines), lines
+        readiness, liveness = keycloak["readinessProbe"], keycloak["livenessProbe"]
+        assert (readiness["periodSeconds"], readiness["failureThreshold"]) == (2, 20), readiness
+        assert (liveness["timeoutSeconds"], liveness["periodSeconds"]) == (3, 10), liveness  # 10: default
+        # cgroup v2's file, else v1's (this node's kubelet runs on v1).
+        cgroup = "cat /sys/fs/cgroup/memory.max || cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
+        limit = in_pod(kubectl, namespace, pod, "sh", "-c", f"({cgroup}) 2>/dev/null").strip()
+        assert limit == str(2 * 1024**3), limit  # pod_defaults.MEMORY_LIMIT, 2Gi
     service = kubectl.get("service", names.public_service("sso"), namespace) or {}
     assert service["metadata"]["annotations"].items() >= SERVICE_ANNOTATIONS.items()
     assert service["spec"]["selector"][names.LABEL_INSTANCE] == "sso"

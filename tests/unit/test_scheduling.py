@@ -34,7 +34,8 @@ def pod_spec(s: KeycloakSpec, *, track: str = "a", green: bool = False) -> dict[
 
 
 def test_no_scheduling_adds_nothing_to_the_pods() -> None:
-    """An operator upgrade must not roll every Keycloak for a default nobody asked for."""
+    """The rendering adds nothing of its own: a new Keycloak's defaults are filled into its spec before it
+    is rendered (test_pod_defaults.py), so a Keycloak without them is never rolled to gain them."""
     assert not scheduling.POD_SPEC_KEYS & set(pod_spec(spec()))
 
 

@@ -27,6 +27,7 @@ from keycloak_operator.core import (
     monitoring,
     network_policy,
     optimized,
+    pod_defaults,
     preflight,
     preflight_gate,
     rollout,
@@ -468,7 +469,13 @@ def decide(
     if previous.database is not None:
         database_status = recorded
     new_status = new.model_copy(
-        update={"versions": slots, "upgrade_plan": planned, "database": database_status, "preflight": proof}
+        update={
+            "versions": slots,
+            "upgrade_plan": planned,
+            "database": database_status,
+            "preflight": proof,
+            "pod_defaults": pod_defaults.profile(previous, canonical is not None),
+        }
     ).wire()
     changed = new_status != previous.wire() or not observed.keycloak.get("status")
     secret = admin_secret_name(owner, spec)

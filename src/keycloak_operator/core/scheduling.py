@@ -1,8 +1,8 @@
 """Placement of a Keycloak's pods and its PodDisruptionBudget: pure renderings of `spec.scheduling` and
 `spec.podDisruptionBudget`.
 
-Nothing is added to the pod template when `spec.scheduling` is unset: an operator upgrade must never roll
-every Keycloak it runs for a default nobody asked for.
+Nothing is added to the pod template when `spec.scheduling` is unset: the defaults a new Keycloak gets are
+filled into its spec before it reaches here (core/pod_defaults.py, ADR 0028).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from keycloak_operator.core import (
     ingress_policy,
     keycloak_config,
     monitoring,
+    pod_defaults,
     preflight,
     preflight_gate,
     reconcile,
@@ -158,6 +159,11 @@ async def reconcile_once(
         await _report_degraded(kube, keycloak, "InvalidSpec", fields)
         return None
     observed = await observe(kube, keycloak, spec)
+    # The defaults are part of the spec from here on, for the upgrade machine and decide alike; decide
+    # records the same profile in status (ADR 0028).
+    dep = observed.deployment
+    has_pods = dep is not None and reconcile.owner_of(keycloak).owns(dep)
+    spec = pod_defaults.applied(spec, pod_defaults.profile(reconcile.stored_status(keycloak), has_pods))
     # The upgrade machine renders the public Service too: as the installation lets it be (decide reports).
     allowed = service_policy.within(spec, service_policy.refusal(spec, allowed_ingress))
     stored = reconcile.stored_status(keycloak).blue_green  # read back from the stored object, every pass

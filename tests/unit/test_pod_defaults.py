@@ -1,0 +1,84 @@
+"""The defaults a new Keycloak's pods get where its spec leaves scheduling and resources unset, and the rule
+that a Keycloak made before them never gains them (core/pod_defaults.py, ADR 0028)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from keycloak_operator.core import pod_defaults, reconcile
+from keycloak_operator.kernel import names
+from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
+from tests.unit.builders import NOW, OWNER, deployment, observed, spec
+
+
+def pods(s: KeycloakSpec, chosen: pod_defaults.Profile, track: str = "a") -> dict[str, Any]:
+    applied = pod_defaults.applied(s, chosen)
+    rendered = reconcile.render_deployment(OWNER, applied, image=s.image, track=track, version="v")
+    return dict(rendered["spec"]["template"]["spec"])
+
+
+def test_a_new_keycloak_spreads_softly_over_nodes_and_zones_per_track() -> None:
+    for track in ("a", "b"):
+        spreads = pods(spec(), pod_defaults.HA, track)["topologySpreadConstraints"]
+        assert [c["topologyKey"] for c in spreads] == list(pod_defaults.SPREAD_KEYS)
+        for c in spreads:
+            # Soft: one node, one zone or an upgrade's extra pod never keeps a pod Pending.
+            assert c["whenUnsatisfiable"] == "ScheduleAnyway" and c["maxSkew"] == 1
+            assert c["labelSelector"] == {"matchLabels": names.server_selector("kc", track)}
+
+
+def test_a_new_keycloak_gets_the_official_operators_memory() -> None:
+    (container,) = pods(spec(), pod_defaults.HA)["containers"]
+    assert container["resources"] == {"requests": {"memory": "1700Mi"}, "limits": {"memory": "2Gi"}}
+
+
+def test_what_the_spec_sets_is_never_overridden_nor_completed() -> None:
+    own = spec(
+        scheduling={"nodeSelector": {"zone": "a"}},
+        resources={"requests": {"cpu": "2"}},
+    )
+    rendered = pods(own, pod_defaults.HA)
+    assert "topologySpreadConstraints" not in rendered and rendered["nodeSelector"] == {"zone": "a"}
+    assert rendered["containers"][0]["resources"] == {"requests": {"cpu": "2"}}
+
+
+def test_none_leaves_the_spec_as_it_is() -> None:
+    s = spec()
+    assert pod_defaults.applied(s, pod_defaults.NONE) is s
+    rendered = pods(s, pod_defaults.NONE)
+    assert "topologySpreadConstraints" not in rendered and "resources" not in rendered["containers"][0]
+
+
+def test_the_profile_is_ha_for_a_new_keycloak_and_none_for_one_whose_pods_already_run() -> None:
+    assert pod_defaults.profile(KeycloakStatus(), has_deployment=False) == pod_defaults.HA
+    assert pod_defaults.profile(KeycloakStatus(), has_deployment=True) == pod_defaults.NONE
+
+
+@given(st.sampled_from(sorted(pod_defaults.PROFILES)), st.booleans())
+def test_a_recorded_profile_never_changes(recorded: str, has_deployment: bool) -> None:
+    assert pod_defaults.profile(KeycloakStatus(pod_defaults=recorded), has_deployment) == recorded
+
+
+@given(st.text(max_size=16).filter(lambda v: v not in pod_defaults.PROFILES), st.booleans())
+def test_a_forged_profile_reads_as_not_recorded(forged: str, has_deployment: bool) -> None:
+    expected = pod_defaults.NONE if has_deployment else pod_defaults.HA
+    assert pod_defaults.profile(KeycloakStatus(pod_defaults=forged), has_deployment) == expected
+
+
+def recorded(decision: reconcile.Decision) -> str:
+    assert decision.status is not None
+    return str(decision.status["podDefaults"])
+
+
+def test_decide_records_the_profile_at_the_first_pass_and_keeps_it() -> None:
+    s = spec()
+    assert recorded(reconcile.decide(s, observed(s), now=NOW)) == pod_defaults.HA
+    # Pods made by an operator without defaults: recorded as none, so they are never rolled to gain them.
+    old = observed(s, deployment=deployment(s), status={"phase": "Running"})
+    assert recorded(reconcile.decide(s, old, now=NOW)) == pod_defaults.NONE
+    kept = observed(s, deployment=deployment(s), status={"phase": "Running", "podDefaults": "ha"})
+    decision = reconcile.decide(s, kept, now=NOW)
+    assert decision.status is None or recorded(decision) == pod_defaults.HA
