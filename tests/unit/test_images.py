@@ -12,6 +12,7 @@ from keycloak_operator.core.images import (
     parse_image,
     parse_semver,
     release_of,
+    repository,
 )
 
 DIGEST = "sha256:" + "a" * 64
@@ -355,3 +356,21 @@ def test_release_of_never_raises_and_agrees_with_the_tag(image: str) -> None:
     ref = parse_image(image)
     expected = None if isinstance(ref, ImageParseError) else parse_semver(ref.tag)
     assert release_of(image) == expected
+
+
+@pytest.mark.parametrize(
+    ("reference", "repo"),
+    [
+        ("keycloak", "docker.io/library/keycloak"),
+        ("keycloak:26.7.3", "docker.io/library/keycloak"),
+        ("team/keycloak@sha256:" + "ab" * 32, "docker.io/team/keycloak"),
+        ("index.docker.io/library/keycloak:1", "docker.io/library/keycloak"),
+        ("registry-1.docker.io/keycloak", "docker.io/library/keycloak"),
+        ("quay.io/keycloak/keycloak:26.7.3", "quay.io/keycloak/keycloak"),
+        ("localhost:5000/keycloak:latest", "localhost:5000/keycloak"),
+        ("127.0.0.1:5000/keycloak", "127.0.0.1:5000/keycloak"),
+        ("not an image", None),
+    ],
+)
+def test_the_repository_is_named_as_the_runtime_reports_it(reference: str, repo: str | None) -> None:
+    assert repository(reference) == repo

@@ -140,17 +140,27 @@ def test_a_preflight_is_wanted_for_every_change_of_a_serving_image(
 
 
 @pytest.mark.parametrize(
-    ("image_id", "digest"),
+    ("image_id", "image", "digest"),
     [
-        (f"quay.io/keycloak/keycloak@{DIGEST}", DIGEST),
-        (f"docker.io/library/kc@{DIGEST}", DIGEST),
-        (DIGEST, ""),  # a bare image ID names the local config, not something a registry resolves
-        ("", ""),
-        ("quay.io/keycloak/keycloak@sha256:short", ""),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", NEW, DIGEST),
+        (f"docker.io/library/kc@{DIGEST}", "kc:latest", DIGEST),
+        (f"docker.io/library/kc@{DIGEST}", "index.docker.io/library/kc:1", DIGEST),
+        (f"docker.io/team/kc@{DIGEST}", "team/kc", DIGEST),
+        (DIGEST, NEW, ""),  # a bare image ID names the local config, not something a registry resolves
+        ("", NEW, ""),
+        ("quay.io/keycloak/keycloak@sha256:short", NEW, ""),
+        # The same content held under another name (a mirror, a second tag pulled from elsewhere beside
+        # an image loaded by tag): that name's digest is not the image's to pin.
+        (f"127.0.0.1:5000/keycloak@{DIGEST}", NEW, ""),
+        (f"mirror.example.com/keycloak/keycloak@{DIGEST}", NEW, ""),
+        (f"docker.io/library/keycloak@{DIGEST}", "quay.io/keycloak/keycloak:26.7.3", ""),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", "not an image", ""),
     ],
 )
-def test_the_digest_is_the_manifest_digest_of_the_image_id(image_id: str, digest: str) -> None:
-    assert pf.digest_of(image_id) == digest
+def test_the_digest_is_the_manifest_digest_of_the_image_id_under_the_images_own_name(
+    image_id: str, image: str, digest: str
+) -> None:
+    assert pf.digest_of(image_id, image) == digest
 
 
 @pytest.mark.parametrize(
@@ -263,8 +273,14 @@ def test_exit_0_without_a_report_passes_with_nothing_read() -> None:
 
 
 def test_a_running_or_starting_pod_is_pending() -> None:
-    running = pf.answer(JOB, owned(), [pod({"running": {}}, image_id=f"kc@{DIGEST}")], OWNER, NOW)
+    running = pf.answer(
+        JOB, owned(), [pod({"running": {}}, image_id=f"quay.io/keycloak/keycloak@{DIGEST}")], OWNER, NOW
+    )
     assert running.state == "pending" and running.digest == DIGEST
+    mirrored = pf.answer(
+        JOB, owned(), [pod({"running": {}}, image_id=f"mirror.test/kc@{DIGEST}")], OWNER, NOW
+    )
+    assert mirrored.state == "pending" and mirrored.digest == ""  # another name's digest is not pinned
     assert pf.answer(JOB, owned(), [], OWNER, NOW).state == "pending"
     assert (
         pf.answer(JOB, owned(), [pod({"waiting": {"reason": "ContainerCreating"}})], OWNER, NOW).state

@@ -133,6 +133,24 @@ class SemVer:
     build: str | None = None
 
 
+DEFAULT_REGISTRY = "docker.io"
+_DEFAULT_REGISTRY_ALIASES = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io"})
+
+
+def repository(reference: str) -> str | None:
+    """The fully qualified repository `reference` names, as a container runtime reports it
+    (`keycloak` -> `docker.io/library/keycloak`); None when it does not parse."""
+    ref = parse_image(reference)
+    if isinstance(ref, ImageParseError):
+        return None
+    domain = ref.domain or DEFAULT_REGISTRY
+    if domain in _DEFAULT_REGISTRY_ALIASES:
+        domain = DEFAULT_REGISTRY
+        if "/" not in ref.path:
+            return f"{domain}/library/{ref.path}"
+    return f"{domain}/{ref.path}"
+
+
 def parse_semver(tag: str | None) -> SemVer | None:
     """Strict SemVer 2.0.0 (no leading zeros, MAJOR.MINOR.PATCH all present), plus one allowance: a
     lower-case leading `v` (`v26.0.0` is 26), a common spelling of the same version.

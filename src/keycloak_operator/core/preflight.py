@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from keycloak_operator.core import jobs, preflight_script, rollout
 from keycloak_operator.core.children import Owner
-from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver
+from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver, repository
 from keycloak_operator.core.preflight_script import Change, parse_report
 from keycloak_operator.kernel import names
 
@@ -136,14 +136,21 @@ def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) 
     return jobs.one_try(owner, name, COMPONENT, pod_spec, DEADLINE_S, annotations)
 
 
-_DIGEST = re.compile(r"@(sha256:[0-9a-f]{64})$")
+_DIGEST = re.compile(r"(?P<name>[^@\s]+)@(?P<digest>sha256:[0-9a-f]{64})")
 
 
-def digest_of(image_id: str) -> str:
-    """The manifest digest in a container's `imageID` (`name@sha256:...`); "" for a bare image ID
-    (`sha256:...` alone names the local image's config, which no registry resolves)."""
-    found = _DIGEST.search(image_id.strip())
-    return found.group(1) if found else ""
+def digest_of(image_id: str, image: str) -> str:
+    """The manifest digest in a container's `imageID` (`name@sha256:...`) when it is `image`'s own: "" for
+    a bare image ID (`sha256:...` alone names the local image's config, which no registry resolves) and for
+    another repository's. The runtime reports the repo digest of whichever name it holds that content
+    under: pulled through a mirror, or by another name beside an image loaded by tag (an air-gapped node),
+    `image`'s name by that digest is not something the node holds or its registry is known to serve, and
+    pods pinned to it would fail to pull."""
+    found = _DIGEST.fullmatch(image_id.strip())
+    if found is None:
+        return ""
+    wanted = repository(image)
+    return found["digest"] if wanted is not None and repository(found["name"]) == wanted else ""
 
 
 def pinned(image: str, digest: str) -> str:
@@ -210,9 +217,9 @@ def answer(
         )
     ended = jobs.ended(job_obj)
     status = _container_status(of_job(job_obj, pods))
-    digest = digest_of(str((status or {}).get("imageID") or ""))
-    state = (status or {}).get("state") or {}
     image = str(((job_obj.get("metadata") or {}).get("annotations") or {}).get(names.ANNOTATION_IMAGE, ""))
+    digest = digest_of(str((status or {}).get("imageID") or ""), image)
+    state = (status or {}).get("state") or {}
     if "terminated" in state:
         return _terminated(name, state["terminated"], digest)
     waiting = state.get("waiting") or {}
