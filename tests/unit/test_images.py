@@ -365,7 +365,7 @@ def test_release_of_never_raises_and_agrees_with_the_tag(image: str) -> None:
         ("keycloak:26.7.3", "docker.io/library/keycloak"),
         ("team/keycloak@sha256:" + "ab" * 32, "docker.io/team/keycloak"),
         ("index.docker.io/library/keycloak:1", "docker.io/library/keycloak"),
-        ("registry-1.docker.io/keycloak", "docker.io/library/keycloak"),
+        ("registry-1.docker.io/keycloak", "registry-1.docker.io/keycloak"),  # not an alias to runtimes
         ("quay.io/keycloak/keycloak:26.7.3", "quay.io/keycloak/keycloak"),
         ("localhost:5000/keycloak:latest", "localhost:5000/keycloak"),
         ("127.0.0.1:5000/keycloak", "127.0.0.1:5000/keycloak"),

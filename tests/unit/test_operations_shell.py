@@ -74,7 +74,7 @@ def operator_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 async def test_discovery_is_asked_only_when_a_service_monitor_is_wanted() -> None:
     fake = FakeKube(served=True)
-    plain = await reconciler.observe(fake, KEYCLOAK, spec())
+    plain = await reconciler.observe(fake, KEYCLOAK, spec(), None)
     assert ("serves", "servicemonitors") not in fake.calls and plain.service_monitor_served is False
     # The ServiceMonitor, the Ingress and this Keycloak's NetworkPolicies are read anyway: one of ours may
     # have to go. The policies by name, once per track: another owner's policy under one of those names
@@ -83,22 +83,22 @@ async def test_discovery_is_asked_only_when_a_service_monitor_is_wanted() -> Non
     assert fake.calls.count(("get", "networkpolicies")) == len(names.TRACKS)
     assert not [c for c in fake.calls if c[0] == "list" and c[1].startswith("networkpolicies")]
     wanted = spec(monitoring={"serviceMonitor": {"enabled": True}})
-    served = await reconciler.observe(FakeKube(served=True), KEYCLOAK, wanted)
+    served = await reconciler.observe(FakeKube(served=True), KEYCLOAK, wanted, None)
     assert served.service_monitor_served
-    absent = await reconciler.observe(FakeKube(served=False), KEYCLOAK, wanted)
+    absent = await reconciler.observe(FakeKube(served=False), KEYCLOAK, wanted, None)
     assert not absent.service_monitor_served
 
 
 async def test_an_observed_policy_can_be_deleted() -> None:
     """A policy the reconcile decides to delete names its resource (read by name, it has apiVersion and
     kind, which list items lack)."""
-    observed = await reconciler.observe(FakeKube(), KEYCLOAK, spec())
+    observed = await reconciler.observe(FakeKube(), KEYCLOAK, spec(), None)
     (read,) = observed.network_policies
     assert kube_module.resource_of(read) == kube_module.NETWORK_POLICIES
 
 
 async def test_the_operators_namespace_is_a_fact_passed_in() -> None:
-    observed = await reconciler.observe(FakeKube(), KEYCLOAK, spec())
+    observed = await reconciler.observe(FakeKube(), KEYCLOAK, spec(), None)
     assert observed.operator_namespace == "kcop"
 
 

@@ -8,10 +8,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keycloak_operator.core import pod_defaults, reconcile
+from keycloak_operator.core import pod_defaults, reconcile, versions
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
-from tests.unit.builders import NOW, OWNER, deployment, observed, spec
+from keycloak_operator.shell.reconciler import with_pod_defaults
+from tests.unit.builders import NOW, OWNER, deployment, keycloak, observed, spec
 
 
 def pods(s: KeycloakSpec, chosen: pod_defaults.Profile, track: str = "a") -> dict[str, Any]:
@@ -53,19 +54,48 @@ def test_none_leaves_the_spec_as_it_is() -> None:
 
 
 def test_the_profile_is_ha_for_a_new_keycloak_and_none_for_one_whose_pods_already_run() -> None:
-    assert pod_defaults.profile(KeycloakStatus(), has_deployment=False) == pod_defaults.HA
-    assert pod_defaults.profile(KeycloakStatus(), has_deployment=True) == pod_defaults.NONE
+    assert pod_defaults.profile(KeycloakStatus(), None) == pod_defaults.HA
+    assert pod_defaults.profile(KeycloakStatus(), deployment(spec())) == pod_defaults.NONE
+
+
+def test_a_lost_status_is_read_back_from_the_deployment() -> None:
+    """Restored without its status, an `ha` Keycloak keeps its defaults instead of being rolled to lose
+    them; either default in the pods is enough (the spec may set the other field)."""
+    for own in ({}, {"resources": {"requests": {"cpu": "1"}}}, {"scheduling": {"nodeSelector": {"a": "b"}}}):
+        with_defaults = pod_defaults.applied(spec(**own), pod_defaults.HA)
+        assert pod_defaults.profile(KeycloakStatus(), deployment(with_defaults)) == pod_defaults.HA
+    both_set = spec(resources={"requests": {"cpu": "1"}}, scheduling={"nodeSelector": {"a": "b"}})
+    assert pod_defaults.profile(KeycloakStatus(), deployment(both_set)) == pod_defaults.NONE
+
+
+def test_a_keycloak_between_blue_and_green_with_no_profile_ran_before() -> None:
+    """Mid-promotion there is no canonical Deployment; versions or an upgrade in status say it ran."""
+    ran = [
+        KeycloakStatus.model_validate({"versions": {"currentVersion": "26.7.0#abc"}}),
+        KeycloakStatus.model_validate({"versions": {"nextVersion": "26.7.3#abc"}}),
+        KeycloakStatus.model_validate({"blueGreen": {"state": "Promoting"}}),
+    ]
+    for status in ran:
+        assert pod_defaults.profile(status, None) == pod_defaults.NONE
 
 
 @given(st.sampled_from(sorted(pod_defaults.PROFILES)), st.booleans())
 def test_a_recorded_profile_never_changes(recorded: str, has_deployment: bool) -> None:
-    assert pod_defaults.profile(KeycloakStatus(pod_defaults=recorded), has_deployment) == recorded
+    dep = deployment(spec()) if has_deployment else None
+    assert pod_defaults.profile(KeycloakStatus(pod_defaults=recorded), dep) == recorded
 
 
 @given(st.text(max_size=16).filter(lambda v: v not in pod_defaults.PROFILES), st.booleans())
 def test_a_forged_profile_reads_as_not_recorded(forged: str, has_deployment: bool) -> None:
+    dep = deployment(spec()) if has_deployment else None
     expected = pod_defaults.NONE if has_deployment else pod_defaults.HA
-    assert pod_defaults.profile(KeycloakStatus(pod_defaults=forged), has_deployment) == expected
+    assert pod_defaults.profile(KeycloakStatus(pod_defaults=forged), dep) == expected
+
+
+def test_a_status_without_a_profile_writes_none_of_its_own() -> None:
+    """An unrecorded profile is left out of the status's wire form: a patch made from a stale read (a
+    Degraded report) must not write an empty profile over the one this pass recorded."""
+    assert "podDefaults" not in KeycloakStatus().wire()
 
 
 def recorded(decision: reconcile.Decision) -> str:
@@ -82,3 +112,14 @@ def test_decide_records_the_profile_at_the_first_pass_and_keeps_it() -> None:
     kept = observed(s, deployment=deployment(s), status={"phase": "Running", "podDefaults": "ha"})
     decision = reconcile.decide(s, kept, now=NOW)
     assert decision.status is None or recorded(decision) == pod_defaults.HA
+
+
+def test_the_shell_reads_the_profile_from_a_deployment_of_its_own_only() -> None:
+    """A Deployment under the Keycloak's name that it did not make says nothing of what ran before."""
+    s = spec()
+    foreign = deployment(s)
+    foreign["metadata"]["ownerReferences"] = []
+    assert with_pod_defaults(s, keycloak(s), foreign).resources is not None  # a new Keycloak: ha
+    assert with_pod_defaults(s, keycloak(s), deployment(s)).resources is None  # its own, without defaults
+    version = versions.version_of(with_pod_defaults(s, keycloak(s), None))
+    assert version != versions.version_of(s)  # the defaults are part of the version it rolls out

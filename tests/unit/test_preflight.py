@@ -155,6 +155,11 @@ def test_a_preflight_is_wanted_for_every_change_of_a_serving_image(
         (f"mirror.example.com/keycloak/keycloak@{DIGEST}", NEW, ""),
         (f"docker.io/library/keycloak@{DIGEST}", "quay.io/keycloak/keycloak:26.7.3", ""),
         (f"quay.io/keycloak/keycloak@{DIGEST}", "not an image", ""),
+        (f"docker-pullable://quay.io/keycloak/keycloak@{DIGEST}", NEW, DIGEST),  # cri-dockerd's form
+        (f"docker-pullable://mirror.test/keycloak@{DIGEST}", NEW, ""),
+        # An image that names its digest keeps it: the node's answer pins only that same digest.
+        (f"quay.io/keycloak/keycloak@{DIGEST}", f"quay.io/keycloak/keycloak@{DIGEST}", DIGEST),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", "quay.io/keycloak/keycloak@sha256:" + "cd" * 32, ""),
     ],
 )
 def test_the_digest_is_the_manifest_digest_of_the_image_id_under_the_images_own_name(

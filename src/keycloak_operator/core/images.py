@@ -134,7 +134,7 @@ class SemVer:
 
 
 DEFAULT_REGISTRY = "docker.io"
-_DEFAULT_REGISTRY_ALIASES = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io"})
+_DEFAULT_REGISTRY_ALIASES = frozenset({"docker.io", "index.docker.io"})  # as containerd and Docker read it
 
 
 def repository(reference: str) -> str | None:

@@ -5,12 +5,14 @@ Keycloak operator gives by default (a request of 1700Mi, a limit of 2Gi, so the 
 limit and not from the node). A Keycloak that ran before the operator had defaults keeps running without
 them: a default appearing in its pod template would roll every such Keycloak on an operator upgrade, for
 something nobody asked for. Which profile a Keycloak has is recorded in its status at its first pass and
-never changes; set `spec.scheduling` or `spec.resources` to choose for yourself.
+never changes; set `spec.scheduling` or `spec.resources` to choose for yourself. The profile is applied to the
+spec before anything is derived from it (the version, the Jobs' names, every rendering), so the spec a pass
+works from is one and the same everywhere.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus, ResourceRequirements
 from keycloak_operator.models.scheduling import SchedulingSpec, TopologySpreadConstraint
@@ -25,18 +27,41 @@ PROFILES: frozenset[str] = frozenset({HA, NONE})
 SPREAD_KEYS = ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
 MEMORY_REQUEST = "1700Mi"
 MEMORY_LIMIT = "2Gi"
+_RESOURCES_WIRE = {"requests": {"memory": MEMORY_REQUEST}, "limits": {"memory": MEMORY_LIMIT}}
 
 
-def profile(previous: KeycloakStatus, has_deployment: bool) -> Profile:
-    """The recorded profile; else `none` for a Keycloak whose pods already run (made by an operator without
-    defaults), `ha` for a new one. Only the values this module writes are believed: anyone able to write
-    the status could write anything there, and an unknown value reads as not recorded."""
+def profile(previous: KeycloakStatus, deployment: dict[str, Any] | None) -> Profile:
+    """The profile recorded in status; else read from what ran before: the Keycloak's own Deployment
+    (`deployment`, None when it has none of its own) carries the defaults or not, and a Keycloak with
+    versions or an upgrade in its status but no Deployment (mid-promotion, between blue and green) ran
+    without a recorded profile, so under an operator without defaults; else, a new Keycloak: `ha`.
+
+    Only the values this module writes are believed: anyone able to write the status could write anything
+    there, and an unknown value reads as not recorded. A status lost (restored without it) is read back
+    from the Deployment, so an `ha` Keycloak is not rolled to lose its defaults."""
     recorded = previous.pod_defaults
     if recorded == HA:
         return HA
     if recorded == NONE:
         return NONE
-    return NONE if has_deployment else HA
+    if deployment is not None:
+        return HA if rendered_with_defaults(deployment) else NONE
+    versions = previous.versions
+    ran = versions.current_version or versions.next_version or previous.blue_green is not None
+    return NONE if ran else HA
+
+
+def rendered_with_defaults(deployment: dict[str, Any]) -> bool:
+    """Whether the pods of `deployment` carry either default (the spec leaves the other one's field set)."""
+    pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+    containers = [c for c in pod.get("containers") or [] if c.get("name") == "keycloak"]
+    if containers and containers[0].get("resources") == _RESOURCES_WIRE:
+        return True
+    spreads = [
+        (c.get("topologyKey"), c.get("maxSkew"), c.get("whenUnsatisfiable"))
+        for c in pod.get("topologySpreadConstraints") or []
+    ]
+    return spreads == [(key, 1, "ScheduleAnyway") for key in SPREAD_KEYS]
 
 
 def applied(spec: KeycloakSpec, chosen: Profile) -> KeycloakSpec:
@@ -52,7 +77,5 @@ def applied(spec: KeycloakSpec, chosen: Profile) -> KeycloakSpec:
             ]
         )
     if spec.resources is None:
-        update["resources"] = ResourceRequirements(
-            requests={"memory": MEMORY_REQUEST}, limits={"memory": MEMORY_LIMIT}
-        )
+        update["resources"] = ResourceRequirements.model_validate(_RESOURCES_WIRE)
     return spec.model_copy(update=update) if update else spec

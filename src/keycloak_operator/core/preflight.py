@@ -136,6 +136,8 @@ def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) 
     return jobs.one_try(owner, name, COMPONENT, pod_spec, DEADLINE_S, annotations)
 
 
+# cri-dockerd (the Docker runtime) prefixes the imageID with its scheme.
+_RUNTIME_PREFIX = re.compile(r"^docker(?:-pullable)?://")
 _DIGEST = re.compile(r"(?P<name>[^@\s]+)@(?P<digest>sha256:[0-9a-f]{64})")
 
 
@@ -146,11 +148,13 @@ def digest_of(image_id: str, image: str) -> str:
     under: pulled through a mirror, or by another name beside an image loaded by tag (an air-gapped node),
     `image`'s name by that digest is not something the node holds or its registry is known to serve, and
     pods pinned to it would fail to pull."""
-    found = _DIGEST.fullmatch(image_id.strip())
-    if found is None:
+    found = _DIGEST.fullmatch(_RUNTIME_PREFIX.sub("", image_id.strip()))
+    ref = parse_image(image)
+    if found is None or isinstance(ref, ImageParseError):
         return ""
-    wanted = repository(image)
-    return found["digest"] if wanted is not None and repository(found["name"]) == wanted else ""
+    if ref.digest is not None and ref.digest != found["digest"]:
+        return ""  # the image names its own digest: no other is pinned over it
+    return found["digest"] if repository(found["name"]) == repository(image) else ""
 
 
 def pinned(image: str, digest: str) -> str:

@@ -474,7 +474,7 @@ def decide(
             "upgrade_plan": planned,
             "database": database_status,
             "preflight": proof,
-            "pod_defaults": pod_defaults.profile(previous, canonical is not None),
+            "pod_defaults": pod_defaults.profile(previous, canonical),
         }
     ).wire()
     changed = new_status != previous.wire() or not observed.keycloak.get("status")

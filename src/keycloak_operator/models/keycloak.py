@@ -636,8 +636,8 @@ class KeycloakStatus(CrdModel):
     blue_green: BlueGreenStatus | None = None
     upgrade_plan: UpgradePlanStatus | None = None
     preflight: PreflightStatus | None = None
-    pod_defaults: str = Field(
-        default="",
+    pod_defaults: str | None = Field(
+        default=None,
         max_length=16,
         description="What the pods get where spec.scheduling or spec.resources is unset, fixed at the first "
         "pass: `ha` (a soft spread over nodes and zones; memory request 1700Mi, limit 2Gi) for a Keycloak "

@@ -16,7 +16,7 @@ from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
 from keycloak_operator.shell.cli_target import CommandError, Target, connected, keycloak_named
 from keycloak_operator.shell.kube import DEPLOYMENTS, JOBS
-from keycloak_operator.shell.reconciler import preflight_answer
+from keycloak_operator.shell.reconciler import preflight_answer, with_pod_defaults
 
 
 class NotPlanned(CommandError):
@@ -32,6 +32,8 @@ async def run(target: Target, name: str, image: str) -> upgrade_plan.Plan:
         except ValidationError as e:
             raise NotPlanned(f"the spec with image {image!r} is not valid: {e}") from e
         canonical = await kube.get(DEPLOYMENTS, namespace, names.deployment(name))
+        # As the operator sees it: the version and the Jobs' names are of the spec with its defaults.
+        spec = with_pod_defaults(spec, keycloak, canonical)
         check = compatibility_check.Answer()
         if canonical is not None and compatibility_check.wanted(spec, image_of(canonical)):
             job = compatibility_check.job_name(

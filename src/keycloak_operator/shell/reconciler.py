@@ -65,10 +65,28 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-async def observe(kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec) -> reconcile.Observed:
+async def canonical_deployment(kube: Kube, keycloak: dict[str, Any]) -> dict[str, Any] | None:
+    ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
+    return await kube.get(DEPLOYMENTS, ns, names.deployment(name))
+
+
+def with_pod_defaults(
+    spec: KeycloakSpec, keycloak: dict[str, Any], canonical: dict[str, Any] | None
+) -> KeycloakSpec:
+    """The spec a pass works from: the defaults of the Keycloak's profile filled in (ADR 0028), before the
+    version, the Jobs' names or any rendering is derived from it. decide records the same profile from the
+    same status and the same Deployment of its own."""
+    owner = reconcile.owner_of(keycloak)
+    own = canonical if canonical is not None and owner.owns(canonical) else None
+    return pod_defaults.applied(spec, pod_defaults.profile(reconcile.stored_status(keycloak), own))
+
+
+async def observe(
+    kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, canonical: dict[str, Any] | None
+) -> reconcile.Observed:
+    """What a pass reads, for `spec` (with its defaults) and the `canonical` Deployment already read."""
     ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
     admin = reconcile.admin_secret_name(reconcile.owner_of(keycloak), spec)
-    canonical = await kube.get(DEPLOYMENTS, ns, names.deployment(name))
     # The spec's Secrets, and those of the database the pods run on (a promoted cnpg copy has its own).
     running = database_copy.running_database(canonical, spec.database.tier)
     wanted_secrets = set(keycloak_config.referenced_secrets(spec, admin)) | set(
@@ -158,12 +176,9 @@ async def reconcile_once(
         fields = "; ".join(f"spec.{'.'.join(str(p) for p in d['loc'])}: {d['msg']}" for d in e.errors())
         await _report_degraded(kube, keycloak, "InvalidSpec", fields)
         return None
-    observed = await observe(kube, keycloak, spec)
-    # The defaults are part of the spec from here on, for the upgrade machine and decide alike; decide
-    # records the same profile in status (ADR 0028).
-    dep = observed.deployment
-    has_pods = dep is not None and reconcile.owner_of(keycloak).owns(dep)
-    spec = pod_defaults.applied(spec, pod_defaults.profile(reconcile.stored_status(keycloak), has_pods))
+    canonical = await canonical_deployment(kube, keycloak)
+    spec = with_pod_defaults(spec, keycloak, canonical)
+    observed = await observe(kube, keycloak, spec, canonical)
     # The upgrade machine renders the public Service too: as the installation lets it be (decide reports).
     allowed = service_policy.within(spec, service_policy.refusal(spec, allowed_ingress))
     stored = reconcile.stored_status(keycloak).blue_green  # read back from the stored object, every pass
@@ -280,7 +295,8 @@ async def _report_degraded(kube: Kube, keycloak: dict[str, Any], reason: str, me
     keep = [c for c in previous.conditions if c.type != conditions.DEGRADED]
     status = previous.model_copy(update={"phase": "Degraded", "conditions": [*keep, *merged]}).wire()
     ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
-    await kube.patch_status(
-        KEYCLOAKS, ns, name, merge_patch.merge_patch(keycloak.get("status") or {}, status)
-    )
+    # Only what this says: the status read at the start of the pass is stale once the pass has written its
+    # own (nextVersion, the pod defaults' profile), and a diff against it would undo those.
+    said = {key: status[key] for key in ("phase", "conditions")}
+    await kube.patch_status(KEYCLOAKS, ns, name, said)
     await events.post(kube, keycloak, Event("Warning", reason, message))
