@@ -140,17 +140,48 @@ def test_a_preflight_is_wanted_for_every_change_of_a_serving_image(
 
 
 @pytest.mark.parametrize(
-    ("image_id", "digest"),
+    ("image_id", "image", "digest"),
     [
-        (f"quay.io/keycloak/keycloak@{DIGEST}", DIGEST),
-        (f"docker.io/library/kc@{DIGEST}", DIGEST),
-        (DIGEST, ""),  # a bare image ID names the local config, not something a registry resolves
-        ("", ""),
-        ("quay.io/keycloak/keycloak@sha256:short", ""),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", NEW, DIGEST),
+        (f"docker.io/library/kc@{DIGEST}", "kc:latest", DIGEST),
+        (f"docker.io/library/kc@{DIGEST}", "docker.io/kc", DIGEST),
+        (f"docker.io/library/kc@{DIGEST}", "index.docker.io/library/kc:1", DIGEST),
+        (f"docker.io/acme/kc@{DIGEST}", "acme/kc:2", DIGEST),
+        (f"127.0.0.1:5000/keycloak@{DIGEST}", "127.0.0.1:5000/keycloak:latest", DIGEST),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", f"quay.io/keycloak/keycloak@{DIGEST}", DIGEST),
+        (DIGEST, NEW, ""),  # a bare image ID names the local config, not something a registry resolves
+        ("", NEW, ""),
+        ("quay.io/keycloak/keycloak@sha256:short", NEW, ""),
+        # The same bits the node also holds under another name: that repository's digest, not NEW's.
+        (f"127.0.0.1:5000/keycloak@{DIGEST}", NEW, ""),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", "127.0.0.1:5000/keycloak:latest", ""),
+        (f"127.0.0.1:5001/keycloak@{DIGEST}", "127.0.0.1:5000/keycloak:latest", ""),
+        (f"docker.io/library/kc@{DIGEST}", "acme/kc:2", ""),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", "not_an::image", ""),
     ],
 )
-def test_the_digest_is_the_manifest_digest_of_the_image_id(image_id: str, digest: str) -> None:
-    assert pf.digest_of(image_id) == digest
+def test_the_digest_is_the_manifest_digest_of_the_image_id_under_the_images_own_name(
+    image_id: str, image: str, digest: str
+) -> None:
+    assert pf.digest_of(image_id, image) == digest
+
+
+_COMPONENT = st.from_regex(r"[a-z0-9]+(?:[._-][a-z0-9]+)?", fullmatch=True)
+
+
+@given(
+    domain=st.sampled_from(["", "docker.io/", "quay.io/", "127.0.0.1:5000/", "localhost:5000/"]),
+    path=st.lists(_COMPONENT, min_size=1, max_size=3).map("/".join),
+    tag=_COMPONENT,
+    other=_COMPONENT,
+)
+def test_a_node_reported_digest_is_taken_only_for_the_images_own_repository(
+    domain: str, path: str, tag: str, other: str
+) -> None:
+    image = f"{domain}{path}:{tag}"
+    reported = f"{pf.repository(image)}@{DIGEST}"  # as containerd spells the same name
+    assert pf.digest_of(reported, image) == DIGEST
+    assert pf.digest_of(f"{pf.repository(image)}-{other}@{DIGEST}", image) == ""
 
 
 @pytest.mark.parametrize(
@@ -246,6 +277,14 @@ def test_success_gives_the_version_and_the_digest() -> None:
     assert "configuration accepted" in found.message
 
 
+def test_success_with_a_digest_of_another_name_passes_unpinned() -> None:
+    """The node holds the image under a second name too (here the local registry's) and reported that one:
+    its digest is not taken for NEW's repository, so the pods run NEW as named."""
+    reported = f"127.0.0.1:5000/keycloak@{DIGEST}"
+    found = pf.answer(JOB, owned(), [pod(terminated(report(0)), image_id=reported)], OWNER, NOW)
+    assert (found.state, found.version, found.digest) == ("passed", "26.7.3", "")
+
+
 def test_success_before_26_2_says_the_configuration_was_not_checked() -> None:
     found = pf.answer(JOB, owned(), [pod(terminated(report(0, command="", version="26.1.4")))], OWNER, NOW)
     assert found.state == "passed" and "not checked" in found.message and found.version == "26.1.4"
@@ -263,7 +302,9 @@ def test_exit_0_without_a_report_passes_with_nothing_read() -> None:
 
 
 def test_a_running_or_starting_pod_is_pending() -> None:
-    running = pf.answer(JOB, owned(), [pod({"running": {}}, image_id=f"kc@{DIGEST}")], OWNER, NOW)
+    running = pf.answer(
+        JOB, owned(), [pod({"running": {}}, image_id=f"quay.io/keycloak/keycloak@{DIGEST}")], OWNER, NOW
+    )
     assert running.state == "pending" and running.digest == DIGEST
     assert pf.answer(JOB, owned(), [], OWNER, NOW).state == "pending"
     assert (

@@ -43,7 +43,7 @@ def passed_pod() -> dict[str, Any]:
     report = "version-txt: Keycloak - Version 26.7.3\ncore-jar: 26.7.3\ncommand: x\nexit: 0\n---\n"
     status = {
         "name": pf.CONTAINER,
-        "imageID": f"kc@{DIGEST}",
+        "imageID": f"quay.io/keycloak/keycloak@{DIGEST}",  # NEW's own repository, as a node reports it
         "state": {"terminated": {"exitCode": 0, "message": report}},
     }
     made_by = [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "job-uid", "controller": True}]

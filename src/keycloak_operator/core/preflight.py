@@ -139,11 +139,29 @@ def job(owner: Owner, desired: dict[str, Any], name: str, running_version: str) 
 _DIGEST = re.compile(r"@(sha256:[0-9a-f]{64})$")
 
 
-def digest_of(image_id: str) -> str:
-    """The manifest digest in a container's `imageID` (`name@sha256:...`); "" for a bare image ID
-    (`sha256:...` alone names the local image's config, which no registry resolves)."""
-    found = _DIGEST.search(image_id.strip())
-    return found.group(1) if found else ""
+def repository(name: str) -> str:
+    """`name`'s repository as a node reports it (containerd spells out the default registry and its
+    `library/`: `keycloak` is `docker.io/library/keycloak`); "" when it does not parse."""
+    ref = parse_image(name)
+    if isinstance(ref, ImageParseError):
+        return ""
+    domain = "docker.io" if ref.domain in (None, "index.docker.io") else ref.domain
+    path = f"library/{ref.path}" if domain == "docker.io" and "/" not in ref.path else ref.path
+    return f"{domain}/{path}"
+
+
+def digest_of(image_id: str, image: str) -> str:
+    """The manifest digest in a container's `imageID` (`name@sha256:...`) when `name` is `image`'s own
+    repository; "" for a bare image ID (`sha256:...` alone names the local image's config, which no
+    registry resolves) and for a digest under another name. A node that holds the same bits under several
+    names (a mirror, a second registry, a copy) reports one of them, and that repository's digest is not
+    one `image`'s registry is known to serve: pinned to it, the pods could not pull."""
+    image_id = image_id.strip()
+    found = _DIGEST.search(image_id)
+    if found is None:
+        return ""
+    own = repository(image)
+    return found.group(1) if own and repository(image_id[: found.start()]) == own else ""
 
 
 def pinned(image: str, digest: str) -> str:
@@ -210,9 +228,9 @@ def answer(
         )
     ended = jobs.ended(job_obj)
     status = _container_status(of_job(job_obj, pods))
-    digest = digest_of(str((status or {}).get("imageID") or ""))
-    state = (status or {}).get("state") or {}
     image = str(((job_obj.get("metadata") or {}).get("annotations") or {}).get(names.ANNOTATION_IMAGE, ""))
+    digest = digest_of(str((status or {}).get("imageID") or ""), image)
+    state = (status or {}).get("state") or {}
     if "terminated" in state:
         return _terminated(name, state["terminated"], digest)
     waiting = state.get("waiting") or {}
