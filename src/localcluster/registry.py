@@ -15,6 +15,7 @@ missing or dead, reused while it answers, stopped by its recorded pid (ADR 0028)
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import tarfile
 import tempfile
@@ -135,8 +136,21 @@ def _running(state: RegistryState, binary: Path) -> bool:
     )
 
 
-def _start(root: Path, binary: Path, log: Path) -> RegistryState:
-    port = process.free_port()
+def _port(previous: int | None) -> int:
+    """The port it had, while free: the references the node holds name it, and the same bits under a second
+    name would be a second repository to the node (a digest reported under either). Else a free one."""
+    if previous:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", previous))
+            except OSError:
+                return process.free_port()
+            return previous
+    return process.free_port()
+
+
+def _start(root: Path, binary: Path, log: Path, previous: int | None) -> RegistryState:
+    port = _port(previous)
     config = root / "config.json"
     config.write_text(config_text(root / "storage", port))
     argv = [str(binary), "serve", str(config)]
@@ -155,7 +169,7 @@ def _start(root: Path, binary: Path, log: Path) -> RegistryState:
 
 def ensure_running(state_dir: Path, log: Path) -> Registry:
     """The registry of the cluster in `state_dir`: reused while it answers, else (re)started, building it on
-    first use. What it stored survives a restart; its port may change."""
+    first use. What it stored survives a restart, and so does its port unless another process took it."""
     binary = build.ensure_registry()
     root = state_dir / NAME
     root.mkdir(parents=True, exist_ok=True)
@@ -164,7 +178,7 @@ def ensure_running(state_dir: Path, log: Path) -> Registry:
         if state is None or not _running(state, binary):
             if state is not None:
                 process.terminate(state.component.pid, Path(state.component.executable))
-            state = _start(root, binary, log)
+            state = _start(root, binary, log, state.port if state is not None else None)
         return Registry(f"127.0.0.1:{state.port}", root)
 
 

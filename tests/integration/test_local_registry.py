@@ -1,7 +1,7 @@
 """The local cluster's registry (ADR 0028) as a stage of the running cluster: `make cluster`
 (localcluster.ensure_running) brings it up or reuses it, it listens on loopback only, and once its process
-is gone the next start replaces it, keeping what it stored. The real node's pulls through it are in
-test_real_recreate.py (`latest_from_the_registry_runs_by_its_digest`).
+is gone the next start replaces it, keeping what it stored and its port. The real node's pulls through it
+are in test_real_recreate.py (`latest_from_the_registry_runs_by_its_digest`).
 
 No skip: a registry that cannot be built or started fails these tests."""
 
@@ -60,4 +60,5 @@ def test_a_registry_whose_process_died_is_started_again_with_what_it_stored(
     again = registry.current(cluster.state_dir)
     assert again is not None, "the registry was not started again"
     assert recorded(cluster).component.pid != dead.component.pid
+    assert again.host == served.host  # the same port: the node's references to it stay one repository
     assert again.digest(*PUSHED) == digest
