@@ -141,6 +141,8 @@ def _port(previous: int | None) -> int:
     name would be a second repository to the node (a digest reported under either). Else a free one."""
     if previous:
         with socket.socket() as s:
+            # As Go's listener does: the old process's connections in TIME_WAIT do not hold the port.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind(("127.0.0.1", previous))
             except OSError:
