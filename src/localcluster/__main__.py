@@ -6,7 +6,7 @@ import argparse
 import sys
 
 import localcluster
-from localcluster import control_plane, realnode
+from localcluster import control_plane, process, realnode, registry, versions
 from localcluster.build import BuildError
 
 
@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {err}", file=sys.stderr)  # already says which component and shows its log
             return 1
         print(f"server: {cluster.server}")
+        served = registry.current(cluster.state_dir)
+        if served is not None:
+            print(f"registry: {served.host} (plain HTTP, pulled by the real node)")
         print(f"export KUBECONFIG={cluster.kubeconfig}")
         print(cluster.kubeconfig)  # last line: the kubeconfig path, for scripts
         return 0
@@ -33,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for name, pid, alive in rows:
         print(f"{name:<24} pid {pid:<8} {'running' if alive else 'NOT RUNNING'}")
+    recorded = registry.load(versions.cluster_dir() / registry.NAME)
+    if recorded is not None:
+        pid = recorded.component.pid
+        print(f"{'registry':<24} pid {pid:<8} {'running' if process.alive(pid) else 'NOT RUNNING'}")
     running = control_plane.current()
     if running is None:
         print("apiserver: not ready")

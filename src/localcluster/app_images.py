@@ -1,6 +1,7 @@
 """The images tests and the demo run on the real node (Keycloak, PostgreSQL, the operator itself): built here
-by the hack/ scripts (no engine, no registry: ADR 0013, ADR 0015), cached by version, and imported into the
-node's containerd when it lacks them or holds another build. Pods use them with `imagePullPolicy: Never`.
+by the hack/ scripts (no engine: ADR 0013, ADR 0015), cached by version, and imported into the node's
+containerd when it lacks them or holds another build. Pods use them with `imagePullPolicy: Never`. An image
+that must be pulled as from a registry (`:latest`, a digest to pin) is pushed to the cluster's (registry).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import yaml
 from localcluster import node_images
 from localcluster.cluster import Cluster
 from localcluster.node_config import NodeLayout
+from localcluster.registry import Registry
 
 HACK = Path(__file__).resolve().parents[2] / "hack"
 CHART = HACK.parent / "deploy" / "helm" / "keycloak-operator"
@@ -109,6 +111,16 @@ def keycloak_tagged(cluster: Cluster, version: str, ref: str) -> str:
         if proc.returncode != 0:
             raise ImageBuildError(f"ctr images tag {source} {ref} failed: {proc.stderr.strip()}")
     return ref
+
+
+def keycloak_pushed(registry: Registry, version: str, repository: str, tag: str) -> str:
+    """The image `keycloak` builds for `version`, pushed to the cluster's registry as repository:tag (pushed
+    again only when the tag names another manifest); returns its reference there. The node pulls it as from
+    any registry, so its pods' imageID carries the registry's digest."""
+    archive = _build("build-keycloak-image.sh", version, keycloak_image(version), "--optimized")
+    if registry.digest(repository, tag) != manifest_digest(archive):
+        registry.push(archive, registry.ref(repository, tag))
+    return registry.ref(repository, tag)
 
 
 def postgres(cluster: Cluster) -> str:

@@ -151,11 +151,12 @@ def _stop_components(state: State) -> None:
 
 
 def _stop_real_node(layout: Layout) -> None:
-    """A real node (started separately, see realnode) must go first: its containers, mounts and bridge live
-    under the state dir that is about to be removed."""
-    from localcluster import realnode  # it imports this module
+    """A real node and its registry (started separately, see realnode and registry) must go first: their
+    containers, mounts, bridge and storage live under the state dir that is about to be removed."""
+    from localcluster import realnode, registry  # they import this module
 
     realnode.stop(layout.root)
+    registry.stop(layout.root)
 
 
 def _reusable(state: State | None, bin_dir: Path, layout: Layout) -> Cluster | None:

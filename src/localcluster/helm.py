@@ -5,25 +5,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from localcluster import versions
-from localcluster.build import BuildError
+from localcluster import build, versions
 from localcluster.node_config import LABEL_KEY, LABEL_VALUE
-
-SCRIPT = Path(__file__).resolve().parents[2] / "hack" / "build-helm.sh"
 
 
 def ensure_helm() -> Path:
-    target = versions.cache_root() / f"helm-{versions.HELM_VERSION}"
-    proc = subprocess.run(
-        ["bash", str(SCRIPT), str(target), versions.HELM_VERSION],
-        stdout=subprocess.PIPE,
-        text=True,
-        check=False,
-    )
-    helm = target / "helm"
-    if proc.returncode != 0 or not helm.is_file():
-        raise BuildError(f"{SCRIPT.name} failed with exit code {proc.returncode}; see its output above")
-    return helm
+    version = versions.HELM_VERSION
+    stamp = f"-X helm.sh/helm/v3/internal/version.version={version}"
+    return build.ensure_tool("helm", "helm.sh/helm/v3/cmd/helm", version, stamp)
 
 
 def operator_on_real_node(image: str) -> list[str]:

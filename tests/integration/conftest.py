@@ -11,7 +11,7 @@ import pytest
 
 import localcluster
 from keycloak_operator.kernel import names
-from localcluster import process, realnode
+from localcluster import process, realnode, registry
 from localcluster.node_config import DNS_SERVICE_IP
 from localcluster.operator_process import OperatorProcess
 from tests.integration.support.kubectl import Kubectl, wait_for
@@ -31,6 +31,13 @@ def real_node(cluster: localcluster.Cluster) -> realnode.RealNode:
     """The cluster's real node, for the tests that run real pods; its own fixture, so a real node that
     cannot start fails those tests (never skips them) and leaves the kwok tests alone."""
     return realnode.ensure_running(cluster)
+
+
+@pytest.fixture(scope="session")
+def image_registry(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> registry.Registry:
+    """The registry the real node pulls from (localcluster.registry), started if the cluster lacks it; a
+    registry that cannot start fails the tests that push to it (never skips them)."""
+    return registry.ensure_running(cluster.state_dir, cluster.layout.log(registry.NAME))
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,11 @@ measures and reports (status, event) matches the one real sign-ins see (first to
 Before that upgrade, on the same serving Keycloak and sign-ins (no second Keycloak start): the same minor
 upgrade to an image the node cannot pull, then to 26.7.3 with a configuration it refuses (a feature it does
 not know). Each time the preflight (ADR 0024) answers first: not one sign-in fails, the old pod never stops,
-and the Keycloak says why (Degraded PreflightFailed, a Warning event)."""
+and the Keycloak says why (Degraded PreflightFailed, a Warning event).
+
+After it, on the same Keycloak (its start is most of a real test's time, and the steps below only change its
+image): tags that name no version with autoRevision, the optimized start, and `:latest` pulled from the
+cluster's registry and run by the digest the node resolved."""
 
 from __future__ import annotations
 
@@ -16,9 +20,9 @@ import pytest
 
 import localcluster
 from keycloak_operator.kernel import names
-from localcluster import app_images, real_keycloak, realnode, signins
+from localcluster import app_images, real_keycloak, realnode, registry, signins
 from localcluster.operator_process import OperatorProcess
-from tests.integration.support import real_resources, sampler
+from tests.integration.support import jgroups, real_resources, sampler
 from tests.integration.support.kubectl import Kubectl, wait_for
 
 pytestmark = pytest.mark.integration
@@ -34,11 +38,16 @@ REFUSED = {"features": {"enabled": ["no-such-feature"]}}  # 26.7.3 exits 2: "an 
 LATEST = "docker.io/library/keycloak:latest"
 CUSTOM = "kcop.local/keycloak:custom-build"
 BY_IMAGE = {"cacheIsolation": {"autoRevision": True}}
+# The suite's 26.7.3 image in the cluster's registry under a tag that names no version.
+PUSHED = ("keycloak", "latest")
 
 
 @pytest.fixture(scope="module")
-def images(cluster: localcluster.Cluster, real_node: realnode.RealNode) -> dict[str, str]:
+def images(
+    cluster: localcluster.Cluster, real_node: realnode.RealNode, image_registry: registry.Registry
+) -> dict[str, str]:
     return {
+        "pushed": app_images.keycloak_pushed(image_registry, TO_VERSION, *PUSHED),
         "from": app_images.keycloak(cluster, FROM_VERSION),
         "to": app_images.keycloak(cluster, TO_VERSION),
         "latest": app_images.keycloak_tagged(cluster, TO_VERSION, LATEST),
@@ -98,6 +107,7 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     cluster: localcluster.Cluster,
     kubectl: Kubectl,
     images: dict[str, str],
+    image_registry: registry.Registry,
     session_operator_stopped: None,
     real_operator: OperatorProcess,
     namespace: str,
@@ -182,6 +192,11 @@ def test_a_minor_upgrade_recreates_and_reports_the_downtime_sign_ins_saw(
     # and started --optimized with no user setting.
     optimized_start_found_and_used(kubectl, namespace, images)
 
+    # Issue 27: `:latest` from a registry, pulled as the kubelet pulls it (Always), run by its digest.
+    started = time.monotonic()
+    latest_from_the_registry_runs_by_its_digest(kubectl, namespace, images["pushed"], image_registry)
+    print(f"`:latest` from the registry: applied to Ready in {time.monotonic() - started:.0f} s")
+
 
 def server_pods(kubectl: Kubectl, namespace: str) -> list[dict]:
     return kubectl.list("pods", namespace, selector=f"{names.LABEL_COMPONENT}={names.COMPONENT_SERVER}")
@@ -230,13 +245,15 @@ def optimized_start_found_and_used(kubectl: Kubectl, namespace: str, images: dic
 
 
 def cache_cluster_from_the_images_version(kubectl: Kubectl, namespace: str, images: dict[str, str]) -> None:
-    """`:latest` on this node: the kubelet pulls a `:latest` image whatever the node holds (the API server
-    defaults its imagePullPolicy to Always) and no registry answers here, so its preflight says it cannot be
-    pulled and nothing serving moves, though the image is on the node under that name. A tag without a
+    """`:latest` imported into the node: the kubelet pulls a `:latest` image whatever the node holds (the API
+    server defaults its imagePullPolicy to Always) and no registry serves `docker.io/library/keycloak`
+    here, so its preflight says it cannot be pulled and nothing serving moves, though the image is on the
+    node under that name. A tag without a
     version that the node may use as it is (`custom-build`) passes: the version read from the image's files
     (26.7.3) names the cache cluster (`sso-v26`), where the tag alone would switch isolation off. The node
     gives no registry digest for an image it was given rather than pulled (imageID is `sha256:<image ID>`),
-    so the pods run the reference as named: pinning to a digest is covered by unit tests only."""
+    so the pods run the reference as named; the same image pulled from the cluster's registry is pinned
+    (latest_from_the_registry_runs_by_its_digest)."""
     serving = old_pods(kubectl, namespace)
     refused(kubectl, namespace, images["latest"], BY_IMAGE, "cannot be pulled", serving)
     kubectl.apply(
@@ -274,3 +291,51 @@ def cache_cluster_from_the_images_version(kubectl: Kubectl, namespace: str, imag
     deployment = kubectl.get("deployment", names.deployment("sso"), namespace)
     assert deployment is not None
     assert deployment["metadata"]["annotations"][names.ANNOTATION_IMAGE_VERSION] == TO_VERSION
+
+
+def latest_from_the_registry_runs_by_its_digest(
+    kubectl: Kubectl, namespace: str, image: str, served_by: registry.Registry
+) -> None:
+    """The suite's 26.7.3 image pushed to the cluster's registry as `keycloak:latest`, with autoRevision and
+    the default pull policy (Always, for `:latest`): the preflight pulls it, reads 26.7.3 from its files and
+    pins the digest the node resolved, which is the one the registry serves for the tag; the pods run
+    `<name>@<that digest>` in the cache cluster of 26.7.3's revision (`sso-v26`), as the JGroups channel they
+    log says, where the tag alone would have switched isolation off."""
+    digest = served_by.digest(*PUSHED)
+    assert digest.startswith("sha256:"), digest
+    by_digest = f"{image.rsplit(':', 1)[0]}@{digest}"
+    spec = real_keycloak.keycloak("sso", namespace, image, replicas=1, upgradePolicy=CHECKED, **BY_IMAGE)
+    kubectl.apply(spec)  # no imagePullPolicy: the API server defaults it to Always for `:latest`
+
+    def running() -> dict | None:
+        status = (kubectl.get("keycloak", "sso", namespace) or {}).get("status") or {}
+        pods = server_pods(kubectl, namespace)
+        ready = [
+            p
+            for p in pods
+            if p["spec"]["containers"][0]["image"] == by_digest
+            and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
+        ]
+        settled = status.get("phase") == "Running" and not (status.get("versions") or {}).get("nextVersion")
+        return {"status": status, "pods": ready} if settled and len(ready) == len(pods) == 1 else None
+
+    found = wait_for(f"a pod running {by_digest} Ready", running, timeout=600, interval=1)
+    preflight = found["status"]["preflight"]
+    assert (preflight["state"], preflight["image"], preflight["version"], preflight["digest"]) == (
+        "Passed",
+        image,
+        TO_VERSION,
+        digest,
+    ), preflight
+    (pod,) = found["pods"]
+    (container,) = pod["status"]["containerStatuses"]
+    assert container["imageID"] == by_digest, container  # what the node pulled, by the registry's digest
+    assert pod["metadata"]["labels"][names.LABEL_CACHE_CLUSTER] == "sso-v26", pod["metadata"]["labels"]
+    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0].get("env", [])}
+    assert env["KC_CACHE_EMBEDDED_CLUSTER_NAME"] == "sso-v26", env
+
+    def channels() -> set[str] | None:
+        log = kubectl.run("logs", "-n", namespace, pod["metadata"]["name"], "-c", "keycloak").stdout
+        return {channel for channel, _, _ in jgroups.views_in(log)} or None
+
+    assert wait_for("the pod's JGroups view", channels, timeout=60, interval=1) == {"sso-v26"}

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keycloak_operator.core import preflight as pf
+from keycloak_operator.core.images import repository
 from keycloak_operator.kernel import names
 from tests.unit import builders
 from tests.unit.builders import OWNER
@@ -160,12 +161,38 @@ def test_a_preflight_is_wanted_for_every_change_of_a_serving_image(
         # An image that names its digest keeps it: the node's answer pins only that same digest.
         (f"quay.io/keycloak/keycloak@{DIGEST}", f"quay.io/keycloak/keycloak@{DIGEST}", DIGEST),
         (f"quay.io/keycloak/keycloak@{DIGEST}", "quay.io/keycloak/keycloak@sha256:" + "cd" * 32, ""),
+        (f"docker.io/library/kc@{DIGEST}", "docker.io/kc", DIGEST),
+        (f"docker.io/acme/kc@{DIGEST}", "acme/kc:2", DIGEST),
+        (f"127.0.0.1:5000/keycloak@{DIGEST}", "127.0.0.1:5000/keycloak:latest", DIGEST),
+        # The same bits the node also holds under another name: that repository's digest, not NEW's.
+        (f"quay.io/keycloak/keycloak@{DIGEST}", "127.0.0.1:5000/keycloak:latest", ""),
+        (f"127.0.0.1:5001/keycloak@{DIGEST}", "127.0.0.1:5000/keycloak:latest", ""),
+        (f"docker.io/library/kc@{DIGEST}", "acme/kc:2", ""),
+        (f"quay.io/keycloak/keycloak@{DIGEST}", "not_an::image", ""),
     ],
 )
 def test_the_digest_is_the_manifest_digest_of_the_image_id_under_the_images_own_name(
     image_id: str, image: str, digest: str
 ) -> None:
     assert pf.digest_of(image_id, image) == digest
+
+
+_COMPONENT = st.from_regex(r"[a-z0-9]+(?:[._-][a-z0-9]+)?", fullmatch=True)
+
+
+@given(
+    domain=st.sampled_from(["", "docker.io/", "quay.io/", "127.0.0.1:5000/", "localhost:5000/"]),
+    path=st.lists(_COMPONENT, min_size=1, max_size=3).map("/".join),
+    tag=_COMPONENT,
+    other=_COMPONENT,
+)
+def test_a_node_reported_digest_is_taken_only_for_the_images_own_repository(
+    domain: str, path: str, tag: str, other: str
+) -> None:
+    image = f"{domain}{path}:{tag}"
+    reported = f"{repository(image)}@{DIGEST}"  # as containerd spells the same name
+    assert pf.digest_of(reported, image) == DIGEST
+    assert pf.digest_of(f"{repository(image)}-{other}@{DIGEST}", image) == ""
 
 
 @pytest.mark.parametrize(
@@ -259,6 +286,14 @@ def test_success_gives_the_version_and_the_digest() -> None:
     )
     assert (found.state, found.version, found.digest, found.holds) == ("passed", "26.7.3", DIGEST, False)
     assert "configuration accepted" in found.message
+
+
+def test_success_with_a_digest_of_another_name_passes_unpinned() -> None:
+    """The node holds the image under a second name too (here the local registry's) and reported that one:
+    its digest is not taken for NEW's repository, so the pods run NEW as named."""
+    reported = f"127.0.0.1:5000/keycloak@{DIGEST}"
+    found = pf.answer(JOB, owned(), [pod(terminated(report(0)), image_id=reported)], OWNER, NOW)
+    assert (found.state, found.version, found.digest) == ("passed", "26.7.3", "")
 
 
 def test_success_before_26_2_says_the_configuration_was_not_checked() -> None:
