@@ -186,8 +186,10 @@ def ensure_running() -> Cluster:
         cluster = _reusable(state, bin_dir, layout)
         if cluster is not None:
             return cluster
+        # Whatever the state file says (torn, or gone): the real node and the registry keep their own
+        # records under the state dir that _start removes, and would be orphaned otherwise.
+        _stop_real_node(layout)
         if state is not None:
-            _stop_real_node(layout)
             _stop_components(state)
         return _start(bin_dir, layout)
 

@@ -9,7 +9,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 TAIL_LINES = 40
@@ -22,8 +22,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def spawn(argv: Sequence[str], log: Path, cwd: Path) -> int:
-    """Starts argv in its own session (so `make cluster` can return and Ctrl-C does not reach it)."""
+def spawn(argv: Sequence[str], log: Path, cwd: Path, env: Mapping[str, str] | None = None) -> int:
+    """Starts argv in its own session (so `make cluster` can return and Ctrl-C does not reach it), with
+    `env` when given (else this process's environment)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         proc = subprocess.Popen(
@@ -33,6 +34,7 @@ def spawn(argv: Sequence[str], log: Path, cwd: Path) -> int:
             stderr=subprocess.STDOUT,
             cwd=cwd,
             start_new_session=True,
+            env=dict(env) if env is not None else None,
         )
     return proc.pid
 

@@ -15,6 +15,7 @@ missing or dead, reused while it answers, stopped by its recorded pid (ADR 0029)
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import tarfile
@@ -22,6 +23,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -151,12 +153,22 @@ def _port(previous: int | None) -> int:
     return process.free_port()
 
 
+def registry_environment(inherited: Mapping[str, str]) -> dict[str, str]:
+    """The registry's environment: this one without what would override its configuration. Distribution
+    reads any `REGISTRY_*` variable over the config file (`REGISTRY_HTTP_ADDR=:5000`, a leftover of
+    `docker run registry`, would listen on every interface), and its OpenTelemetry export is on by default,
+    sending request spans to whatever answers on localhost:4318 or an inherited `OTEL_*` endpoint."""
+    kept = {k: v for k, v in inherited.items() if not k.startswith(("REGISTRY_", "OTEL_"))}
+    return {**kept, "OTEL_TRACES_EXPORTER": "none", "OTEL_SDK_DISABLED": "true"}
+
+
 def _start(root: Path, binary: Path, log: Path, previous: int | None) -> RegistryState:
     port = _port(previous)
     config = root / "config.json"
     config.write_text(config_text(root / "storage", port))
     argv = [str(binary), "serve", str(config)]
-    state = RegistryState(port, Component(NAME, process.spawn(argv, log, cwd=root), argv[0], str(log)))
+    pid = process.spawn(argv, log, cwd=root, env=registry_environment(os.environ))
+    state = RegistryState(port, Component(NAME, pid, argv[0], str(log)))
     state.save(root)  # recorded before waiting, so a stop finds it even if it never answers
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:

@@ -38,3 +38,12 @@ def test_nothing_recorded_means_nothing_to_stop_or_reuse(tmp_path: Path) -> None
     assert registry.stop(tmp_path) is False
     assert registry.current(tmp_path) is None
     assert not (tmp_path / ".registry.lock").exists()
+
+
+def test_the_registry_reads_no_setting_from_the_environment_and_exports_no_traces() -> None:
+    """Distribution reads REGISTRY_* over its config file: REGISTRY_HTTP_ADDR=:5000 would listen on every
+    interface. Its OpenTelemetry export is on by default."""
+    inherited = {"PATH": "/bin", "REGISTRY_HTTP_ADDR": ":5000", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}
+    env = registry.registry_environment(inherited)
+    assert env["PATH"] == "/bin" and not any(k.startswith("REGISTRY_") for k in env)
+    assert env["OTEL_TRACES_EXPORTER"] == "none" and "OTEL_EXPORTER_OTLP_ENDPOINT" not in env

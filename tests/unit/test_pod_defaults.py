@@ -54,18 +54,26 @@ def test_none_leaves_the_spec_as_it_is() -> None:
 
 
 def test_the_profile_is_ha_for_a_new_keycloak_and_none_for_one_whose_pods_already_run() -> None:
-    assert pod_defaults.profile(KeycloakStatus(), None) == pod_defaults.HA
-    assert pod_defaults.profile(KeycloakStatus(), deployment(spec())) == pod_defaults.NONE
+    assert pod_defaults.profile(KeycloakStatus(), None, spec()) == pod_defaults.HA
+    assert pod_defaults.profile(KeycloakStatus(), deployment(spec()), spec()) == pod_defaults.NONE
 
 
 def test_a_lost_status_is_read_back_from_the_deployment() -> None:
     """Restored without its status, an `ha` Keycloak keeps its defaults instead of being rolled to lose
     them; either default in the pods is enough (the spec may set the other field)."""
     for own in ({}, {"resources": {"requests": {"cpu": "1"}}}, {"scheduling": {"nodeSelector": {"a": "b"}}}):
-        with_defaults = pod_defaults.applied(spec(**own), pod_defaults.HA)
-        assert pod_defaults.profile(KeycloakStatus(), deployment(with_defaults)) == pod_defaults.HA
+        written = spec(**own)
+        with_defaults = pod_defaults.applied(written, pod_defaults.HA)
+        assert pod_defaults.profile(KeycloakStatus(), deployment(with_defaults), written) == pod_defaults.HA
     both_set = spec(resources={"requests": {"cpu": "1"}}, scheduling={"nodeSelector": {"a": "b"}})
-    assert pod_defaults.profile(KeycloakStatus(), deployment(both_set)) == pod_defaults.NONE
+    assert pod_defaults.profile(KeycloakStatus(), deployment(both_set), both_set) == pod_defaults.NONE
+
+
+def test_values_the_spec_sets_itself_say_nothing_of_the_profile() -> None:
+    """A Keycloak from before the defaults whose spec spells out the official operator's memory (a likely
+    copy) is not read as `ha` when its status is lost: it would gain the spread and roll."""
+    copied = spec(resources={"requests": {"memory": "1700Mi"}, "limits": {"memory": "2Gi"}})
+    assert pod_defaults.profile(KeycloakStatus(), deployment(copied), copied) == pod_defaults.NONE
 
 
 def test_a_keycloak_between_blue_and_green_with_no_profile_ran_before() -> None:
@@ -76,20 +84,20 @@ def test_a_keycloak_between_blue_and_green_with_no_profile_ran_before() -> None:
         KeycloakStatus.model_validate({"blueGreen": {"state": "Promoting"}}),
     ]
     for status in ran:
-        assert pod_defaults.profile(status, None) == pod_defaults.NONE
+        assert pod_defaults.profile(status, None, spec()) == pod_defaults.NONE
 
 
 @given(st.sampled_from(sorted(pod_defaults.PROFILES)), st.booleans())
 def test_a_recorded_profile_never_changes(recorded: str, has_deployment: bool) -> None:
     dep = deployment(spec()) if has_deployment else None
-    assert pod_defaults.profile(KeycloakStatus(pod_defaults=recorded), dep) == recorded
+    assert pod_defaults.profile(KeycloakStatus(pod_defaults=recorded), dep, spec()) == recorded
 
 
 @given(st.text(max_size=16).filter(lambda v: v not in pod_defaults.PROFILES), st.booleans())
 def test_a_forged_profile_reads_as_not_recorded(forged: str, has_deployment: bool) -> None:
     dep = deployment(spec()) if has_deployment else None
     expected = pod_defaults.NONE if has_deployment else pod_defaults.HA
-    assert pod_defaults.profile(KeycloakStatus(pod_defaults=forged), dep) == expected
+    assert pod_defaults.profile(KeycloakStatus(pod_defaults=forged), dep, spec()) == expected
 
 
 def test_a_status_without_a_profile_writes_none_of_its_own() -> None:
@@ -103,12 +111,10 @@ def recorded(decision: reconcile.Decision) -> str:
     return str(decision.status["podDefaults"])
 
 
-def test_decide_records_the_profile_at_the_first_pass_and_keeps_it() -> None:
+def test_decide_records_the_profile_the_shell_chose_and_otherwise_keeps_the_recorded_one() -> None:
     s = spec()
-    assert recorded(reconcile.decide(s, observed(s), now=NOW)) == pod_defaults.HA
-    # Pods made by an operator without defaults: recorded as none, so they are never rolled to gain them.
-    old = observed(s, deployment=deployment(s), status={"phase": "Running"})
-    assert recorded(reconcile.decide(s, old, now=NOW)) == pod_defaults.NONE
+    for chosen in (pod_defaults.HA, pod_defaults.NONE):
+        assert recorded(reconcile.decide(s, observed(s, pod_defaults=chosen), now=NOW)) == chosen
     kept = observed(s, deployment=deployment(s), status={"phase": "Running", "podDefaults": "ha"})
     decision = reconcile.decide(s, kept, now=NOW)
     assert decision.status is None or recorded(decision) == pod_defaults.HA
@@ -119,7 +125,7 @@ def test_the_shell_reads_the_profile_from_a_deployment_of_its_own_only() -> None
     s = spec()
     foreign = deployment(s)
     foreign["metadata"]["ownerReferences"] = []
-    assert with_pod_defaults(s, keycloak(s), foreign).resources is not None  # a new Keycloak: ha
-    assert with_pod_defaults(s, keycloak(s), deployment(s)).resources is None  # its own, without defaults
-    version = versions.version_of(with_pod_defaults(s, keycloak(s), None))
+    assert with_pod_defaults(s, keycloak(s), foreign)[1] == pod_defaults.HA  # a new Keycloak
+    assert with_pod_defaults(s, keycloak(s), deployment(s)) == (s, pod_defaults.NONE)  # its own, without
+    version = versions.version_of(with_pod_defaults(s, keycloak(s), None)[0])
     assert version != versions.version_of(s)  # the defaults are part of the version it rolls out

@@ -30,11 +30,12 @@ MEMORY_LIMIT = "2Gi"
 _RESOURCES_WIRE = {"requests": {"memory": MEMORY_REQUEST}, "limits": {"memory": MEMORY_LIMIT}}
 
 
-def profile(previous: KeycloakStatus, deployment: dict[str, Any] | None) -> Profile:
+def profile(previous: KeycloakStatus, deployment: dict[str, Any] | None, spec: KeycloakSpec) -> Profile:
     """The profile recorded in status; else read from what ran before: the Keycloak's own Deployment
-    (`deployment`, None when it has none of its own) carries the defaults or not, and a Keycloak with
-    versions or an upgrade in its status but no Deployment (mid-promotion, between blue and green) ran
-    without a recorded profile, so under an operator without defaults; else, a new Keycloak: `ha`.
+    (`deployment`, None when it has none of its own) carries a default where `spec` (as written, before any
+    default) leaves the field unset, or not; a Keycloak with versions or an upgrade in its status but no
+    Deployment (mid-promotion, between blue and green) ran without a recorded profile, so under an operator
+    without defaults; else, a new Keycloak: `ha`.
 
     Only the values this module writes are believed: anyone able to write the status could write anything
     there, and an unknown value reads as not recorded. A status lost (restored without it) is read back
@@ -45,23 +46,24 @@ def profile(previous: KeycloakStatus, deployment: dict[str, Any] | None) -> Prof
     if recorded == NONE:
         return NONE
     if deployment is not None:
-        return HA if rendered_with_defaults(deployment) else NONE
+        return HA if rendered_with_defaults(deployment, spec) else NONE
     versions = previous.versions
     ran = versions.current_version or versions.next_version or previous.blue_green is not None
     return NONE if ran else HA
 
 
-def rendered_with_defaults(deployment: dict[str, Any]) -> bool:
-    """Whether the pods of `deployment` carry either default (the spec leaves the other one's field set)."""
+def rendered_with_defaults(deployment: dict[str, Any], spec: KeycloakSpec) -> bool:
+    """Whether the pods of `deployment` carry a default in a field `spec` leaves unset: a value the spec
+    sets itself, equal to a default or not, says nothing of the profile."""
     pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
     containers = [c for c in pod.get("containers") or [] if c.get("name") == "keycloak"]
-    if containers and containers[0].get("resources") == _RESOURCES_WIRE:
+    if spec.resources is None and containers and containers[0].get("resources") == _RESOURCES_WIRE:
         return True
     spreads = [
         (c.get("topologyKey"), c.get("maxSkew"), c.get("whenUnsatisfiable"))
         for c in pod.get("topologySpreadConstraints") or []
     ]
-    return spreads == [(key, 1, "ScheduleAnyway") for key in SPREAD_KEYS]
+    return spec.scheduling is None and spreads == [(key, 1, "ScheduleAnyway") for key in SPREAD_KEYS]
 
 
 def applied(spec: KeycloakSpec, chosen: Profile) -> KeycloakSpec:

@@ -27,7 +27,6 @@ from keycloak_operator.core import (
     monitoring,
     network_policy,
     optimized,
-    pod_defaults,
     preflight,
     preflight_gate,
     rollout,
@@ -86,6 +85,9 @@ class Observed:
     service_monitor_served: bool = False
     http_route_served: bool = False
     operator_namespace: str | None = None
+    # The profile the shell filled the spec's defaults from (core/pod_defaults.py), recorded in status; None:
+    # not known here, the recorded one stays.
+    pod_defaults: str | None = None
 
 
 @dataclass(frozen=True)
@@ -474,7 +476,7 @@ def decide(
             "upgrade_plan": planned,
             "database": database_status,
             "preflight": proof,
-            "pod_defaults": pod_defaults.profile(previous, canonical),
+            "pod_defaults": observed.pod_defaults or previous.pod_defaults,
         }
     ).wire()
     changed = new_status != previous.wire() or not observed.keycloak.get("status")

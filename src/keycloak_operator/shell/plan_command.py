@@ -33,7 +33,7 @@ async def run(target: Target, name: str, image: str) -> upgrade_plan.Plan:
             raise NotPlanned(f"the spec with image {image!r} is not valid: {e}") from e
         canonical = await kube.get(DEPLOYMENTS, namespace, names.deployment(name))
         # As the operator sees it: the version and the Jobs' names are of the spec with its defaults.
-        spec = with_pod_defaults(spec, keycloak, canonical)
+        spec, _ = with_pod_defaults(spec, keycloak, canonical)
         check = compatibility_check.Answer()
         if canonical is not None and compatibility_check.wanted(spec, image_of(canonical)):
             job = compatibility_check.job_name(

@@ -72,19 +72,24 @@ async def canonical_deployment(kube: Kube, keycloak: dict[str, Any]) -> dict[str
 
 def with_pod_defaults(
     spec: KeycloakSpec, keycloak: dict[str, Any], canonical: dict[str, Any] | None
-) -> KeycloakSpec:
+) -> tuple[KeycloakSpec, pod_defaults.Profile]:
     """The spec a pass works from: the defaults of the Keycloak's profile filled in (ADR 0028), before the
-    version, the Jobs' names or any rendering is derived from it. decide records the same profile from the
-    same status and the same Deployment of its own."""
+    version, the Jobs' names or any rendering is derived from it; and that profile, which decide records."""
     owner = reconcile.owner_of(keycloak)
     own = canonical if canonical is not None and owner.owns(canonical) else None
-    return pod_defaults.applied(spec, pod_defaults.profile(reconcile.stored_status(keycloak), own))
+    chosen = pod_defaults.profile(reconcile.stored_status(keycloak), own, spec)
+    return pod_defaults.applied(spec, chosen), chosen
 
 
 async def observe(
-    kube: Kube, keycloak: dict[str, Any], spec: KeycloakSpec, canonical: dict[str, Any] | None
+    kube: Kube,
+    keycloak: dict[str, Any],
+    spec: KeycloakSpec,
+    canonical: dict[str, Any] | None,
+    profile: pod_defaults.Profile | None = None,
 ) -> reconcile.Observed:
-    """What a pass reads, for `spec` (with its defaults) and the `canonical` Deployment already read."""
+    """What a pass reads, for `spec` (with the defaults of `profile`) and the `canonical` Deployment
+    already read."""
     ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
     admin = reconcile.admin_secret_name(reconcile.owner_of(keycloak), spec)
     # The spec's Secrets, and those of the database the pods run on (a promoted cnpg copy has its own).
@@ -121,6 +126,7 @@ async def observe(
         service_monitor_served=monitoring.wanted(spec) and await kube.serves(SERVICE_MONITORS),
         http_route_served=http_route.wanted(spec) and await kube.serves(HTTP_ROUTES),
         operator_namespace=operator_namespace(),
+        pod_defaults=profile,
     )
 
 
@@ -177,8 +183,8 @@ async def reconcile_once(
         await _report_degraded(kube, keycloak, "InvalidSpec", fields)
         return None
     canonical = await canonical_deployment(kube, keycloak)
-    spec = with_pod_defaults(spec, keycloak, canonical)
-    observed = await observe(kube, keycloak, spec, canonical)
+    spec, profile = with_pod_defaults(spec, keycloak, canonical)
+    observed = await observe(kube, keycloak, spec, canonical, profile)
     # The upgrade machine renders the public Service too: as the installation lets it be (decide reports).
     allowed = service_policy.within(spec, service_policy.refusal(spec, allowed_ingress))
     stored = reconcile.stored_status(keycloak).blue_green  # read back from the stored object, every pass
@@ -246,7 +252,11 @@ async def reconcile_once(
                 raise
             # The API server refuses what the spec made (a value it validates and the CRD cannot): the user
             # must change the spec, so say so on the Keycloak instead of retrying the same object forever.
-            await _report_degraded(kube, keycloak, spec_problems.CHILD_REJECTED, f"{obj['kind']} {e}")
+            # Reported over the status this pass wrote, not the one it read: that is stale by now.
+            written = decision.status if decision.status is not None else keycloak.get("status")
+            await _report_degraded(
+                kube, {**keycloak, "status": written}, spec_problems.CHILD_REJECTED, f"{obj['kind']} {e}"
+            )
             return None
         log.info("applied %s %s/%s", obj["kind"], namespace, obj["metadata"]["name"])
     for obj in decision.delete:
@@ -295,8 +305,8 @@ async def _report_degraded(kube: Kube, keycloak: dict[str, Any], reason: str, me
     keep = [c for c in previous.conditions if c.type != conditions.DEGRADED]
     status = previous.model_copy(update={"phase": "Degraded", "conditions": [*keep, *merged]}).wire()
     ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
-    # Only what this says: the status read at the start of the pass is stale once the pass has written its
-    # own (nextVersion, the pod defaults' profile), and a diff against it would undo those.
+    # Only what this says: a diff of the whole status against what the caller read could undo what the pass
+    # wrote since (nextVersion, the pod defaults' profile).
     said = {key: status[key] for key in ("phase", "conditions")}
     await kube.patch_status(KEYCLOAKS, ns, name, said)
     await events.post(kube, keycloak, Event("Warning", reason, message))
