@@ -54,7 +54,7 @@ def resolve_cache_cluster(
     """The name to render, and how it isolates. Discovery membership (a pod's discovery Service lists only
     its cache cluster's pods) isolates on every version; Keycloak's name check adds to it from 26.7.
     `verified`: the version the image's preflight read from its files (ADR 0024), which wins over the tag;
-    without one the tag is all there is (seed 000's rule: no version in it, no autoRevision)."""
+    without one the tag is all there is (ADR 0003: no version in it, no autoRevision)."""
     proved = parse_semver(verified) if verified else None
     resolved = _resolve(keycloak_name, isolation, image, proved)
     if not resolved.isolated:

@@ -108,7 +108,7 @@ def findings(previous: PreflightStatus | None, now: PreflightStatus | None) -> l
 
 def needs_version(spec: KeycloakSpec) -> bool:
     """The pods need the image's version before they start and the tag names none: autoRevision derives
-    the cache cluster from it (seed 000)."""
+    the cache cluster from it (ADR 0003)."""
     isolation = spec.cache_isolation
     return bool(isolation.auto_revision and not isolation.cluster_name and release_of(spec.image) is None)
 
