@@ -283,7 +283,12 @@ def upgrade_figures(
             "failed_during_upgrade": sum(not a.ok for a in during),
             "first_failure_s": rel(when(failed[0])) if failed else None,
             "last_failure_s": rel(when(failed[-1])) if failed else None,
-            "failures": [f"{rel(when(a))} s: {a.status} {a.error[:120]}" for a in failed[:5]],
+            # Which pod each failure reached (its IP and image then): a timeout and a refusal differ there.
+            "failures": [
+                f"{rel(when(a))} s: {a.status} {a.error[:120]} (reached {a.served_by or 'untraced'}, "
+                f"{image_at(pods, a.served_by, when(a)) or 'no pod'})"
+                for a in failed[:5]
+            ],
             "answered_by_image": dict(sorted(served.items())),
         },
         "first_new_pod_created_s": rel(new[0].created) if new else None,

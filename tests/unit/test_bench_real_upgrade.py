@@ -213,6 +213,7 @@ def test_blue_green_figures_from_the_sign_ins_and_the_pods() -> None:
     assert (s["attempted_during_upgrade"], s["failed_during_upgrade"]) == (4, 1)  # from 0 to 90 s
     assert s["first_failure_s"] == s["last_failure_s"] == 66
     assert s["answered_by_image"] == {OLD: 4, NEW: 3, "untraced": 1}
+    assert s["failures"] == ["66.0 s: 0 ConnectionRefusedError() (reached 10.0.0.9, no pod)"]
     assert f["first_new_pod_created_s"] == 2 and f["first_new_pod_ready_s"] == 60
     assert f["green_serving_s"] == 65.2 and f["completed_s"] == 90
     assert f["slowest_new_pod_ready_s"] == 62  # green-2: created at 2, Ready at 64
