@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from localcluster import build, process
+from localcluster import build, http, process
 from localcluster.control_plane import ComponentError
 from localcluster.state import Component
 
@@ -121,11 +121,7 @@ def config_text(storage: Path, port: int) -> str:
 
 
 def _answers(host: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://{host}/v2/", timeout=2) as resp:
-            return int(resp.status) == 200
-    except (urllib.error.URLError, OSError):
-        return False
+    return http.get(f"http://{host}/v2/", timeout=2)[0] == 200
 
 
 def _running(state: RegistryState, binary: Path) -> bool:
