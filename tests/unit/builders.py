@@ -82,3 +82,11 @@ def fields_v1(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {f"f:{k}": fields_v1(v) for k, v in obj.items()}
     return {}
+
+
+def crd_schema(kind: str) -> dict[str, Any]:
+    """The openAPIV3Schema `properties` of one replicated kind's CRD, as generated from its declaration."""
+    from keycloak_operator.models.crd import replicated_crd
+    from keycloak_operator.models.kinds import BY_KIND
+
+    return replicated_crd(BY_KIND[kind])["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]

@@ -21,8 +21,8 @@ from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Disable, Release, Resource, Revocation, ScopePlan
 from keycloak_operator.kernel import names
-from keycloak_operator.models import crd
 from keycloak_operator.models.client_scope import KeycloakClientScopeSpec
+from tests.unit import builders
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM = ObjectKey(names.REALM_KIND, "team-a", "main")
@@ -103,7 +103,7 @@ def test_a_scope_refuses_saml_mappers_in_the_model_and_the_crd(saml_mapper: str)
                 "protocolMappers": [{**MAPPER, "protocolMapper": saml_mapper}],
             }
         )
-    top = crd.client_scope_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    top = builders.crd_schema(names.CLIENT_SCOPE_KIND)
     mapper = top["spec"]["properties"]["protocolMappers"]["items"]["properties"]["protocolMapper"]
     assert saml_mapper not in mapper["enum"] and "oidc-sub-mapper" in mapper["enum"]
 

@@ -20,8 +20,8 @@ from keycloak_operator.core.replication.marker import content_hash
 from keycloak_operator.core.replication.plan import Create, Update
 from keycloak_operator.core.replication.sync import Resource
 from keycloak_operator.kernel import names
-from keycloak_operator.models import crd
-from keycloak_operator.models.realm import KeycloakClientSpec
+from keycloak_operator.models.client import KeycloakClientSpec
+from tests.unit import builders
 
 KEY = ObjectKey(names.CLIENT_KIND, "team", "web")
 OWNER = "team/web"
@@ -340,7 +340,7 @@ def test_hostile_settings_are_refused_by_the_model(fields: dict[str, Any]) -> No
 
 
 def test_the_crd_carries_the_same_rules() -> None:
-    schema = crd.client_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    schema = builders.crd_schema(names.CLIENT_KIND)["spec"]
     props = schema["properties"]
     mapper = props["protocolMappers"]["items"]["properties"]
     assert "oidc-audience-mapper" in mapper["protocolMapper"]["enum"]

@@ -5,8 +5,10 @@ import yaml
 from pydantic import ValidationError
 
 from keycloak_operator.core.replication.resources import invalid_spec
+from keycloak_operator.kernel import names
 from keycloak_operator.models import crd, generated
-from keycloak_operator.models.realm import KeycloakClientSpec
+from keycloak_operator.models.client import KeycloakClientSpec
+from tests.unit import builders
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,7 +53,7 @@ def test_keycloak_crd_has_subresources_columns_and_rules() -> None:
 
 
 def _client_spec_schema() -> dict:
-    return crd.client_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    return builders.crd_schema(names.CLIENT_KIND)["spec"]
 
 
 def test_each_mapped_role_at_most_once_the_api_server_refuses_duplicates() -> None:

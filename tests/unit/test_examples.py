@@ -13,9 +13,10 @@ import yaml
 
 from keycloak_operator.core import reconcile, upgrade_plan
 from keycloak_operator.kernel import names
+from keycloak_operator.models.client import KeycloakClientSpec
 from keycloak_operator.models.group import KeycloakGroupSpec
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
+from keycloak_operator.models.realm import KeycloakRealmSpec
 from tests.unit.builders import OWNER
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -40,8 +40,10 @@ from keycloak_operator.core.replication.resources import (
 from keycloak_operator.core.replication.servers import ServerPolicy, host_of, normalize_url
 from keycloak_operator.kernel import names
 from keycloak_operator.models import crd
+from keycloak_operator.models.client import KeycloakClientSpec
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
+from keycloak_operator.models.kinds import REPLICATED
+from keycloak_operator.models.realm import KeycloakRealmSpec
 from keycloak_operator.shell import kube
 from tests.unit import builders
 
@@ -885,12 +887,10 @@ def crd_admits(schema: Mapping[str, Any], value: str) -> bool:
 @functools.cache
 def crd_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The openAPIV3Schema of the CRD generated for `model` (generated once: it takes milliseconds)."""
-    made = {
-        KeycloakSpec: crd.keycloak_crd,
-        KeycloakRealmSpec: crd.realm_crd,
-        KeycloakClientSpec: crd.client_crd,
-    }
-    return made[model]()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    if model is KeycloakSpec:
+        return crd.keycloak_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    kind = next(k for k in REPLICATED if k.spec is model)
+    return crd.replicated_crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
 
 
 def crd_schema_of(case: Case) -> dict[str, Any]:

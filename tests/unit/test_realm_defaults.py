@@ -24,6 +24,7 @@ from keycloak_operator.core.replication.plan import Update
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.kernel import names
 from keycloak_operator.models.realm import KeycloakRealmSpec
+from tests.unit import builders
 
 KEY = ObjectKey(names.REALM_KIND, "team", "main")
 SERVER = {"keycloak": {"name": "kc"}}
@@ -787,10 +788,9 @@ def test_a_hostile_profile_is_refused_by_the_model(fields: dict[str, Any]) -> No
 def test_the_profile_refusals_are_in_the_crd_too() -> None:
     from keycloak_operator.core.replication.marker import PREFIX
     from keycloak_operator.models import user_profile as profile_model
-    from keycloak_operator.models.crd import realm_crd
 
     assert profile_model.MARKER_PREFIX == PREFIX
-    schema = realm_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    schema = builders.crd_schema(names.REALM_KIND)["spec"]
     items = schema["properties"]["userProfile"]["properties"]["attributes"]["items"]
     assert profile_model.NOT_MARKER_RULE in items["x-kubernetes-validations"]
     assert items["properties"]["requiredFor"]["minItems"] == 1

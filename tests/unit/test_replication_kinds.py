@@ -26,7 +26,8 @@ from keycloak_operator.core.replication.marker import MARKER_ATTRIBUTES, marker_
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
-from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
+from keycloak_operator.models.client import KeycloakClientSpec
+from keycloak_operator.models.realm import KeycloakRealmSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REALM_KEY = ObjectKey(names.REALM_KIND, "team", "main")

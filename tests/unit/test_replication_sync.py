@@ -30,7 +30,8 @@ from keycloak_operator.core.replication.servers import ServerPolicy
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import DRIFTED, Release, Resource, Revocation, Verdict, settle
 from keycloak_operator.kernel import names
-from keycloak_operator.models.realm import KeycloakClientSpec, KeycloakRealmSpec
+from keycloak_operator.models.client import KeycloakClientSpec
+from keycloak_operator.models.realm import KeycloakRealmSpec
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CLIENT, REALM = names.CLIENT_KIND, names.REALM_KIND

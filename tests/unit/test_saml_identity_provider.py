@@ -19,8 +19,8 @@ from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Resource
 from keycloak_operator.kernel import names
-from keycloak_operator.models import crd
 from keycloak_operator.models.identity_provider import MAPPERS_BY_PROVIDER, KeycloakIdentityProviderSpec
+from tests.unit import builders
 from tests.unit.test_identity_provider import apply
 from tests.unit.test_saml_client import CERT, CERT_BODY, OTHER_CERT, OTHER_CERT_BODY
 
@@ -124,7 +124,7 @@ def test_signatures_are_always_validated_with_at_least_one_certificate() -> None
         KeycloakIdentityProviderSpec.model_validate(without)
     with pytest.raises(ValidationError, match="signingCertificates"):
         spec(saml={"signingCertificates": []})
-    top = crd.identity_provider_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    top = builders.crd_schema(names.IDENTITY_PROVIDER_KIND)
     saml = top["spec"]["properties"]["saml"]
     assert "signingCertificates" in saml["required"]
     assert saml["properties"]["signingCertificates"]["minItems"] == 1
@@ -261,7 +261,7 @@ def test_an_oidc_provider_takes_no_saml_block_or_mapper() -> None:
 
 
 def test_the_crd_carries_the_same_rules() -> None:
-    schema = crd.identity_provider_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    schema = builders.crd_schema(names.IDENTITY_PROVIDER_KIND)
     rules = " ".join(r["rule"] for r in schema["spec"]["x-kubernetes-validations"])
     assert "oldSelf.providerId" in rules and "has(self.saml)" in rules and "startsWith('saml-')" in rules
     props = schema["spec"]["properties"]

@@ -18,9 +18,9 @@ from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.resources import realm_target
 from keycloak_operator.kernel import names
-from keycloak_operator.models import crd
 from keycloak_operator.models import service_account as msa
-from keycloak_operator.models.realm import KeycloakClientSpec
+from keycloak_operator.models.client import KeycloakClientSpec
+from tests.unit import builders
 
 NS = "team"
 REALM = "Shop"
@@ -161,7 +161,7 @@ def test_only_the_realm_resources_own_grants_reach_the_planner() -> None:
         },
     }
     assert realm_target(realm, {}).grants == (VIEW_USERS,)
-    client = crd.client_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    client = builders.crd_schema(names.CLIENT_KIND)["spec"]
     assert "serviceAccountGrants" not in client["properties"]  # pruned by the API server if sent
 
 
@@ -302,12 +302,12 @@ def test_the_model_refuses_what_cannot_work(fields: dict[str, Any]) -> None:
 
 
 def test_the_crd_states_the_rules_the_model_checks() -> None:
-    client = crd.client_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    client = builders.crd_schema(names.CLIENT_KIND)["spec"]
     rules = [r["rule"] for r in client["x-kubernetes-validations"]]
     assert any("serviceAccountRoles" in r and "serviceAccountsEnabled" in r for r in rules)
     clients = client["properties"]["serviceAccountRoles"]["properties"]["clients"]
     assert "patternProperties" not in clients and clients["x-kubernetes-validations"]
-    realm = crd.realm_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    realm = builders.crd_schema(names.REALM_KIND)["spec"]
     grants = realm["properties"]["serviceAccountGrants"]
     assert grants["maxItems"] == 256 and grants["items"]["required"] == ["namespace"]
     # A grant names roles, claims or both; the model refuses an empty one as the API server does.

@@ -20,10 +20,12 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
-from keycloak_operator.models.client_settings import CONFIG_MAX, MapperConfig
+from keycloak_operator.models.client_settings import CONFIG_MAX, CONFIG_RULE, MapperConfig
 from keycloak_operator.models.realm import RealmRef
+from keycloak_operator.models.replicated import Column, ReplicatedKind, Schema
 
 # A flow alias is in no URL, but Keycloak refuses some characters in it (ReservedCharValidator: '<', '>',
 # '&', '"', '\'', ...); keep to a plain set.
@@ -270,3 +272,42 @@ def config_aliases(executions: list[Execution] | list[InnerExecution] | list[Lea
 def count_nodes(executions: list[Execution] | list[InnerExecution] | list[LeafExecution]) -> int:
     """Every execution of a flow, at every level (a subflow and each of its steps)."""
     return sum(1 + count_nodes(getattr(getattr(e, "subflow", None), "executions", [])) for e in executions)
+
+
+# Exactly one of authenticator and subflow at every level, and a config only on an authenticator.
+_EXECUTION_RULES = [
+    {
+        "rule": "has(self.authenticator) != has(self.subflow)",
+        "message": "each execution is exactly one of authenticator and subflow",
+    },
+    {
+        "rule": "!has(self.config) || has(self.authenticator)",
+        "message": "config belongs to an authenticator",
+    },
+]
+
+
+def _schema_rules(schema: Schema) -> None:
+    executions = schema["properties"]["spec"]["properties"]["executions"]["items"]
+    inner = executions["properties"]["subflow"]["properties"]["executions"]["items"]
+    for level in (executions, inner):
+        level["x-kubernetes-validations"] = _EXECUTION_RULES
+    for level in (executions, inner, inner["properties"]["subflow"]["properties"]["executions"]["items"]):
+        level["properties"]["config"]["properties"]["config"]["x-kubernetes-validations"] = [CONFIG_RULE]
+
+
+DECLARED = ReplicatedKind(
+    kind=names.AUTHENTICATION_FLOW_KIND,
+    plural=names.AUTHENTICATION_FLOW_PLURAL,
+    short_name="kcflow",
+    what="authentication flows",
+    spec=KeycloakAuthenticationFlowSpec,
+    description="An authentication flow, its executions in order, replicated into a Keycloak realm.",
+    columns=(
+        Column("Alias", ".spec.alias"),
+        Column("Realm", ".spec.realm.name"),
+        Column("Phase", ".status.phase"),
+        Column("Provider", ".spec.providerId", priority=1),
+    ),
+    schema_rules=_schema_rules,
+)

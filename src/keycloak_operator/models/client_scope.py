@@ -12,15 +12,18 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.client_settings import (
+    CONFIG_RULE,
     MAPPERS_MAX,
     SCOPE_NAME_MAX,
     OidcMapperType,
     ProtocolMapper,
 )
 from keycloak_operator.models.realm import RealmRef
+from keycloak_operator.models.replicated import Column, ReplicatedKind, Schema
 
 # The name travels in the OAuth `scope` parameter, space-separated: one token, and none of the characters
 # the parameter or a URL path would give a meaning to.
@@ -104,3 +107,28 @@ class KeycloakClientScopeSpec(CrdModel):
         if self.protocol == "saml" and self.protocol_mappers:
             raise ValueError(MAPPERS_ONLY_OIDC_RULE["message"])
         return self
+
+
+def _schema_rules(schema: Schema) -> None:
+    spec_schema = schema["properties"]["spec"]
+    spec_schema.setdefault("x-kubernetes-validations", []).append(MAPPERS_ONLY_OIDC_RULE)
+    spec = spec_schema["properties"]
+    spec["protocolMappers"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    spec["protocolMappers"]["items"]["properties"]["config"]["x-kubernetes-validations"] = [CONFIG_RULE]
+
+
+DECLARED = ReplicatedKind(
+    kind=names.CLIENT_SCOPE_KIND,
+    plural=names.CLIENT_SCOPE_PLURAL,
+    short_name="kcscope",
+    what="client scopes",
+    spec=KeycloakClientScopeSpec,
+    description="A client scope, with its protocol mappers, replicated into a Keycloak realm.",
+    columns=(
+        Column("Scope", ".spec.name"),
+        Column("Realm", ".spec.realm.name"),
+        Column("Protocol", ".spec.protocol"),
+        Column("Phase", ".status.phase"),
+    ),
+    schema_rules=_schema_rules,
+)

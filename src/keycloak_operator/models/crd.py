@@ -14,9 +14,6 @@ from pydantic import BaseModel
 
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.patterns import DNS1035_LABEL
-from keycloak_operator.models import authentication_flow as flow
-from keycloak_operator.models import client_scope as csc
-from keycloak_operator.models import client_settings as cs
 from keycloak_operator.models import (
     database_tls,
     extensions,
@@ -26,19 +23,12 @@ from keycloak_operator.models import (
     reserved_env,
     workload,
 )
-from keycloak_operator.models import group as grp
 from keycloak_operator.models import http_route as http_route_model
-from keycloak_operator.models import identity_provider as idp
 from keycloak_operator.models import ingress as ingress_model
 from keycloak_operator.models import keycloak as kc
-from keycloak_operator.models import realm as rm
-from keycloak_operator.models import realm_defaults as rd
-from keycloak_operator.models import realm_settings as rs
-from keycloak_operator.models import saml_client as saml
-from keycloak_operator.models import saml_identity_provider as saml_idp
-from keycloak_operator.models import service_account as sa
-from keycloak_operator.models import user_profile as up
+from keycloak_operator.models.kinds import REPLICATED
 from keycloak_operator.models.peering_crd import peering_crds
+from keycloak_operator.models.replicated import ReplicatedKind, ReplicatedStatus
 
 _DROP = {"title", "default"}
 
@@ -271,222 +261,32 @@ def _crd(
     }
 
 
-def _replicated_schema(spec_model: type[BaseModel], description: str) -> dict[str, Any]:
-    return {
+def _replicated_schema(kind: ReplicatedKind) -> dict[str, Any]:
+    schema = {
         "type": "object",
-        "description": description,
+        "description": kind.description,
         "required": ["spec"],
         "properties": {
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
-            "spec": structural_schema(spec_model),
-            "status": structural_schema(rm.ReplicatedStatus),
+            "spec": structural_schema(kind.spec),
+            "status": structural_schema(ReplicatedStatus),
         },
     }
+    kind.schema_rules(schema)
+    return schema
 
 
-def realm_crd() -> dict[str, Any]:
-    schema = _replicated_schema(rm.KeycloakRealmSpec, "A realm replicated into Keycloak.")
-    spec = schema["properties"]["spec"]["properties"]
-    spec["server"]["x-kubernetes-validations"] = [rm.SERVER_EXACTLY_ONE_RULE]
-    spec["internationalization"]["x-kubernetes-validations"] = [rs.DEFAULT_LOCALE_RULE]
-    # Each policy name at most once (Keycloak keeps one value per name); the model checks the same.
-    spec["passwordPolicy"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
-    spec["requiredActions"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["alias"]})
-    spec["requiredActions"]["items"]["x-kubernetes-validations"] = [rd.DEFAULT_NEEDS_ENABLED_RULE]
-    spec["defaultRoles"]["properties"]["clients"]["x-kubernetes-validations"] = [rd.CLIENT_KEYS_RULE]
-    spec["defaultRoles"]["properties"]["realm"]["x-kubernetes-list-type"] = "set"
-    spec["defaultGroups"]["x-kubernetes-list-type"] = "set"
-    spec["serviceAccountGrants"]["items"]["x-kubernetes-validations"] = [sa.GRANT_RULE]
-    profile_attributes = spec["userProfile"]["properties"]["attributes"]
-    profile_attributes.update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
-    profile_attributes["items"]["x-kubernetes-validations"] = [up.NOT_BUILT_IN_RULE, up.NOT_MARKER_RULE]
-    length = profile_attributes["items"]["properties"]["validations"]["properties"]["length"]
-    length["x-kubernetes-validations"] = [up.LENGTH_ORDER_RULE]
+def replicated_crd(kind: ReplicatedKind) -> dict[str, Any]:
+    """One replicated kind's CRD, from its declaration (models/replicated.py)."""
     return _crd(
-        plural=names.REALM_PLURAL,
-        kind=names.REALM_KIND,
-        short_names=["kcrealm"],
-        schema=schema,
+        plural=kind.plural,
+        kind=kind.kind,
+        short_names=[kind.short_name],
+        schema=_replicated_schema(kind),
         columns=[
-            _column("Realm", ".spec.realmName"),
-            _column("Keycloak", ".spec.server.keycloak.name"),
-            _column("Phase", ".status.phase"),
-            _column("SMTP", ".spec.smtp.host", priority=1),
-            _column("Brute force", ".spec.bruteForceProtection.enabled", "boolean", priority=1),
-            _column("Events", ".spec.events.enabled", "boolean", priority=1),
-            _column("Age", ".metadata.creationTimestamp", "date"),
-        ],
-    )
-
-
-def client_crd() -> dict[str, Any]:
-    schema = _replicated_schema(
-        rm.KeycloakClientSpec, "An OIDC or SAML client replicated into a Keycloak realm."
-    )
-    spec_schema = schema["properties"]["spec"]
-    spec_schema.setdefault("x-kubernetes-validations", []).extend(
-        [
-            cs.SCOPES_DISJOINT_RULE,
-            sa.ENABLED_RULE,
-            saml.PROTOCOL_IMMUTABLE_RULE,
-            saml.OIDC_ONLY_RULE,
-            saml.SAML_BLOCK_RULE,
-            saml.MAPPER_PROTOCOL_RULE,
-        ]
-    )
-    spec = spec_schema["properties"]
-    spec["saml"].setdefault("x-kubernetes-validations", []).append(saml.ENCRYPTION_RULE)
-    # Each name at most once (roles and mappers are identified by name); the model checks the same.
-    for field in ("roles", "protocolMappers"):
-        spec[field].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
-    config = spec["protocolMappers"]["items"]["properties"]["config"]
-    config["x-kubernetes-validations"] = [cs.CONFIG_RULE]
-    for refs in (spec["serviceAccountRoles"], spec["roles"]["items"]["properties"]["composites"]):
-        refs["properties"]["clients"]["x-kubernetes-validations"] = [sa.CLIENT_KEYS_RULE]
-        # Each role at most once (a mapping is a set); the model checks the same (service_account.RoleNames).
-        refs["properties"]["realm"]["x-kubernetes-list-type"] = "set"
-        refs["properties"]["clients"]["additionalProperties"]["x-kubernetes-list-type"] = "set"
-    return _crd(
-        plural=names.CLIENT_PLURAL,
-        kind=names.CLIENT_KIND,
-        short_names=["kcclient"],
-        schema=schema,
-        columns=[
-            _column("Client ID", ".spec.clientId"),
-            _column("Realm", ".spec.realm.name"),
-            _column("Phase", ".status.phase"),
-            _column("Protocol", ".spec.protocol", priority=1),
-            _column("PKCE", ".spec.pkceMethod", priority=1),
-            _column("Age", ".metadata.creationTimestamp", "date"),
-        ],
-    )
-
-
-def client_scope_crd() -> dict[str, Any]:
-    schema = _replicated_schema(
-        csc.KeycloakClientScopeSpec,
-        "A client scope, with its protocol mappers, replicated into a Keycloak realm.",
-    )
-    spec_schema = schema["properties"]["spec"]
-    spec_schema.setdefault("x-kubernetes-validations", []).append(csc.MAPPERS_ONLY_OIDC_RULE)
-    spec = spec_schema["properties"]
-    spec["protocolMappers"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
-    spec["protocolMappers"]["items"]["properties"]["config"]["x-kubernetes-validations"] = [cs.CONFIG_RULE]
-    return _crd(
-        plural=names.CLIENT_SCOPE_PLURAL,
-        kind=names.CLIENT_SCOPE_KIND,
-        short_names=["kcscope"],
-        schema=schema,
-        columns=[
-            _column("Scope", ".spec.name"),
-            _column("Realm", ".spec.realm.name"),
-            _column("Protocol", ".spec.protocol"),
-            _column("Phase", ".status.phase"),
-            _column("Age", ".metadata.creationTimestamp", "date"),
-        ],
-    )
-
-
-def group_crd() -> dict[str, Any]:
-    schema = _replicated_schema(
-        grp.KeycloakGroupSpec,
-        "A group, with its attributes and its realm and client role mappings, replicated into a Keycloak "
-        "realm; spec.parent makes it a subgroup of another KeycloakGroup of the same namespace.",
-    )
-    schema["x-kubernetes-validations"] = [grp.NOT_OWN_PARENT_RULE]
-    spec = schema["properties"]["spec"]["properties"]
-    spec["attributes"]["x-kubernetes-validations"] = [grp.ATTRIBUTE_KEYS_RULE]
-    spec["clientRoles"]["x-kubernetes-validations"] = [grp.CLIENT_KEYS_RULE]
-    # Each role at most once (a mapping is a set); the model checks the same.
-    spec["realmRoles"]["x-kubernetes-list-type"] = "set"
-    spec["clientRoles"]["additionalProperties"]["x-kubernetes-list-type"] = "set"
-    spec["attributes"]["additionalProperties"]["x-kubernetes-list-type"] = "set"
-    return _crd(
-        plural=names.GROUP_PLURAL,
-        kind=names.GROUP_KIND,
-        short_names=["kcgroup"],
-        schema=schema,
-        columns=[
-            _column("Group", ".spec.name"),
-            _column("Parent", ".spec.parent"),
-            _column("Realm", ".spec.realm.name"),
-            _column("Phase", ".status.phase"),
-            _column("Age", ".metadata.creationTimestamp", "date"),
-        ],
-    )
-
-
-def identity_provider_crd() -> dict[str, Any]:
-    schema = _replicated_schema(
-        idp.KeycloakIdentityProviderSpec,
-        "An identity provider (an upstream OIDC or SAML server), with its mappers, replicated into a "
-        "Keycloak realm.",
-    )
-    spec = schema["properties"]["spec"]["properties"]
-    spec["oidc"].setdefault("x-kubernetes-validations", []).append(idp.SECRET_RULE)
-    spec["saml"].setdefault("x-kubernetes-validations", []).append(saml_idp.PRINCIPAL_RULE)
-    schema["properties"]["spec"].setdefault("x-kubernetes-validations", []).extend(
-        [
-            idp.PROVIDER_BLOCK_RULE,
-            idp.PROVIDER_IMMUTABLE_RULE,
-            idp.SAML_MAPPERS_RULE,
-            idp.OIDC_MAPPERS_RULE,
-        ]
-    )
-    spec["mappers"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
-    spec["mappers"]["items"]["properties"]["config"]["x-kubernetes-validations"] = [cs.CONFIG_RULE]
-    return _crd(
-        plural=names.IDENTITY_PROVIDER_PLURAL,
-        kind=names.IDENTITY_PROVIDER_KIND,
-        short_names=["kcidp"],
-        schema=schema,
-        columns=[
-            _column("Alias", ".spec.alias"),
-            _column("Realm", ".spec.realm.name"),
-            _column("Provider", ".spec.providerId"),
-            _column("Phase", ".status.phase"),
-            _column("Enabled", ".spec.enabled", "boolean", priority=1),
-            _column("Client ID", ".spec.oidc.clientId", priority=1),
-            _column("Age", ".metadata.creationTimestamp", "date"),
-        ],
-    )
-
-
-def authentication_flow_crd() -> dict[str, Any]:
-    schema = _replicated_schema(
-        flow.KeycloakAuthenticationFlowSpec,
-        "An authentication flow, its executions in order, replicated into a Keycloak realm.",
-    )
-    spec = schema["properties"]["spec"]["properties"]
-    executions = spec["executions"]["items"]
-    # Exactly one of authenticator and subflow at every level, and a config only on an authenticator.
-    rules = [
-        {
-            "rule": "has(self.authenticator) != has(self.subflow)",
-            "message": "each execution is exactly one of authenticator and subflow",
-        },
-        {
-            "rule": "!has(self.config) || has(self.authenticator)",
-            "message": "config belongs to an authenticator",
-        },
-    ]
-    inner = executions["properties"]["subflow"]["properties"]["executions"]["items"]
-    for level in (executions, inner):
-        level["x-kubernetes-validations"] = rules
-    for level in (executions, inner, inner["properties"]["subflow"]["properties"]["executions"]["items"]):
-        level["properties"]["config"]["properties"]["config"]["x-kubernetes-validations"] = [cs.CONFIG_RULE]
-    return _crd(
-        plural=names.AUTHENTICATION_FLOW_PLURAL,
-        kind=names.AUTHENTICATION_FLOW_KIND,
-        short_names=["kcflow"],
-        schema=schema,
-        columns=[
-            _column("Alias", ".spec.alias"),
-            _column("Realm", ".spec.realm.name"),
-            _column("Phase", ".status.phase"),
-            _column("Provider", ".spec.providerId", priority=1),
+            *(_column(c.name, c.path, c.type, c.priority) for c in kind.columns),
             _column("Age", ".metadata.creationTimestamp", "date"),
         ],
     )
@@ -495,12 +295,7 @@ def authentication_flow_crd() -> dict[str, Any]:
 def all_crds() -> list[dict[str, Any]]:
     return [
         keycloak_crd(),
-        realm_crd(),
-        client_crd(),
-        client_scope_crd(),
-        group_crd(),
-        identity_provider_crd(),
-        authentication_flow_crd(),
+        *(replicated_crd(k) for k in REPLICATED),
         *peering_crds(),
     ]
 

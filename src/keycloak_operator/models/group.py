@@ -13,10 +13,12 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
+from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.kernel.names import ATTRIBUTE_PREFIX as MARKER_PREFIX
 from keycloak_operator.models.base import CrdModel
 from keycloak_operator.models.realm import RealmRef
+from keycloak_operator.models.replicated import Column, ReplicatedKind, Schema
 
 # A group's name is one segment of its path (`/parent/child`): no '/' (which Keycloak would have to escape)
 # nor a lookalike of it (U+2044, U+2215, U+FF0F, U+29F8), no control characters (C0, DEL, C1), no bidi
@@ -147,3 +149,32 @@ class KeycloakGroupSpec(CrdModel):
         if len(self.realm_roles) != len(set(self.realm_roles)):
             raise ValueError("realmRoles: each role at most once")
         return self
+
+
+def _schema_rules(schema: Schema) -> None:
+    schema["x-kubernetes-validations"] = [NOT_OWN_PARENT_RULE]
+    spec = schema["properties"]["spec"]["properties"]
+    spec["attributes"]["x-kubernetes-validations"] = [ATTRIBUTE_KEYS_RULE]
+    spec["clientRoles"]["x-kubernetes-validations"] = [CLIENT_KEYS_RULE]
+    # Each role at most once (a mapping is a set); the model checks the same.
+    spec["realmRoles"]["x-kubernetes-list-type"] = "set"
+    spec["clientRoles"]["additionalProperties"]["x-kubernetes-list-type"] = "set"
+    spec["attributes"]["additionalProperties"]["x-kubernetes-list-type"] = "set"
+
+
+DECLARED = ReplicatedKind(
+    kind=names.GROUP_KIND,
+    plural=names.GROUP_PLURAL,
+    short_name="kcgroup",
+    what="groups",
+    spec=KeycloakGroupSpec,
+    description="A group, with its attributes and its realm and client role mappings, replicated into a "
+    "Keycloak realm; spec.parent makes it a subgroup of another KeycloakGroup of the same namespace.",
+    columns=(
+        Column("Group", ".spec.name"),
+        Column("Parent", ".spec.parent"),
+        Column("Realm", ".spec.realm.name"),
+        Column("Phase", ".status.phase"),
+    ),
+    schema_rules=_schema_rules,
+)

@@ -20,13 +20,15 @@ from typing import Annotated, Final, Literal, get_args
 
 from pydantic import Field, model_validator
 
+from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.base import CrdModel
-from keycloak_operator.models.client_settings import CONFIG_MAX, MAPPERS_MAX, MapperConfig
+from keycloak_operator.models.client_settings import CONFIG_MAX, CONFIG_RULE, MAPPERS_MAX, MapperConfig
 from keycloak_operator.models.idp_urls import IdpUrl
 from keycloak_operator.models.realm import RealmRef
 from keycloak_operator.models.realm_settings import SECRET_KEY
-from keycloak_operator.models.saml_identity_provider import SamlIdpSettings
+from keycloak_operator.models.replicated import Column, ReplicatedKind, Schema
+from keycloak_operator.models.saml_identity_provider import PRINCIPAL_RULE, SamlIdpSettings
 
 # The alias is in the broker's URLs (/realms/<realm>/broker/<alias>/endpoint): one path segment.
 ALIAS = r"^[A-Za-z0-9][-A-Za-z0-9_.]*$"
@@ -240,3 +242,35 @@ class KeycloakIdentityProviderSpec(CrdModel):
                     f"{self.provider_id} provider"
                 )
         return self
+
+
+def _schema_rules(schema: Schema) -> None:
+    spec = schema["properties"]["spec"]["properties"]
+    spec["oidc"].setdefault("x-kubernetes-validations", []).append(SECRET_RULE)
+    spec["saml"].setdefault("x-kubernetes-validations", []).append(PRINCIPAL_RULE)
+    schema["properties"]["spec"].setdefault("x-kubernetes-validations", []).extend(
+        [PROVIDER_BLOCK_RULE, PROVIDER_IMMUTABLE_RULE, SAML_MAPPERS_RULE, OIDC_MAPPERS_RULE]
+    )
+    spec["mappers"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    spec["mappers"]["items"]["properties"]["config"]["x-kubernetes-validations"] = [CONFIG_RULE]
+
+
+DECLARED = ReplicatedKind(
+    kind=names.IDENTITY_PROVIDER_KIND,
+    plural=names.IDENTITY_PROVIDER_PLURAL,
+    short_name="kcidp",
+    what="identity providers",
+    spec=KeycloakIdentityProviderSpec,
+    description="An identity provider (an upstream OIDC or SAML server), with its mappers, replicated into a "
+    "Keycloak realm.",
+    columns=(
+        Column("Alias", ".spec.alias"),
+        Column("Realm", ".spec.realm.name"),
+        Column("Provider", ".spec.providerId"),
+        Column("Phase", ".status.phase"),
+        Column("Enabled", ".spec.enabled", "boolean", priority=1),
+        Column("Client ID", ".spec.oidc.clientId", priority=1),
+    ),
+    schema_rules=_schema_rules,
+    switched=True,
+)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from keycloak_operator.kernel import names
+from keycloak_operator.models.kinds import REPLICATED
+from keycloak_operator.models.replicated import ReplicatedKind
 
 Scope = Literal["namespaced", "cluster", "restricted"]
 
@@ -25,62 +27,25 @@ class Permission:
     scope: Scope = "namespaced"
 
 
+def _replicated(kind: ReplicatedKind) -> tuple[Permission, Permission]:
+    """What the operator may do to a replicated kind: the same for every kind (models/kinds.py)."""
+    return (
+        Permission(
+            names.GROUP,
+            kind.plural,
+            ("list", "watch", "patch"),
+            f"{kind.what} to replicate; patch adds and removes its finalizer",
+        ),
+        Permission(names.GROUP, f"{kind.plural}/status", ("patch",), "phase, conditions, Keycloak id"),
+    )
+
+
 PERMISSIONS: tuple[Permission, ...] = (
     Permission(names.GROUP, names.KEYCLOAK_PLURAL, ("get", "list", "watch"), "the resources it reconciles"),
     Permission(
         names.GROUP, f"{names.KEYCLOAK_PLURAL}/status", ("patch",), "versions, upgrade state, conditions"
     ),
-    Permission(
-        names.GROUP,
-        names.REALM_PLURAL,
-        ("list", "watch", "patch"),
-        "realms to replicate; patch adds and removes its finalizer",
-    ),
-    Permission(names.GROUP, f"{names.REALM_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"),
-    Permission(
-        names.GROUP,
-        names.CLIENT_PLURAL,
-        ("list", "watch", "patch"),
-        "clients to replicate; patch adds and removes its finalizer",
-    ),
-    Permission(names.GROUP, f"{names.CLIENT_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"),
-    Permission(
-        names.GROUP,
-        names.CLIENT_SCOPE_PLURAL,
-        ("list", "watch", "patch"),
-        "client scopes to replicate; patch adds and removes its finalizer",
-    ),
-    Permission(
-        names.GROUP, f"{names.CLIENT_SCOPE_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"
-    ),
-    Permission(
-        names.GROUP,
-        names.GROUP_PLURAL,
-        ("list", "watch", "patch"),
-        "groups to replicate; patch adds and removes its finalizer",
-    ),
-    Permission(names.GROUP, f"{names.GROUP_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"),
-    Permission(
-        names.GROUP,
-        names.IDENTITY_PROVIDER_PLURAL,
-        ("list", "watch", "patch"),
-        "identity providers to replicate; patch adds and removes its finalizer",
-    ),
-    Permission(
-        names.GROUP, f"{names.IDENTITY_PROVIDER_PLURAL}/status", ("patch",), "phase, conditions, Keycloak id"
-    ),
-    Permission(
-        names.GROUP,
-        names.AUTHENTICATION_FLOW_PLURAL,
-        ("list", "watch", "patch"),
-        "authentication flows to replicate; patch adds and removes its finalizer",
-    ),
-    Permission(
-        names.GROUP,
-        f"{names.AUTHENTICATION_FLOW_PLURAL}/status",
-        ("patch",),
-        "phase, conditions, Keycloak id",
-    ),
+    *(p for kind in REPLICATED for p in _replicated(kind)),
     Permission(
         "apps",
         "deployments",

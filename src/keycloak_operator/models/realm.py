@@ -1,16 +1,20 @@
-"""KeycloakRealm and KeycloakClient: configuration declared in app namespaces, replicated into Keycloak."""
+"""KeycloakRealm: a realm declared in an app namespace, replicated into Keycloak; `RealmRef` is how every
+kind declared inside a realm names it."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, model_validator
 
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
+from keycloak_operator.models import realm_defaults as rd
+from keycloak_operator.models import realm_settings as rs
+from keycloak_operator.models import service_account as sa
+from keycloak_operator.models import user_profile as up
 from keycloak_operator.models.base import CrdModel
-from keycloak_operator.models.client_settings import ClientSettings
-from keycloak_operator.models.keycloak import Condition, SecretKeyRef
+from keycloak_operator.models.keycloak import SecretKeyRef
 from keycloak_operator.models.realm_defaults import (
     DEFAULT_GROUPS_MAX,
     REQUIRED_ACTIONS_MAX,
@@ -29,13 +33,8 @@ from keycloak_operator.models.realm_settings import (
     SmtpSettings,
     ThemeSettings,
 )
-from keycloak_operator.models.saml_client import (
-    OIDC_ONLY_FIELDS,
-    SAML_MAPPER_TYPES,
-    Protocol,
-    SamlClientSettings,
-)
-from keycloak_operator.models.service_account import ENABLED_RULE, GRANTS_MAX, ServiceAccountGrant
+from keycloak_operator.models.replicated import Column, ReplicatedKind, Schema
+from keycloak_operator.models.service_account import GRANTS_MAX, ServiceAccountGrant
 from keycloak_operator.models.user_profile import UserProfile
 
 NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
@@ -252,83 +251,42 @@ class RealmRef(CrdModel):
     namespace: str | None = pt.namespace_name("Its namespace; defaults to the client's.", default=None)
 
 
-class KeycloakClientSpec(ClientSettings):
-    realm: RealmRef = Field(description="The KeycloakRealm this client belongs to.")
-    client_id: str = Field(
-        min_length=1,
-        max_length=255,
-        pattern=pt.NO_SPACE,
-        description="OIDC client_id; for a saml client, the service provider's entity id.",
-    )
-    protocol: Protocol = Field(
-        default="openid-connect",
-        description="openid-connect or saml; cannot change once created (Keycloak does not convert a "
-        "client). A saml client takes none of the OIDC-only fields (publicClient, webOrigins, the flows, "
-        "secretName, pkceMethod, logout, accessTokenLifespanSeconds, postLogoutRedirectUris, "
-        "serviceAccountRoles).",
-    )
-    saml: SamlClientSettings | None = Field(
-        default=None,
-        description="SAML settings (protocol saml only); absent on a saml client: every field its default.",
-    )
-    name: str = Field(default="", max_length=255, description="Display name.")
-    public_client: bool = Field(default=False, description="Public (no secret) or confidential.")
-    redirect_uris: list[pt.UriText] = Field(
-        default_factory=list, max_length=pt.LIST_MAX, description="Valid redirect URIs."
-    )
-    web_origins: list[pt.UriText] = Field(
-        default_factory=list, max_length=pt.LIST_MAX, description="Allowed CORS origins."
-    )
-    standard_flow_enabled: bool = Field(default=True, description="Authorization code flow.")
-    direct_access_grants_enabled: bool = Field(default=False, description="Resource owner password flow.")
-    service_accounts_enabled: bool = Field(default=False, description="Client credentials flow.")
-    secret_name: str | None = pt.object_name(
-        "Confidential clients: Secret (in the client's namespace) the operator writes the client "
-        "secret to; defaults to `<metadata.name>-client-secret`.",
-        default=None,
-    )
-
-    @model_validator(mode="after")
-    def _protocol_fields(self) -> KeycloakClientSpec:
-        """Fields of the other protocol are refused by name, never silently ignored."""
-        saml = self.protocol == "saml"
-        if saml:
-            declared = sorted(
-                f"spec.{f}" for f in OIDC_ONLY_FIELDS if _field_name(f) in self.model_fields_set
-            )
-            if declared:
-                raise ValueError(f"{', '.join(declared)}: OIDC settings, which a saml client takes none of")
-        elif self.saml is not None:
-            raise ValueError("spec.saml needs spec.protocol: saml")
-        for m in self.protocol_mappers or []:
-            if (m.protocol_mapper in SAML_MAPPER_TYPES) != saml:
-                raise ValueError(
-                    f"spec.protocolMappers {m.name!r}: {m.protocol_mapper} is not a mapper of protocol "
-                    f"{self.protocol}"
-                )
-        return self
-
-    @model_validator(mode="after")
-    def _service_account_roles_need_one(self) -> KeycloakClientSpec:
-        if self.service_account_roles is not None and (
-            self.public_client or not self.service_accounts_enabled
-        ):
-            raise ValueError(ENABLED_RULE["message"])
-        return self
+def _schema_rules(schema: Schema) -> None:
+    spec = schema["properties"]["spec"]["properties"]
+    spec["server"]["x-kubernetes-validations"] = [SERVER_EXACTLY_ONE_RULE]
+    spec["internationalization"]["x-kubernetes-validations"] = [rs.DEFAULT_LOCALE_RULE]
+    # Each policy name at most once (Keycloak keeps one value per name); the model checks the same.
+    spec["passwordPolicy"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    spec["requiredActions"].update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["alias"]})
+    spec["requiredActions"]["items"]["x-kubernetes-validations"] = [rd.DEFAULT_NEEDS_ENABLED_RULE]
+    spec["defaultRoles"]["properties"]["clients"]["x-kubernetes-validations"] = [rd.CLIENT_KEYS_RULE]
+    spec["defaultRoles"]["properties"]["realm"]["x-kubernetes-list-type"] = "set"
+    spec["defaultGroups"]["x-kubernetes-list-type"] = "set"
+    spec["serviceAccountGrants"]["items"]["x-kubernetes-validations"] = [sa.GRANT_RULE]
+    profile_attributes = spec["userProfile"]["properties"]["attributes"]
+    profile_attributes.update({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    profile_attributes["items"]["x-kubernetes-validations"] = [up.NOT_BUILT_IN_RULE, up.NOT_MARKER_RULE]
+    length = profile_attributes["items"]["properties"]["validations"]["properties"]["length"]
+    length["x-kubernetes-validations"] = [up.LENGTH_ORDER_RULE]
 
 
-def _field_name(camel: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
-
-
-class ReplicatedStatus(CrdModel):
-    observed_generation: int | None = None
-    phase: Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"] = "Pending"
-    keycloak_id: str = Field(default="", description="The object's id inside Keycloak.")
-    content_hash: str = Field(default="", description="Hash of the content last written.")
-    forbidden_since: str | None = Field(
-        default=None,
-        description="Since when this resource has been Forbidden (its namespace no longer allowed): its "
-        "object in Keycloak is disabled, then deleted, after the operator's grace period.",
-    )
-    conditions: list[Condition] = Field(default_factory=list)
+DECLARED = ReplicatedKind(
+    kind=names.REALM_KIND,
+    plural=names.REALM_PLURAL,
+    short_name="kcrealm",
+    what="realms",
+    spec=KeycloakRealmSpec,
+    description="A realm replicated into Keycloak.",
+    columns=(
+        Column("Realm", ".spec.realmName"),
+        Column("Keycloak", ".spec.server.keycloak.name"),
+        Column("Phase", ".status.phase"),
+        Column("SMTP", ".spec.smtp.host", priority=1),
+        Column("Brute force", ".spec.bruteForceProtection.enabled", "boolean", priority=1),
+        Column("Events", ".spec.events.enabled", "boolean", priority=1),
+    ),
+    schema_rules=_schema_rules,
+    required=True,
+    switched=True,
+    in_realm=False,
+)

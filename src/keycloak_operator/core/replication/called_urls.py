@@ -26,7 +26,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from keycloak_operator.core.replication.sync import Verdict
-from keycloak_operator.models.realm import KeycloakClientSpec
+from keycloak_operator.models.client import KeycloakClientSpec
 
 REASON: Final = "InsecureUrl"
 # Metadata services not on a link-local address, and the names clouds give them.

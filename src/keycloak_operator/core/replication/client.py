@@ -24,7 +24,7 @@ from keycloak_operator.core.replication.sync import (
     plan_scope,
 )
 from keycloak_operator.kernel import names
-from keycloak_operator.models.realm import KeycloakClientSpec
+from keycloak_operator.models.client import KeycloakClientSpec
 
 KIND: Final = names.CLIENT_KIND
 Obj = Mapping[str, Any]

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
-from keycloak_operator.models.realm import KeycloakClientSpec
+from keycloak_operator.models.client import KeycloakClientSpec
 
 Obj = Mapping[str, Any]
 

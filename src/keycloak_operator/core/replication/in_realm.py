@@ -29,7 +29,7 @@ from keycloak_operator.core.replication.resources import (
 )
 from keycloak_operator.core.replication.sync import Resource, Verdict
 from keycloak_operator.kernel import names
-from keycloak_operator.models.realm import KeycloakClientSpec
+from keycloak_operator.models.client import KeycloakClientSpec
 
 Spec = TypeVar("Spec", bound=BaseModel)
 

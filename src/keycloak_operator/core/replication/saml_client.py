@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.models.realm import KeycloakClientSpec
+from keycloak_operator.models.client import KeycloakClientSpec
 from keycloak_operator.models.saml_client import CANONICALIZATION_URIS, SamlClientSettings, certificate_body
 
 PROTOCOL = "saml"

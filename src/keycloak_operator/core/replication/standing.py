@@ -8,16 +8,9 @@ from collections.abc import Iterable
 from typing import Final, get_args
 
 from keycloak_operator.core.replication.sync import Phase
-from keycloak_operator.kernel import names
+from keycloak_operator.models.kinds import REPLICATED
 
-KINDS: Final = (
-    names.REALM_KIND,
-    names.CLIENT_KIND,
-    names.CLIENT_SCOPE_KIND,
-    names.GROUP_KIND,
-    names.IDENTITY_PROVIDER_KIND,
-    names.AUTHENTICATION_FLOW_KIND,
-)
+KINDS: Final = tuple(k.kind for k in REPLICATED)
 PHASES: Final[tuple[str, ...]] = get_args(Phase)
 # What a round leaves a resource in when replicating it failed (a Conflict or Forbidden is the user's to
 # settle and has its own Warning event; Error is what the round could not do).

@@ -12,7 +12,7 @@ from typing import Any
 from keycloak_operator.core.common import conditions
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.models.keycloak import Condition
-from keycloak_operator.models.realm import ReplicatedStatus
+from keycloak_operator.models.replicated import ReplicatedStatus
 
 
 def render(

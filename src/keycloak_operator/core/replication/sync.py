@@ -24,7 +24,7 @@ from keycloak_operator.core.replication.identity import ObjectKey, told_to
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.ownership import Claim, resolve
 from keycloak_operator.core.replication.plan import Actual, Create, Delete, Desired, Plan, Update
-from keycloak_operator.kernel import names
+from keycloak_operator.models.kinds import REPLICATED
 
 Phase = Literal["Pending", "Ready", "Conflict", "Forbidden", "Error", "Deleting"]
 # A hash no marker can hold: an object edited by hand is planned as an update.
@@ -139,7 +139,7 @@ class Revocation:
 
 # The kinds whose Keycloak objects have an `enabled` switch, which revocation turns off before it deletes;
 # the others (a client scope, a group) are kept as they are until deleted.
-SWITCHED_KINDS = frozenset({names.REALM_KIND, names.CLIENT_KIND, names.IDENTITY_PROVIDER_KIND})
+SWITCHED_KINDS = frozenset(k.kind for k in REPLICATED if k.switched)
 
 
 NO_REVOCATION = Revocation(datetime.min, timedelta(0))

@@ -1,0 +1,38 @@
+"""The registry of replicated kinds (models/kinds.py, ADR 0030): what every loop over it relies on."""
+
+from __future__ import annotations
+
+from keycloak_operator.kernel import names
+from keycloak_operator.models import crd
+from keycloak_operator.models.kinds import BY_KIND, REPLICATED
+from keycloak_operator.models.rbac import PERMISSIONS
+
+
+def test_each_kind_is_declared_once_with_names_of_its_own() -> None:
+    for field in ("kind", "plural", "short_name", "what"):
+        values = [getattr(k, field) for k in REPLICATED]
+        assert len(values) == len(set(values)), field
+    assert set(BY_KIND) == {k.kind for k in REPLICATED}
+    assert all(k.plural == k.kind.lower() + "s" for k in REPLICATED)
+
+
+def test_the_realm_comes_first_and_every_other_kind_names_its_realm() -> None:
+    assert REPLICATED[0].kind == names.REALM_KIND and not REPLICATED[0].in_realm
+    for kind in REPLICATED[1:]:
+        assert kind.in_realm and "realm" in kind.spec.model_fields, kind.kind
+
+
+def test_every_kind_has_a_crd_with_status_and_age_last() -> None:
+    generated = {c["spec"]["names"]["kind"]: c for c in crd.all_crds()}
+    for kind in REPLICATED:
+        version = generated[kind.kind]["spec"]["versions"][0]
+        assert version["subresources"] == {"status": {}}
+        assert version["additionalPrinterColumns"][-1]["name"] == "Age"
+        assert "status" in version["schema"]["openAPIV3Schema"]["properties"]
+
+
+def test_every_kind_is_granted_the_same_verbs_and_no_more() -> None:
+    for kind in REPLICATED:
+        granted = {p.resource: p.verbs for p in PERMISSIONS if p.group == names.GROUP}
+        assert granted[kind.plural] == ("list", "watch", "patch")
+        assert granted[f"{kind.plural}/status"] == ("patch",)
