@@ -168,10 +168,10 @@ async def test_a_client_scope_event_queues_its_realms_server_and_the_one_it_left
     def body(realm: str) -> kopf.Body:
         return kopf.Body(_scope("team-a", "audit") | {"spec": {"realm": {"name": realm}, "name": "audit"}})
 
-    await rh.client_scope_event(event={"type": "ADDED"}, body=body("main"))
+    await rh.ON_EVENT[names.CLIENT_SCOPE_KIND](event={"type": "ADDED"}, body=body("main"))
     assert lane.queued == [KC_URL]
     lane.queued.clear()
-    await rh.client_scope_event(event={"type": "MODIFIED"}, body=body("other"))
+    await rh.ON_EVENT[names.CLIENT_SCOPE_KIND](event={"type": "MODIFIED"}, body=body("other"))
     assert sorted(lane.queued) == sorted([KC_URL, "https://sso.example.com"])
     assert rh.runtime.realms_of_client[ObjectKey(KIND, "team-a", "audit")] == other
 

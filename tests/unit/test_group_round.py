@@ -156,7 +156,7 @@ async def test_a_group_event_queues_its_realms_server(monkeypatch: pytest.Monkey
     monkeypatch.setattr(rh, "runtime", rh.ReplicationRuntime())
     rh.runtime.own = rh.runtime.external = lane  # type: ignore[assignment]
     rh.runtime.servers[ObjectKey(names.REALM_KIND, "team-a", "main")] = KC_URL
-    await rh.group_event(event={"type": "ADDED"}, body=kopf.Body(_group("team-a", "eng")))
+    await rh.ON_EVENT[names.GROUP_KIND](event={"type": "ADDED"}, body=kopf.Body(_group("team-a", "eng")))
     assert lane.queued == [KC_URL]
 
 

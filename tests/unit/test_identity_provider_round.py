@@ -204,7 +204,9 @@ async def test_an_identity_provider_event_queues_its_realms_server(monkeypatch: 
     monkeypatch.setattr(rh, "runtime", rh.ReplicationRuntime())
     rh.runtime.own = rh.runtime.external = lane  # type: ignore[assignment]
     rh.runtime.servers[ObjectKey(names.REALM_KIND, "team-a", "main")] = KC_URL
-    await rh.identity_provider_event(event={"type": "ADDED"}, body=kopf.Body(_idp("team-a", "upstream")))
+    await rh.ON_EVENT[names.IDENTITY_PROVIDER_KIND](
+        event={"type": "ADDED"}, body=kopf.Body(_idp("team-a", "upstream"))
+    )
     assert lane.queued == [KC_URL]
 
 

@@ -36,3 +36,21 @@ def test_every_kind_is_granted_the_same_verbs_and_no_more() -> None:
         granted = {p.resource: p.verbs for p in PERMISSIONS if p.group == names.GROUP}
         assert granted[kind.plural] == ("list", "watch", "patch")
         assert granted[f"{kind.plural}/status"] == ("patch",)
+
+
+def test_every_kind_inside_a_realm_has_one_step_of_the_round_and_every_step_of_a_kind_reads_it() -> None:
+    from keycloak_operator.shell.replication.kinds import STEPS
+
+    stepped = [s.kind.kind for s in STEPS if s.kind is not None]
+    assert sorted(stepped) == sorted(k.kind for k in REPLICATED if k.in_realm)
+    assert all(s.resource is not None for s in STEPS if s.kind is not None)
+    assert all(s.resource is None for s in STEPS if s.kind is None)
+
+
+def test_every_kind_is_watched_and_listed() -> None:
+    from keycloak_operator.shell import replication_handlers
+    from keycloak_operator.shell.replication import listing
+
+    assert set(replication_handlers.ON_EVENT) == set(BY_KIND)
+    assert [r.plural for r in listing.KINDS] == [k.plural for k in REPLICATED]
+    assert {names.REALM_PLURAL, names.CLIENT_PLURAL} == listing.REQUIRED

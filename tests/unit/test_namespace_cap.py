@@ -19,7 +19,7 @@ from keycloak_operator.core.replication.sync import Resource
 from keycloak_operator.core.replication.watched import Listing, Unlisted
 from keycloak_operator.kernel import names
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.kube import CLIENTS, REALMS, ApiError
+from keycloak_operator.shell.kube import REPLICATED, ApiError
 from keycloak_operator.shell.replication import paging
 from keycloak_operator.shell.replication.listing import Reader
 from keycloak_operator.shell.replication.paging import read_kind
@@ -172,14 +172,14 @@ def clients(ns: str, n: int) -> list[dict[str, Any]]:
 @pytest.mark.usefixtures("small_pages")
 async def test_a_listing_reads_every_page() -> None:
     kube = PagedKube(clients("a", 5))
-    tally = await read_kind(kube, CLIENTS, None, 100)
+    tally = await read_kind(kube, REPLICATED[names.CLIENT_KIND], None, 100)
     assert len(tally.kept) == 5 and [t for _, _, t in kube.calls] == [None, "2", "4"]
 
 
 @pytest.mark.usefixtures("small_pages")
 async def test_an_expired_continue_token_starts_the_listing_over_never_half_read() -> None:
     kube = PagedKube(clients("a", 5), expire=1)
-    tally = await read_kind(kube, CLIENTS, None, 100)
+    tally = await read_kind(kube, REPLICATED[names.CLIENT_KIND], None, 100)
     assert len(tally.kept) == 5  # the whole list, not the first page and whatever followed
     assert [t for _, _, t in kube.calls] == [None, "2", None, "2", "4"]
 
@@ -188,14 +188,14 @@ async def test_an_expired_continue_token_starts_the_listing_over_never_half_read
 async def test_a_token_that_keeps_expiring_fails_the_listing() -> None:
     kube = PagedKube(clients("a", 5), expire=paging.ATTEMPTS)
     with pytest.raises(ApiError) as e:
-        await read_kind(kube, CLIENTS, None, 100)
+        await read_kind(kube, REPLICATED[names.CLIENT_KIND], None, 100)
     assert e.value.status == 410 and len(kube.calls) == 2 * paging.ATTEMPTS
 
 
 @pytest.mark.usefixtures("small_pages")
 async def test_reading_one_namespace_stops_once_it_is_over_the_cap() -> None:
     kube = PagedKube(clients("a", 40))
-    tally = await read_kind(kube, CLIENTS, "a", 3, stop_over=True)
+    tally = await read_kind(kube, REPLICATED[names.CLIENT_KIND], "a", 3, stop_over=True)
     assert tally.over == {"a"} and not tally.kept and len(kube.calls) == 2  # not the 20 pages
 
 
@@ -221,8 +221,10 @@ async def test_a_namespace_over_the_cap_is_left_out_whole_and_the_round_goes_on_
     with caplog.at_level(logging.INFO):
         read = await reader.read()
         await reader.read()  # the same standing: not logged again
-    assert [r["metadata"]["namespace"] for r in read.realms] == ["calm"]
-    assert {c["metadata"]["namespace"] for c in read.clients} == {"calm"} and len(read.clients) == 2
+    assert [r["metadata"]["namespace"] for r in read.of(names.REALM_KIND)] == ["calm"]
+    assert {c["metadata"]["namespace"] for c in read.of(names.CLIENT_KIND)} == {"calm"} and len(
+        read.of(names.CLIENT_KIND)
+    ) == 2
     lst = read.listing
     assert list(lst.unlisted) == ["full"] and lst.unlisted["full"].standing == "over_cap"
     assert lst.held == {"full"} and not lst.failed
@@ -235,7 +237,9 @@ async def test_a_namespace_over_the_cap_is_left_out_whole_and_the_round_goes_on_
     kube.objects = [o for o in kube.objects if o["metadata"]["name"] not in ("c2", "c3")]
     with caplog.at_level(logging.INFO):
         again = await reader.read()
-    assert not again.listing.unlisted and {r["metadata"]["namespace"] for r in again.realms} == {
+    assert not again.listing.unlisted and {
+        r["metadata"]["namespace"] for r in again.of(names.REALM_KIND)
+    } == {
         "full",
         "calm",
     }
@@ -256,11 +260,11 @@ async def test_with_a_namespace_list_an_expired_token_leaves_that_namespace_out_
     kube = PagedKube([*world(), *clients("calm", 1)], expire=paging.ATTEMPTS)  # calm's clients: 2 pages
     read = await Reader(kube, ["calm"]).read()  # type: ignore[arg-type]
     assert read.listing.unlisted["calm"].standing == "unreadable" and read.listing.failed
-    assert read.realms == [] and read.clients == []
+    assert read.of(names.REALM_KIND) == [] and read.of(names.CLIENT_KIND) == []
 
 
 async def test_pages_are_asked_for_with_a_limit() -> None:
     kube = PagedKube(world())
-    await read_kind(kube, REALMS, None, 100)
+    await read_kind(kube, REPLICATED[names.REALM_KIND], None, 100)
     assert len(kube.calls) == 1  # two realms, one page of PAGE_SIZE
     assert paging.PAGE_SIZE >= 100

@@ -273,9 +273,9 @@ async def test_the_round_reads_every_namespace_that_answers(namespaces: Any, exp
     kube = RefusingKube(objects, {"team-a"}, namespaces)
     read = await reader(kube, ["team-a", "team-b"]).read()
     lst = read.listing
-    assert [r["metadata"]["name"] for r in read.realms] == ["rb"]
-    assert [c["metadata"]["name"] for c in read.clients] == ["cb"]
-    assert [s["metadata"]["name"] for s in read.client_scopes] == ["sb"]
+    assert [r["metadata"]["name"] for r in read.of(names.REALM_KIND)] == ["rb"]
+    assert [c["metadata"]["name"] for c in read.of(names.CLIENT_KIND)] == ["cb"]
+    assert [s["metadata"]["name"] for s in read.of(names.CLIENT_SCOPE_KIND)] == ["sb"]
     assert [k["metadata"]["name"] for k in read.keycloaks] == ["kc"]
     assert list(lst.unlisted) == ["team-a"] and lst.unlisted["team-a"].standing == expected
     assert "403" in lst.unlisted["team-a"].error
@@ -295,9 +295,9 @@ async def test_a_keycloak_list_refused_leaves_the_whole_namespace_out() -> None:
     objects = {"team-a": [k8s(REALM, "team-a", "ra", on_kc)], "team-b": [k8s(REALM, "team-b", "rb", on_kc)]}
     kube = KeycloaksRefused(objects, set(), [{"metadata": {"name": "team-a"}}])
     read = await reader(kube, ["team-a", "team-b"]).read()
-    assert [r["metadata"]["name"] for r in read.realms] == ["rb"] and list(read.listing.unlisted) == [
-        "team-a"
-    ]
+    assert [r["metadata"]["name"] for r in read.of(names.REALM_KIND)] == ["rb"] and list(
+        read.listing.unlisted
+    ) == ["team-a"]
 
 
 async def test_watching_every_namespace_a_refused_list_fails_the_round() -> None:
@@ -376,9 +376,9 @@ async def test_an_unserved_client_scope_kind_is_no_scopes_and_realms_and_clients
 
     objects = {"team-a": [k8s(REALM, "team-a", "ra", {}), k8s(CLIENT, "team-a", "ca", {})]}
     read = await reader(NoScopeCrd(objects, set(), []), namespaces).read()
-    assert [r["metadata"]["name"] for r in read.realms] == ["ra"]
-    assert [c["metadata"]["name"] for c in read.clients] == ["ca"]
-    assert read.client_scopes == [] and not read.listing.unlisted
+    assert [r["metadata"]["name"] for r in read.of(names.REALM_KIND)] == ["ra"]
+    assert [c["metadata"]["name"] for c in read.of(names.CLIENT_KIND)] == ["ca"]
+    assert read.of(names.CLIENT_SCOPE_KIND) == [] and not read.listing.unlisted
 
 
 async def test_a_refused_client_scope_list_is_never_read_as_none() -> None:
@@ -394,7 +394,7 @@ async def test_a_refused_client_scope_list_is_never_read_as_none() -> None:
     read = await reader(
         ScopesForbidden(objects, set(), [{"metadata": {"name": "team-a"}}]), ["team-a"]
     ).read()
-    assert read.realms == [] and list(read.listing.unlisted) == ["team-a"]
+    assert read.of(names.REALM_KIND) == [] and list(read.listing.unlisted) == ["team-a"]
 
 
 @pytest.mark.parametrize(("status", "left_out"), [(404, False), (403, True)])
@@ -411,6 +411,6 @@ async def test_an_unserved_identity_provider_kind_is_none_and_a_refused_list_lea
 
     objects = {"team-a": [k8s(REALM, "team-a", "ra", {})]}
     read = await reader(NoIdpList(objects, set(), [{"metadata": {"name": "team-a"}}]), ["team-a"]).read()
-    assert read.identity_providers == []
-    assert [r["metadata"]["name"] for r in read.realms] == ([] if left_out else ["ra"])
+    assert read.of(names.IDENTITY_PROVIDER_KIND) == []
+    assert [r["metadata"]["name"] for r in read.of(names.REALM_KIND)] == ([] if left_out else ["ra"])
     assert list(read.listing.unlisted) == (["team-a"] if left_out else [])

@@ -13,15 +13,17 @@ import logging
 import re
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import aiohttp
 from kubernetes_asyncio import client, config
 
 from keycloak_operator.core import http_route, monitoring
 from keycloak_operator.kernel import names, patterns
+from keycloak_operator.models import kinds
 from keycloak_operator.shell import settings
 
 log = logging.getLogger(__name__)
@@ -97,12 +99,10 @@ CONFIG_MAPS = Resource("", "v1", "configmaps")
 EVENTS = Resource("", "v1", "events")
 NAMESPACES = Resource("", "v1", "namespaces")
 KEYCLOAKS = Resource(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
-REALMS = Resource(names.GROUP, names.VERSION, names.REALM_PLURAL)
-CLIENTS = Resource(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
-CLIENT_SCOPES = Resource(names.GROUP, names.VERSION, names.CLIENT_SCOPE_PLURAL)
-KEYCLOAK_GROUPS = Resource(names.GROUP, names.VERSION, names.GROUP_PLURAL)
-IDENTITY_PROVIDERS = Resource(names.GROUP, names.VERSION, names.IDENTITY_PROVIDER_PLURAL)
-AUTHENTICATION_FLOWS = Resource(names.GROUP, names.VERSION, names.AUTHENTICATION_FLOW_PLURAL)
+# Each replicated kind's resource, by kind (models/kinds.py).
+REPLICATED: Final[Mapping[str, Resource]] = {
+    k.kind: Resource(names.GROUP, names.VERSION, k.plural) for k in kinds.REPLICATED
+}
 CNPG_BACKUPS = Resource("postgresql.cnpg.io", "v1", "backups")
 CNPG_CLUSTERS = Resource("postgresql.cnpg.io", "v1", "clusters")
 VOLUME_SNAPSHOTS = Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots")

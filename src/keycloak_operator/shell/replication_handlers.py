@@ -1,8 +1,8 @@
-"""kopf wiring for realm, client, client scope and group replication: events become server URLs in a work
-queue of their own.
+"""kopf wiring for the replicated kinds (models/kinds.py): events become server URLs in a work queue of
+their own.
 
-A round always covers one whole server (core/replication/sync.py says why), so any change to a realm, a
-client, a client scope or a group, or to a Keycloak that realms target, queues that server's URL; the queue
+A round always covers one whole server (core/replication/sync.py says why), so any change to a resource of
+a replicated kind, or to a Keycloak that realms target, queues that server's URL; the queue
 runs one round per URL at a time and folds events that arrive meanwhile into one more round. The resync tick
 re-queues every server seen, which is what repairs hand edits made inside Keycloak.
 
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
 
 import kopf
 
@@ -29,6 +30,8 @@ from keycloak_operator.core.replication.resources import server_url
 from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.names import HTTP_PORT
+from keycloak_operator.models.kinds import REPLICATED
+from keycloak_operator.models.replicated import ReplicatedKind
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
@@ -132,8 +135,7 @@ def _key(kind: str, body: kopf.Body) -> ObjectKey:
     return ObjectKey(kind, str(body.metadata["namespace"]), str(body.metadata["name"]))
 
 
-@kopf.on.event(names.GROUP, names.VERSION, names.REALM_PLURAL)
-async def realm_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+def _realm_event(event: kopf.RawEvent, body: kopf.Body) -> None:
     key = _key(names.REALM_KIND, body)
     before = runtime.servers.get(key)
     url = server_url(dict(body), runtime.policy) or NO_SERVER
@@ -146,29 +148,20 @@ async def realm_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
         runtime.queue(target)
 
 
-@kopf.on.event(names.GROUP, names.VERSION, names.CLIENT_PLURAL)
-async def client_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
-    _in_realm_event(names.CLIENT_KIND, event, body)
+def _watch(kind: ReplicatedKind) -> Callable[..., Awaitable[None]]:
+    """One event handler per replicated kind (models/kinds.py): a change queues the rounds it touches."""
+
+    async def changed(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+        if kind.in_realm:
+            _in_realm_event(kind.kind, event, body)
+        else:
+            _realm_event(event, body)
+
+    kopf.on.event(names.GROUP, names.VERSION, kind.plural, id=f"{kind.plural}-event")(changed)
+    return changed
 
 
-@kopf.on.event(names.GROUP, names.VERSION, names.CLIENT_SCOPE_PLURAL)
-async def client_scope_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
-    _in_realm_event(names.CLIENT_SCOPE_KIND, event, body)
-
-
-@kopf.on.event(names.GROUP, names.VERSION, names.GROUP_PLURAL)
-async def group_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
-    _in_realm_event(names.GROUP_KIND, event, body)
-
-
-@kopf.on.event(names.GROUP, names.VERSION, names.IDENTITY_PROVIDER_PLURAL)
-async def identity_provider_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
-    _in_realm_event(names.IDENTITY_PROVIDER_KIND, event, body)
-
-
-@kopf.on.event(names.GROUP, names.VERSION, names.AUTHENTICATION_FLOW_PLURAL)
-async def authentication_flow_event(event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
-    _in_realm_event(names.AUTHENTICATION_FLOW_KIND, event, body)
+ON_EVENT: Final[Mapping[str, Callable[..., Awaitable[None]]]] = {k.kind: _watch(k) for k in REPLICATED}
 
 
 def _in_realm_event(kind: str, event: kopf.RawEvent, body: kopf.Body) -> None:

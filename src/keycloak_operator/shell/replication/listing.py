@@ -1,5 +1,5 @@
-"""What a round reads from Kubernetes: realms, clients, client scopes, groups, identity providers and (if a
-realm names one) Keycloaks, LISTed fresh, page by page (paging.py).
+"""What a round reads from Kubernetes: every replicated kind (models/kinds.py) and, if a realm names one,
+Keycloaks, LISTed fresh, page by page (paging.py).
 
 Not taken from a cache: a resource missing from a stale cache would look deleted, and its object would go.
 With a namespace list, each namespace is read on its own; one that does not answer is left out of the round
@@ -11,26 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from keycloak_operator.core.replication.namespace_cap import DEFAULT_CAP, Obj, Tally, kept, over_cap
 from keycloak_operator.core.replication.resources import names_keycloaks
 from keycloak_operator.core.replication.watched import STANDINGS, Listing, Standing, Unlisted, standing
+from keycloak_operator.kernel import names
+from keycloak_operator.models.kinds import REPLICATED
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.kube import (
-    AUTHENTICATION_FLOWS,
-    CLIENT_SCOPES,
-    CLIENTS,
-    IDENTITY_PROVIDERS,
-    KEYCLOAK_GROUPS,
-    KEYCLOAKS,
-    NAMESPACES,
-    REALMS,
-    ApiError,
-    Kube,
-    Resource,
-)
+from keycloak_operator.shell.kube import KEYCLOAKS, NAMESPACES, ApiError, Kube, Resource
+from keycloak_operator.shell.kube import REPLICATED as RESOURCES
 from keycloak_operator.shell.replication.paging import read_kind
 
 log = logging.getLogger(__name__)
@@ -38,19 +29,18 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Read:
-    realms: list[Obj]
-    clients: list[Obj]
+    objects: Mapping[str, list[Obj]]  # by kind, each object with its apiVersion and kind
     keycloaks: list[Obj]
-    client_scopes: list[Obj]
     listing: Listing
-    groups: list[Obj] = field(default_factory=list)
-    identity_providers: list[Obj] = field(default_factory=list)
-    flows: list[Obj] = field(default_factory=list)
+
+    def of(self, kind: str) -> list[Obj]:
+        return self.objects.get(kind, [])
 
 
-# The kinds every round reads, in this order; Keycloaks after them, when some realm names one.
-KINDS: Final = (REALMS, CLIENTS, CLIENT_SCOPES, KEYCLOAK_GROUPS, IDENTITY_PROVIDERS, AUTHENTICATION_FLOWS)
-REQUIRED: Final = frozenset({REALMS.plural, CLIENTS.plural})  # served whenever the operator runs
+# The kinds every round reads, in the registry's order (the realm first); Keycloaks after them, when some
+# realm names one.
+KINDS: Final = tuple(RESOURCES[k.kind] for k in REPLICATED)
+REQUIRED: Final = frozenset(RESOURCES[k.kind].plural for k in REPLICATED if k.required)
 
 
 class Reader:
@@ -110,8 +100,13 @@ class Reader:
 
     @staticmethod
     def _read(per_kind: list[list[Obj]], listing: Listing) -> Read:
-        realms, clients, scopes, groups, idps, flows, *rest = per_kind
-        return Read(realms, clients, rest[0] if rest else [], scopes, listing, groups, idps, flows)
+        """Each kind's objects, stamped with their apiVersion and kind (a LIST's items carry neither)."""
+        objects = {
+            k.kind: [{**o, "apiVersion": names.API_VERSION, "kind": k.kind} for o in found]
+            for k, found in zip(REPLICATED, per_kind, strict=False)
+        }
+        keycloaks = per_kind[len(REPLICATED)] if len(per_kind) > len(REPLICATED) else []
+        return Read(objects, keycloaks, listing)
 
     async def _namespace(self, namespace: str, kinds: Sequence[Resource]) -> list[Tally]:
         """The kinds of one namespace, each read until it is over the cap; the kinds after one over the cap
@@ -124,11 +119,10 @@ class Reader:
         return out
 
     async def _kind(self, res: Resource, namespace: str | None) -> Tally:
-        """One kind, paged. KeycloakClientScopes, KeycloakGroups, KeycloakIdentityProviders or
-        KeycloakAuthenticationFlows: none when the API server does not serve the kind (404: its CRD is not
-        installed yet, as after a `helm upgrade`, which never adds CRDs). Without the CRD no such resource
-        can exist, so this is the truth, and realms and clients go on replicating; any other refusal is an
-        unreadable listing, as for the other kinds."""
+        """One kind, paged. A kind that is not `required` (models/replicated.py): none when the API server
+        does not serve it (404: its CRD is not installed yet, as after a `helm upgrade`, which never adds
+        CRDs). Without the CRD no such resource can exist, so this is the truth, and the other kinds go on
+        replicating; any other refusal is an unreadable listing, as for the other kinds."""
         try:
             return await read_kind(self.kube, res, namespace, self.cap, stop_over=namespace is not None)
         except ApiError as e:

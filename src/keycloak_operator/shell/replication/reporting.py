@@ -12,38 +12,18 @@ from typing import Any, Final
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.report import finalizer_added, report
 from keycloak_operator.core.replication.round import Round
-from keycloak_operator.kernel import names
 from keycloak_operator.shell import events, metrics
-from keycloak_operator.shell.kube import (
-    AUTHENTICATION_FLOWS,
-    CLIENT_SCOPES,
-    CLIENTS,
-    IDENTITY_PROVIDERS,
-    KEYCLOAK_GROUPS,
-    REALMS,
-    ApiError,
-    Kube,
-    Resource,
-)
+from keycloak_operator.shell.kube import REPLICATED, ApiError, Kube, Resource
 
 log = logging.getLogger(__name__)
 
 KUBE_CONCURRENCY: Final = 8  # Kubernetes writes in flight per round (finalizers, statuses, events)
-# Each replicated kind's resource.
-API: Final = {
-    names.REALM_KIND: REALMS,
-    names.CLIENT_KIND: CLIENTS,
-    names.CLIENT_SCOPE_KIND: CLIENT_SCOPES,
-    names.GROUP_KIND: KEYCLOAK_GROUPS,
-    names.IDENTITY_PROVIDER_KIND: IDENTITY_PROVIDERS,
-    names.AUTHENTICATION_FLOW_KIND: AUTHENTICATION_FLOWS,
-}
 
 Obj = dict[str, Any]
 
 
 def _api(kind: str) -> Resource:
-    return API[kind]
+    return REPLICATED[kind]
 
 
 class Reporter:

@@ -1,8 +1,9 @@
 """One replication round for one Keycloak server: read everything fresh, plan (pure), write, report.
 
-Order: realms (deletes before upserts, ADR 0005), then, inside each realm the round may write to, its roles,
-its client scopes, its clients (with their Secrets) and its groups, then statuses and finalizers. Each kind
-is planned in core/replication/ and written by its writer here; the round only orders and runs them.
+Order: realms (deletes before upserts, ADR 0005), then, inside each realm the round may write to, the steps
+of kinds.py in their order (its roles, client scopes, clients with their Secrets, groups, and so on), then
+statuses and finalizers. Each kind is planned in core/replication/ and written by its writer; the round
+only orders and runs them, the same way for every kind (ADR 0030).
 Resources are LISTed at the start of every round (listing.py says why). Nothing is written, to Keycloak or
 to Kubernetes, when nothing changed.
 """
@@ -14,14 +15,8 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
 
-from keycloak_operator.core.replication.authentication_flow import flow_resource
-from keycloak_operator.core.replication.client_scope import scope_resource
-from keycloak_operator.core.replication.group import group_resource
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.identity_provider import idp_resource
-from keycloak_operator.core.replication.in_realm import client_resource
 from keycloak_operator.core.replication.namespace_cap import DEFAULT_CAP
 from keycloak_operator.core.replication.resources import RealmTarget, realm_target
 from keycloak_operator.core.replication.retry import Backoff
@@ -43,28 +38,16 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.admins import Admins
-from keycloak_operator.shell.replication.authentication_flows import AuthenticationFlowWriter
-from keycloak_operator.shell.replication.client_scopes import ClientScopeWriter
-from keycloak_operator.shell.replication.clients import ClientWriter
 from keycloak_operator.shell.replication.context import InRealm
-from keycloak_operator.shell.replication.groups import GroupWriter
-from keycloak_operator.shell.replication.identity_providers import IdentityProviderWriter
+from keycloak_operator.shell.replication.kinds import STEPS, InsideRealm, Tools
 from keycloak_operator.shell.replication.listing import Reader
-from keycloak_operator.shell.replication.realm_defaults import RealmDefaultsWriter
 from keycloak_operator.shell.replication.realm_reads import RealmReads
 from keycloak_operator.shell.replication.realms import RealmWriter
 from keycloak_operator.shell.replication.reporting import Reporter
-from keycloak_operator.shell.replication.roles import RoleWriter
 from keycloak_operator.shell.replication.smtp_secrets import with_smtp_passwords
 from keycloak_operator.shell.settings import DEFAULT_CONCURRENCY, DEFAULT_ROUND_BUDGET_S
 
 log = logging.getLogger(__name__)
-
-
-class InsideRealm(Protocol):
-    """A writer of what lives inside a realm (its roles, client scopes, clients), run once it is settled."""
-
-    async def sync(self, rnd: Round, at: InRealm) -> None: ...
 
 
 class Replicator:
@@ -94,18 +77,8 @@ class Replicator:
         self.backoff = Backoff(policy.cluster_domain)
         self.clock = clock
         self.realms = RealmWriter(limiter, format_in_effect)
-        # In this order inside each realm: roles, client scopes, clients (which may attach those scopes),
-        # groups (which may map those clients' roles), what the realm gives every user (which may name those
-        # roles and groups), identity providers (whose mappers may name roles), then authentication flows.
-        self.inside_realm: tuple[InsideRealm, ...] = (
-            RoleWriter(limiter),
-            ClientScopeWriter(limiter),
-            ClientWriter(kube, limiter, concurrency),
-            GroupWriter(limiter),
-            RealmDefaultsWriter(limiter),
-            IdentityProviderWriter(kube, limiter),
-            AuthenticationFlowWriter(limiter),
-        )
+        tools = Tools(kube, limiter, concurrency)
+        self.inside_realm: tuple[InsideRealm, ...] = tuple(step.writer(tools) for step in STEPS)
 
     def _count(self) -> None:
         self.admin_writes += 1
@@ -115,10 +88,7 @@ class Replicator:
         if self.backoff.waiting(url, self.clock()):
             return None  # unreachable lately: the failed round asked for its retry; resyncs do not hurry it
         read = await self.reader.read()
-        realm_objs = [{**o, "apiVersion": names.API_VERSION, "kind": names.REALM_KIND} for o in read.realms]
-        client_objs = [
-            {**o, "apiVersion": names.API_VERSION, "kind": names.CLIENT_KIND} for o in read.clients
-        ]
+        realm_objs = read.of(names.REALM_KIND)
         keycloaks = {(k["metadata"]["namespace"], k["metadata"]["name"]): k for k in read.keycloaks}
         blind = read.listing.held
         targets = {
@@ -128,31 +98,15 @@ class Replicator:
         unresolved = {k: t for k, t in targets.items() if t.server is None}
         rnd = Round(failed=read.listing.failed)
         rnd.objects.update({t.resource.key: o for t, o in zip(targets.values(), realm_objs, strict=True)})
-        scope_objs = [
-            {**o, "apiVersion": names.API_VERSION, "kind": names.CLIENT_SCOPE_KIND}
-            for o in read.client_scopes
-        ]
-        group_objs = [{**o, "apiVersion": names.API_VERSION, "kind": names.GROUP_KIND} for o in read.groups]
-        idp_objs = [
-            {**o, "apiVersion": names.API_VERSION, "kind": names.IDENTITY_PROVIDER_KIND}
-            for o in read.identity_providers
-        ]
-        flow_objs = [
-            {**o, "apiVersion": names.API_VERSION, "kind": names.AUTHENTICATION_FLOW_KIND} for o in read.flows
-        ]
         # Everything declared inside a realm, of every kind; each writer takes its own (context.InRealm).
-        children = [
-            *(
-                client_resource(o, targets, blind, loopback_http=self.policy.idp_loopback_http)
-                for o in client_objs
-            ),
-            *(scope_resource(o, targets, blind) for o in scope_objs),
-            *(group_resource(o, targets, blind) for o in group_objs),
-            *(idp_resource(o, targets, blind, loopback_http=self.policy.idp_loopback_http) for o in idp_objs),
-            *(flow_resource(o, targets, blind) for o in flow_objs),
-        ]
-        inside_objs = [*client_objs, *scope_objs, *group_objs, *idp_objs, *flow_objs]
-        rnd.objects.update({c.key: o for c, o in zip(children, inside_objs, strict=True)})
+        children: list[Resource] = []
+        for step in STEPS:
+            if step.kind is None or step.resource is None:
+                continue
+            for obj in read.of(step.kind.kind):
+                child = step.resource(obj, targets, blind, self.policy)
+                children.append(child)
+                rnd.objects[child.key] = obj
         in_scope = [c for c in children if c.parent in mine]
         without_realm(rnd, children, targets.keys(), blind)  # reported by every round
         await self.reporter.ensure_finalizers(
