@@ -28,8 +28,8 @@ from keycloak_operator.core.replication import flow_build, flow_content
 from keycloak_operator.core.replication import idp_flow_rule as flow_rule
 from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.round import Round, collect
-from keycloak_operator.core.replication.sync import Resource, ScopeOperation, ScopePlan, Verdict, settle
+from keycloak_operator.core.replication.round import Round
+from keycloak_operator.core.replication.sync import Resource, ScopeOperation, ScopePlan, Verdict
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
@@ -37,7 +37,7 @@ from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
-from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.executor import write_scope
 from keycloak_operator.shell.replication.flow_builder import (
     limited,
     read_steps,
@@ -199,9 +199,7 @@ class AuthenticationFlowWriter:
                 limited(api, self.limiter, op.key.namespace), at.remote, scope, op, steps, alias_by_id
             )
 
-        failed = await execute(scope, write, self.limiter, rnd)
-        settle(scope, failed)
-        collect(rnd, scope, {c.key: c for c in declared})
+        await write_scope(rnd, scope, write, self.limiter, {c.key: c for c in declared})
         return scope
 
     async def _in_use(

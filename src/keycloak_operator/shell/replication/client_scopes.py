@@ -12,21 +12,20 @@ from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication.client_parts import MAPPER_HASH
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
-from keycloak_operator.core.replication.round import Round, collect
+from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import (
     Release,
     Resource,
     ScopeOperation,
     ScopePlan,
     Verdict,
-    settle,
 )
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
-from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.executor import write_scope
 from keycloak_operator.shell.replication.mapper_revocation import revoke_refused_mappers
 from keycloak_operator.shell.replication.token_reads import (
     AuthorityFor,
@@ -51,9 +50,7 @@ class ClientScopeWriter:
         async def write(op: ScopeOperation) -> None:
             await self._write(at.admin, at.remote, scope, op)
 
-        failed = await execute(scope, write, self.limiter, rnd)
-        settle(scope, failed)
-        collect(rnd, scope, {c.key: c for c in declared})
+        await write_scope(rnd, scope, write, self.limiter, {c.key: c for c in declared})
         by_id = {str(s.get("id")): s for s in observed if isinstance(s, Mapping)}
         authority = await self._authority(at, declared, observed)
         await self._mappers(rnd, at, declared, scope, by_id, authority)

@@ -8,7 +8,7 @@ from keycloak_operator.core.replication import client, client_secret
 from keycloak_operator.core.replication import client_parts as parts
 from keycloak_operator.core.replication import token_mappers as tm
 from keycloak_operator.core.replication.plan import Create, Delete, Update
-from keycloak_operator.core.replication.round import Round, collect
+from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import (
     Disable,
     Release,
@@ -16,7 +16,6 @@ from keycloak_operator.core.replication.sync import (
     ScopeOperation,
     ScopePlan,
     Verdict,
-    settle,
 )
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
@@ -29,7 +28,7 @@ from keycloak_operator.shell.replication.client_parts import (
     with_missing_scopes,
 )
 from keycloak_operator.shell.replication.context import InRealm
-from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.executor import write_scope
 from keycloak_operator.shell.replication.fan_out import fan_out
 from keycloak_operator.shell.replication.mapper_revocation import revoke_refused_mappers
 from keycloak_operator.shell.replication.service_accounts import (
@@ -63,9 +62,7 @@ class ClientWriter:
         async def write(op: ScopeOperation) -> None:
             await self._write(at.admin, at.remote, scope, op, observed)
 
-        failed = await execute(scope, write, self.limiter, rnd)
-        settle(scope, failed)
-        collect(rnd, scope, {c.key: c for c in declared})
+        failed = await write_scope(rnd, scope, write, self.limiter, {c.key: c for c in declared})
         by_id = {str(c.get("id")): c for c in observed if isinstance(c, dict)}
         authority = await self._authority(at, declared, scope, observed, set(failed))
         # Each phase whole before the next (a client's roles before composites naming them, every client

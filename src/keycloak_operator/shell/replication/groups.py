@@ -10,14 +10,13 @@ from keycloak_operator.core.replication import group
 from keycloak_operator.core.replication import token_authority as ta
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
-from keycloak_operator.core.replication.round import Round, collect
+from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import (
     Release,
     Resource,
     ScopeOperation,
     ScopePlan,
     Verdict,
-    settle,
 )
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
@@ -26,7 +25,7 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.keycloak_groups import GroupAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
-from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.executor import write_scope
 from keycloak_operator.shell.replication.realm_reads import RealmReads
 from keycloak_operator.shell.replication.token_reads import authority_for
 
@@ -147,12 +146,8 @@ class GroupWriter:
         async def write(op: ScopeOperation) -> None:
             await self._write(api, at.remote, scope, by_key, by_id, op)
 
-        failed: dict[ObjectKey, str] = {}
         # A stage at a time: a child's create finds its parent's id in `scope`, read or just written.
-        for stage in group.stages(scope, by_id):
-            failed.update(await execute(stage, write, self.limiter, rnd))
-        settle(scope, failed)
-        collect(rnd, scope, by_key)
+        await write_scope(rnd, scope, write, self.limiter, by_key, group.stages(scope, by_id))
         await self._mappings(rnd, at, api, lookup, planned, scope, by_id)
 
     @staticmethod

@@ -15,7 +15,7 @@ from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.marker import read_marker
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import keep_orphans_of
-from keycloak_operator.core.replication.round import Round, collect
+from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import (
     Disable,
     Release,
@@ -24,13 +24,12 @@ from keycloak_operator.core.replication.sync import (
     ScopeOperation,
     ScopePlan,
     Verdict,
-    settle,
 )
 from keycloak_operator.core.replication.watched import Listing, deletions_waiting
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.admins import Admins
-from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.executor import write_scope
 
 log = logging.getLogger(__name__)
 Listed = Mapping[str, Mapping[str, Any]]  # the realms a login listed, by name
@@ -104,9 +103,7 @@ class RealmWriter:
                 listed = by_name.get(op.remote_id) if isinstance(op, Update | Release | Disable) else None
                 await self._write(admins.admin_for(op.key), op, scope, passwords.get(op.key), fmt, listed)
 
-            failed = await execute(scope, write, self.limiter, rnd)
-            settle(scope, failed)
-            collect(rnd, scope, {r.key: r for r in group})
+            await write_scope(rnd, scope, write, self.limiter, {r.key: r for r in group})
             written = {op.key for phase in scope.phases() for op in phase}
             # No format every live replica shares: nothing is migrated (core/common/formats.py).
             if fmt is None:
