@@ -19,7 +19,9 @@ def _run(args: argparse.Namespace) -> int:
 
     from keycloak_operator.core.common.peering import default_priority
     from keycloak_operator.core.replication.servers import ServerPolicy
-    from keycloak_operator.shell import runtime  # registers the handlers, both controllers'
+    from keycloak_operator.shell import lifecycle, runtime
+
+    lifecycle.register()  # kopf's handlers, both controllers', are registered by importing them
     from keycloak_operator.shell.leadership import leadership
     from keycloak_operator.shell.settings import Settings, idp_loopback_http
 

@@ -13,6 +13,7 @@ import pytest
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.kernel import names
 from keycloak_operator.shell import replication_handlers as rh
+from keycloak_operator.shell.runtime import ReplicationState
 from tests.unit.test_replication_round import (
     KC_URL,
     World,
@@ -157,13 +158,13 @@ async def test_a_client_scope_event_queues_its_realms_server_and_the_one_it_left
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     lane = _Lane()
-    monkeypatch.setattr(rh, "runtime", rh.ReplicationRuntime())
-    rh.runtime.own = rh.runtime.external = lane  # type: ignore[assignment]
+    monkeypatch.setattr(rh.runtime, "replication", ReplicationState())
+    rh.runtime.replication.own = rh.runtime.replication.external = lane  # type: ignore[assignment]
     main, other = (
         ObjectKey(names.REALM_KIND, "team-a", "main"),
         ObjectKey(names.REALM_KIND, "team-a", "other"),
     )
-    rh.runtime.servers.update({main: KC_URL, other: "https://sso.example.com"})
+    rh.runtime.replication.servers.update({main: KC_URL, other: "https://sso.example.com"})
 
     def body(realm: str) -> kopf.Body:
         return kopf.Body(_scope("team-a", "audit") | {"spec": {"realm": {"name": realm}, "name": "audit"}})
@@ -173,7 +174,7 @@ async def test_a_client_scope_event_queues_its_realms_server_and_the_one_it_left
     lane.queued.clear()
     await rh.ON_EVENT[names.CLIENT_SCOPE_KIND](event={"type": "MODIFIED"}, body=body("other"))
     assert sorted(lane.queued) == sorted([KC_URL, "https://sso.example.com"])
-    assert rh.runtime.realms_of_client[ObjectKey(KIND, "team-a", "audit")] == other
+    assert rh.runtime.replication.realms_of_client[ObjectKey(KIND, "team-a", "audit")] == other
 
 
 async def test_a_client_never_attaches_a_scope_another_namespace_declares(world: World) -> None:

@@ -15,6 +15,7 @@ from keycloak_operator.kernel import names
 from keycloak_operator.shell import replication_handlers as rh
 from keycloak_operator.shell.keycloak_admin import AdminError
 from keycloak_operator.shell.replication import groups as writer
+from keycloak_operator.shell.runtime import ReplicationState
 from tests.unit import test_replication_round as trr
 from tests.unit.test_replication_round import KC_URL, World, _client, _events, _phases, _resource, make_world
 
@@ -153,9 +154,9 @@ class _Lane:
 
 async def test_a_group_event_queues_its_realms_server(monkeypatch: pytest.MonkeyPatch) -> None:
     lane = _Lane()
-    monkeypatch.setattr(rh, "runtime", rh.ReplicationRuntime())
-    rh.runtime.own = rh.runtime.external = lane  # type: ignore[assignment]
-    rh.runtime.servers[ObjectKey(names.REALM_KIND, "team-a", "main")] = KC_URL
+    monkeypatch.setattr(rh.runtime, "replication", ReplicationState())
+    rh.runtime.replication.own = rh.runtime.replication.external = lane  # type: ignore[assignment]
+    rh.runtime.replication.servers[ObjectKey(names.REALM_KIND, "team-a", "main")] = KC_URL
     await rh.ON_EVENT[names.GROUP_KIND](event={"type": "ADDED"}, body=kopf.Body(_group("team-a", "eng")))
     assert lane.queued == [KC_URL]
 

@@ -16,6 +16,7 @@ import pytest
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.kernel import names
 from keycloak_operator.shell import replication_handlers as rh
+from keycloak_operator.shell.runtime import ReplicationState
 from tests.unit.test_replication_round import KC_URL, World, _events, _phases, _resource, make_world
 
 KIND = names.IDENTITY_PROVIDER_KIND
@@ -201,9 +202,9 @@ class _Lane:
 
 async def test_an_identity_provider_event_queues_its_realms_server(monkeypatch: pytest.MonkeyPatch) -> None:
     lane = _Lane()
-    monkeypatch.setattr(rh, "runtime", rh.ReplicationRuntime())
-    rh.runtime.own = rh.runtime.external = lane  # type: ignore[assignment]
-    rh.runtime.servers[ObjectKey(names.REALM_KIND, "team-a", "main")] = KC_URL
+    monkeypatch.setattr(rh.runtime, "replication", ReplicationState())
+    rh.runtime.replication.own = rh.runtime.replication.external = lane  # type: ignore[assignment]
+    rh.runtime.replication.servers[ObjectKey(names.REALM_KIND, "team-a", "main")] = KC_URL
     await rh.ON_EVENT[names.IDENTITY_PROVIDER_KIND](
         event={"type": "ADDED"}, body=kopf.Body(_idp("team-a", "upstream"))
     )

@@ -12,7 +12,7 @@ import pytest
 
 from keycloak_operator.core.replication import ObjectKey
 from keycloak_operator.core.replication.servers import ServerPolicy
-from keycloak_operator.shell import handlers, replication_handlers, runtime
+from keycloak_operator.shell import handlers, lifecycle, replication_handlers, runtime
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.settings import Settings
 
@@ -64,10 +64,10 @@ class FakeKube:
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Fresh controller state, a Kube.connect that counts, and a leadership watcher that only waits."""
-    monkeypatch.setattr(runtime, "shared", runtime.Shared())
-    monkeypatch.setattr(handlers, "runtime", handlers.Runtime())
-    monkeypatch.setattr(replication_handlers, "runtime", replication_handlers.ReplicationRuntime())
-    monkeypatch.setattr(runtime.diagnostics, "install", lambda: None)
+    fresh_runtime = runtime.Runtime()
+    for module in (runtime, lifecycle, replication_handlers, handlers):
+        monkeypatch.setattr(module, "runtime", fresh_runtime)
+    monkeypatch.setattr(lifecycle.diagnostics, "install", lambda: None)
     seen: dict[str, Any] = {"connects": [], "watching": []}
 
     async def connect(connections: int | None = None) -> FakeKube:
@@ -79,7 +79,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         await asyncio.Event().wait()
 
     monkeypatch.setattr(Kube, "connect", connect)
-    monkeypatch.setattr(runtime.leadership, "watch", watch)
+    monkeypatch.setattr(lifecycle.leadership, "watch", watch)
     return seen
 
 
@@ -98,26 +98,27 @@ async def test_both_controllers_start_on_one_client_and_one_watcher_and_stop_bef
     policy = ServerPolicy(external_hosts=("sso.example.com",))
     runtime.configure(Settings(["team-a"], policy, 5.0, 3, 20, 7.5, 2.0, timedelta(seconds=9)))
     settings = kopf_settings()
-    await runtime.startup(settings=settings)
-    await runtime.startup(settings=settings)  # kopf retrying the handler: nothing is started twice
+    await lifecycle.startup(settings=settings)
+    await lifecycle.startup(settings=settings)  # kopf retrying the handler: nothing is started twice
     await asyncio.sleep(0)
-    kube = runtime.shared.kube
-    assert fresh["connects"] == [runtime.CONNECTIONS] and fresh["watching"] == [kube]
+    state = lifecycle.runtime
+    kube = state.kube
+    assert fresh["connects"] == [lifecycle.CONNECTIONS] and fresh["watching"] == [kube]
     assert settings.peering.lifetime == 20 and settings.posting.enabled is False
 
-    assert handlers.runtime.kube is kube and handlers.runtime.queue is not None
-    replicator = replication_handlers.runtime.replicator
+    assert state.keycloaks.queue is not None
+    replicator = state.replication.replicator
     assert replicator is not None and replicator.kube is kube
     assert replicator.reader.namespaces == ["team-a"] and replicator.policy == policy
     assert replicator.revocation_grace == timedelta(seconds=9)
-    assert replication_handlers.runtime.policy == policy
-    assert replication_handlers.runtime.own is not None and replication_handlers.runtime.external is not None
+    assert state.replication.policy == policy
+    assert state.replication.own is not None and state.replication.external is not None
 
-    tasks = [runtime.shared.resync, runtime.shared.leadership]
-    await runtime.cleanup()
+    tasks = [state.resync, state.leadership]
+    await lifecycle.cleanup()
     assert isinstance(kube, FakeKube) and kube.closed == 1
     assert all(t is not None and t.done() for t in tasks)
-    assert runtime.shared.kube is None
+    assert state.kube is None
 
 
 async def test_one_resync_tick_has_both_controllers_queue_what_they_have_seen(
@@ -134,21 +135,21 @@ async def test_one_resync_tick_has_both_controllers_queue_what_they_have_seen(
     monkeypatch.setattr(handlers, "resync", lambda: ticks.append("keycloaks"))
     monkeypatch.setattr(replication_handlers, "resync", servers)
     runtime.configure(Settings(resync_seconds=0.01))
-    await runtime.startup(settings=kopf_settings())
+    await lifecycle.startup(settings=kopf_settings())
     await asyncio.wait_for(twice.wait(), 5)
-    await runtime.cleanup()
+    await lifecycle.cleanup()
     assert ticks[:4] == ["keycloaks", "servers", "keycloaks", "servers"]
 
 
 async def test_the_controllers_queue_everything_they_have_seen_on_a_tick(fresh: dict[str, Any]) -> None:
-    await runtime.startup(settings=kopf_settings())
-    handlers.runtime.known["uid-1"] = ("team", "kc")
-    replication_handlers.runtime.servers[ObjectKey("KeycloakRealm", "team", "main")] = "https://sso"
+    await lifecycle.startup(settings=kopf_settings())
+    lifecycle.runtime.keycloaks.known["uid-1"] = ("team", "kc")
+    lifecycle.runtime.replication.servers[ObjectKey("KeycloakRealm", "team", "main")] = "https://sso"
     queued: list[Any] = []
-    assert handlers.runtime.queue is not None
-    handlers.runtime.queue.add = lambda key, priority=0: queued.append(key)  # type: ignore[method-assign]
-    replication_handlers.runtime.queue = lambda url: queued.append(url)  # type: ignore[method-assign]
+    assert lifecycle.runtime.keycloaks.queue is not None
+    lifecycle.runtime.keycloaks.queue.add = lambda key, priority=0: queued.append(key)  # type: ignore[method-assign]
+    lifecycle.runtime.replication.queue = lambda url: queued.append(url)  # type: ignore[method-assign]
     handlers.resync()
     replication_handlers.resync()
-    await runtime.cleanup()
+    await lifecycle.cleanup()
     assert queued[0] == ("team", "kc") and sorted(queued[1:]) == ["", "https://sso"]

@@ -27,7 +27,6 @@ import kopf
 from keycloak_operator.core.replication.fairness import round_group
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import server_url
-from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.names import HTTP_PORT
 from keycloak_operator.models.kinds import REPLICATED
@@ -37,6 +36,7 @@ from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import STANDBY_RECHECK_SECONDS, leadership
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication import Replicator
+from keycloak_operator.shell.runtime import NO_SERVER, runtime
 from keycloak_operator.shell.settings import Settings
 from keycloak_operator.shell.workqueue import WorkQueue
 
@@ -47,52 +47,31 @@ WORKERS_PER_LANE = 4
 # host, take at most half a lane's workers at once (core/replication/fairness.py round_group): a tenant's slow
 # servers leave the rest of the lane to others.
 WORKERS_PER_GROUP = WORKERS_PER_LANE // 2
-NO_SERVER = ""  # rounds for resources that name no reachable server (reported, never written)
-
-
-class ReplicationRuntime:
-    """What the replication handlers share for the life of one operator process (the Kubernetes client and
-    the settings are the ones the Keycloak controller uses too: shell/runtime.py)."""
-
-    def __init__(self) -> None:
-        self.policy: ServerPolicy = DEFAULT_POLICY
-        self.replicator: Replicator | None = None
-        self.own: WorkQueue[str] | None = None  # servers this operator runs
-        self.external: WorkQueue[str] | None = None  # servers tenants name
-        self.servers: dict[ObjectKey, str] = {}  # realm resource -> its server URL
-        self.realms_of_client: dict[ObjectKey, ObjectKey] = {}  # a client's, client scope's or group's realm
-
-    def queue(self, url: str) -> None:
-        own = url == NO_SERVER or names.is_keycloak_url(url, self.policy.cluster_domain)
-        lane = self.own if own else self.external
-        assert lane is not None
-        lane.add(url)
-
-
-runtime = ReplicationRuntime()
 
 
 async def _process(url: str) -> float | None:
-    assert runtime.replicator is not None
+    assert runtime.replication.replicator is not None
     if not leadership.all_active():
         return STANDBY_RECHECK_SECONDS  # another replica leads; kopf is paused too
     started = time.monotonic()
     try:
-        return await runtime.replicator.sync(url)
+        return await runtime.replication.replicator.sync(url)
     finally:
         metrics.replication_round(time.monotonic() - started)
 
 
 def resync() -> None:
-    """The resync tick (shell/runtime.py): every server seen gets a round; it repairs hand edits made inside
-    Keycloak."""
-    for url in {*runtime.servers.values(), NO_SERVER}:
-        runtime.queue(url)
+    """The resync tick (shell/lifecycle.py): every server seen gets a round; it repairs hand edits made
+    inside Keycloak."""
+    for url in {*runtime.replication.servers.values(), NO_SERVER}:
+        runtime.replication.queue(url)
 
 
 def _group(url: str) -> str:
     """The round's group (fairness.round_group), from the namespaces whose realms name the server."""
-    return round_group(url, {key.namespace for key, named in runtime.servers.items() if named == url})
+    return round_group(
+        url, {key.namespace for key, named in runtime.replication.servers.items() if named == url}
+    )
 
 
 def _lane() -> WorkQueue[str]:
@@ -100,13 +79,13 @@ def _lane() -> WorkQueue[str]:
 
 
 def start(kube: Kube, settings: Settings) -> None:
-    """Called once at startup (shell/runtime.py), with the client and settings both controllers share: the
-    namespaces the operator watches (None: all; a round never touches markers of others), where admin
+    """Called once at startup (shell/lifecycle.py), with the client and settings both controllers share:
+    the namespaces the operator watches (None: all; a round never touches markers of others), where admin
     logins may go, the write limits and the revocation grace."""
-    runtime.policy = settings.policy
-    if runtime.replicator is None:
+    runtime.replication.policy = settings.policy
+    if runtime.replication.replicator is None:
         limiter = WriteLimiter(settings.writes_per_second, settings.namespace_writes_per_second)
-        runtime.replicator = Replicator(
+        runtime.replication.replicator = Replicator(
             kube,
             settings.namespaces,
             limiter,
@@ -117,16 +96,16 @@ def start(kube: Kube, settings: Settings) -> None:
             round_budget=settings.round_budget,
             namespace_cap=settings.namespace_cap,
         )
-    if runtime.own is None or runtime.external is None:
-        runtime.own = _lane()
-        runtime.external = _lane()
-        runtime.own.start()
-        runtime.external.start()
+    if runtime.replication.own is None or runtime.replication.external is None:
+        runtime.replication.own = _lane()
+        runtime.replication.external = _lane()
+        runtime.replication.own.start()
+        runtime.replication.external.start()
 
 
 async def stop() -> None:
     """Both lanes; the shared client is closed after both controllers stopped."""
-    for lane in (runtime.own, runtime.external):
+    for lane in (runtime.replication.own, runtime.replication.external):
         if lane is not None:
             await lane.stop()
 
@@ -137,15 +116,15 @@ def _key(kind: str, body: kopf.Body) -> ObjectKey:
 
 def _realm_event(event: kopf.RawEvent, body: kopf.Body) -> None:
     key = _key(names.REALM_KIND, body)
-    before = runtime.servers.get(key)
-    url = server_url(dict(body), runtime.policy) or NO_SERVER
+    before = runtime.replication.servers.get(key)
+    url = server_url(dict(body), runtime.replication.policy) or NO_SERVER
     if event["type"] == "DELETED":
-        runtime.servers.pop(key, None)
+        runtime.replication.servers.pop(key, None)
         metrics.FLEET.replicated_gone(key.kind, key.namespace, key.name)
     else:
-        runtime.servers[key] = url
+        runtime.replication.servers[key] = url
     for target in {url, before or url}:  # a realm moved to another server: both rounds must run
-        runtime.queue(target)
+        runtime.replication.queue(target)
 
 
 def _watch(kind: ReplicatedKind) -> Callable[..., Awaitable[None]]:
@@ -172,23 +151,26 @@ def _in_realm_event(kind: str, event: kopf.RawEvent, body: kopf.Body) -> None:
     parent = ObjectKey(
         names.REALM_KIND, str(realm.get("namespace") or key.namespace), str(realm.get("name", ""))
     )
-    before = runtime.realms_of_client.get(key)
+    before = runtime.replication.realms_of_client.get(key)
     if event["type"] == "DELETED":
-        runtime.realms_of_client.pop(key, None)
+        runtime.replication.realms_of_client.pop(key, None)
         metrics.FLEET.replicated_gone(key.kind, key.namespace, key.name)
     else:
-        runtime.realms_of_client[key] = parent
+        runtime.replication.realms_of_client[key] = parent
     for realm_key in {parent, before or parent}:
-        runtime.queue(runtime.servers.get(realm_key, NO_SERVER))
+        runtime.replication.queue(runtime.replication.servers.get(realm_key, NO_SERVER))
 
 
 @kopf.on.event(names.GROUP, names.VERSION, names.KEYCLOAK_PLURAL)
 async def keycloak_changed(body: kopf.Body, **_: Any) -> None:
     """realmNamespaces or the admin Secret may have changed: the rounds of realms on it run again."""
-    if runtime.own is None:
+    if runtime.replication.own is None:
         return
     url = names.keycloak_url(
-        str(body.metadata["name"]), str(body.metadata["namespace"]), HTTP_PORT, runtime.policy.cluster_domain
+        str(body.metadata["name"]),
+        str(body.metadata["namespace"]),
+        HTTP_PORT,
+        runtime.replication.policy.cluster_domain,
     )
-    if url in runtime.servers.values():
-        runtime.queue(url)
+    if url in runtime.replication.servers.values():
+        runtime.replication.queue(url)

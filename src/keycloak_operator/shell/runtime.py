@@ -1,83 +1,71 @@
-"""What the Keycloak controller (handlers.py) and the replication controller (replication_handlers.py) share
-for the life of one operator process: the settings, parsed once; one Kubernetes client; one leadership
-watcher.
+"""The operator process's one runtime object: what the Keycloak controller (handlers.py) and the replication
+controller (replication_handlers.py) share for the life of one process (the settings, parsed once; one
+Kubernetes client; the leadership watcher and the resync tick), and each controller's own state beside it.
 
-One kopf startup handler connects, starts the leadership watcher and then each controller; one cleanup
-handler stops the controllers and then closes the client they share. So neither controller depends on the
-order kopf runs handlers in, and neither opens or closes the client for the other.
+It holds state only; lifecycle.py's kopf startup and cleanup fill and empty it, and each controller reads
+its own part. Tests replace the whole object, or one part, to start from nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from typing import Any
+from typing import Final
 
-import kopf
-
+from keycloak_operator.core import ingress_policy
+from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPolicy
 from keycloak_operator.kernel import names
-from keycloak_operator.shell import diagnostics, handlers, replication_handlers
 from keycloak_operator.shell.kube import Kube
-from keycloak_operator.shell.leadership import leadership
+from keycloak_operator.shell.replication import Replicator
 from keycloak_operator.shell.settings import Settings
+from keycloak_operator.shell.workqueue import WorkQueue
 
-# Each controller had a client of its own, with the client's default pool of 100 connections; sharing one,
-# they keep the same number between them, so neither waits for a connection where it did not before.
-CONNECTIONS = 200
+Key = tuple[str, str]  # a Keycloak's (namespace, name)
+NO_SERVER: Final = (
+    ""  # replication rounds for resources that name no reachable server (reported, never written)
+)
 
 
-class Shared:
+class KeycloakState:
+    """The Keycloak controller's: its work queue, and the Keycloaks it has seen."""
+
+    def __init__(self) -> None:
+        self.queue: WorkQueue[Key] | None = None
+        self.known: dict[str, Key] = {}  # uid -> key, for waking an owner from its child's event
+        self.ingress_policy = ingress_policy.DEFAULT_POLICY  # the installation's, from the settings
+
+
+class ReplicationState:
+    """The replication controller's: its replicator, its two lanes and the servers its resources name."""
+
+    def __init__(self) -> None:
+        self.policy: ServerPolicy = DEFAULT_POLICY
+        self.replicator: Replicator | None = None
+        self.own: WorkQueue[str] | None = None  # servers this operator runs
+        self.external: WorkQueue[str] | None = None  # servers tenants name
+        self.servers: dict[ObjectKey, str] = {}  # realm resource -> its server URL
+        self.realms_of_client: dict[ObjectKey, ObjectKey] = {}  # an in-realm resource's realm
+
+    def queue(self, url: str) -> None:
+        """A URL's lane follows from the URL alone, so one server is never in two queues at once."""
+        own = url == NO_SERVER or names.is_keycloak_url(url, self.policy.cluster_domain)
+        lane = self.own if own else self.external
+        assert lane is not None
+        lane.add(url)
+
+
+class Runtime:
     def __init__(self) -> None:
         self.settings = Settings()
         self.kube: Kube | None = None
         self.leadership: asyncio.Task[None] | None = None
         self.resync: asyncio.Task[None] | None = None
+        self.keycloaks = KeycloakState()
+        self.replication = ReplicationState()
 
 
-shared = Shared()
+runtime = Runtime()
 
 
 def configure(settings: Settings) -> None:
-    shared.settings = settings
-
-
-@kopf.on.startup()
-async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
-    settings.persistence.finalizer = f"{names.GROUP}/finalizer"
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=names.GROUP)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=names.GROUP)
-    settings.posting.enabled = False  # our Events are posted explicitly, only when something happens
-    settings.watching.server_timeout = 300
-    settings.peering.lifetime = shared.settings.peering_lifetime
-    diagnostics.install()
-    if shared.kube is None:  # kopf retries a startup handler that failed: connect once
-        shared.kube = await Kube.connect(CONNECTIONS)
-    if shared.leadership is None:
-        shared.leadership = asyncio.create_task(leadership.watch(shared.kube))
-    handlers.start(shared.kube, shared.settings)
-    replication_handlers.start(shared.kube, shared.settings)
-    if shared.resync is None:
-        shared.resync = asyncio.create_task(_resync_forever(shared.settings.resync_seconds))
-
-
-async def _resync_forever(seconds: float) -> None:
-    """The fallback for events missed: both controllers queue everything they have seen, every `seconds`."""
-    while True:
-        await asyncio.sleep(seconds)
-        handlers.resync()
-        replication_handlers.resync()
-
-
-@kopf.on.cleanup()
-async def cleanup(**_: Any) -> None:
-    for task in (shared.resync, shared.leadership):
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    shared.resync = shared.leadership = None
-    await handlers.stop()
-    await replication_handlers.stop()
-    if shared.kube is not None:
-        await shared.kube.close()
-        shared.kube = None
+    runtime.settings = settings
