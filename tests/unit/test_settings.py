@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import logging
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,21 @@ def test_no_module_but_settings_reads_a_kcop_variable() -> None:
         if _reads_the_environment(tree) and _kcop_names(tree):
             readers[str(path.relative_to(PACKAGE))] = sorted(_kcop_names(tree))
     assert list(readers) == ["shell/settings.py"], readers
+
+
+def test_a_test_hook_that_is_on_is_said_at_startup(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from keycloak_operator.shell import hooks_for_tests
+
+    monkeypatch.delenv("KCOP_FAILPOINT", raising=False)
+    monkeypatch.delenv(settings.LOOPBACK_ENV, raising=False)
+    with caplog.at_level(logging.WARNING):
+        hooks_for_tests.announce()
+    assert not caplog.records
+    monkeypatch.setenv("KCOP_FAILPOINT", "after-persist:CuttingOver")
+    monkeypatch.setenv(settings.LOOPBACK_ENV, "true")
+    with caplog.at_level(logging.WARNING):
+        hooks_for_tests.announce()
+    said = caplog.text
+    assert "KCOP_FAILPOINT=after-persist:CuttingOver" in said and settings.LOOPBACK_ENV in said

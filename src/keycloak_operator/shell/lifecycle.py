@@ -15,7 +15,7 @@ from typing import Any
 import kopf
 
 from keycloak_operator.kernel import names
-from keycloak_operator.shell import diagnostics, handlers, replication_handlers
+from keycloak_operator.shell import diagnostics, handlers, hooks_for_tests, replication_handlers
 from keycloak_operator.shell.kube import Kube
 from keycloak_operator.shell.leadership import leadership
 from keycloak_operator.shell.runtime import runtime
@@ -34,6 +34,7 @@ async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.watching.server_timeout = 300
     settings.peering.lifetime = runtime.settings.peering_lifetime
     diagnostics.install()
+    hooks_for_tests.announce()
     if runtime.kube is None:  # kopf retries a startup handler that failed: connect once
         runtime.kube = await Kube.connect(CONNECTIONS)
     if runtime.leadership is None:

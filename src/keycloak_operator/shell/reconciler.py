@@ -37,7 +37,7 @@ from keycloak_operator.core.common import conditions, merge_patch
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.shell import events, failpoints, metrics, upgrade
+from keycloak_operator.shell import events, hooks_for_tests, metrics, upgrade
 from keycloak_operator.shell.kube import (
     CONFIG_MAPS,
     DEPLOYMENTS,
@@ -230,7 +230,7 @@ async def reconcile_once(
                 and (stored is None or stored.state != step.status.state)
             ):
                 metrics.upgrade_transition(transition(stored, step.status))
-                failpoints.after_persist(step.status.state)
+                hooks_for_tests.after_persist(step.status.state)
     if decision.create_admin_secret:
         made = await kube.create(children.admin_secret(owner, pysecrets.token_urlsafe(24)))
         if made is not None:

@@ -153,8 +153,7 @@ class AdminLimits:
         )
 
 
-# URLs Keycloak calls (providers', back-channel logout) on loopback: tests only
-# (core/replication/called_urls.py).
+# URLs Keycloak calls (providers', back-channel logout) on loopback: a test hook (shell/hooks_for_tests.py).
 LOOPBACK_ENV = "KCOP_IDP_ALLOW_LOOPBACK_HTTP"
 
 
@@ -163,7 +162,7 @@ def idp_loopback_http(env: Mapping[str, str] = os.environ) -> bool:
 
 
 def failpoint(env: Mapping[str, str] = os.environ) -> str:
-    """KCOP_FAILPOINT: where a test has the operator kill itself (shell/failpoints.py); empty: nowhere."""
+    """KCOP_FAILPOINT: where a test has the operator kill itself (shell/hooks_for_tests.py); empty: none."""
     return env.get("KCOP_FAILPOINT", "")
 
 
