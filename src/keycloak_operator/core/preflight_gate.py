@@ -1,7 +1,8 @@
 """What the reconcile does with the preflight's answer (core/preflight.py, ADR 0024): hold the change while it
 runs, say why a failed one holds it, record what it found, and what the planner plans from.
 
-Pure; core/reconcile.py asks these and adds nothing of its own.
+Pure; core/reconcile.py and its parts (decide_upgrade, decide_status) and core/deployment.py ask these
+and add nothing of their own.
 """
 
 from __future__ import annotations

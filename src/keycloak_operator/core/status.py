@@ -43,7 +43,8 @@ ALSO = "; also: "
 
 def degraded(problems: list[conditions.Wanted]) -> conditions.Wanted:
     """One Degraded condition naming every problem (the first one's reason): a problem not shown would be
-    reported again by an event on every pass (core/reconcile.py reports those the condition did not hold)."""
+    reported again by an event on every pass (core/decide_status.py reports those the condition did not
+    hold)."""
     if not problems:
         return conditions.Wanted(conditions.DEGRADED, "False", "AsExpected", "")
     first = problems[0]
