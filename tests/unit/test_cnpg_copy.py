@@ -16,7 +16,8 @@ from keycloak_operator.core import database_copy as dc
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
-from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus, DatabaseStatus
 
 NEW = "quay.io/keycloak/keycloak:26.7.3"
 OLD = "quay.io/keycloak/keycloak:26.5.6"

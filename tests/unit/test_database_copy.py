@@ -12,7 +12,8 @@ from pydantic import ValidationError
 from keycloak_operator.core import database_copy as dc
 from keycloak_operator.core import reconcile, upgrade_plan
 from keycloak_operator.core.deployment import render_deployment
-from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus, DatabaseStatus
 from tests.unit.builders import OWNER
 
 OLD = "quay.io/keycloak/keycloak:26.5.6"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from keycloak_operator.core import children, discovery, network_policy, reconcile
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit import builders
 from tests.unit.builders import OWNER, spec
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from keycloak_operator.core import downtime, reconcile, upgrade_plan, versions
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import UpgradePlanStatus
+from keycloak_operator.models.upgrade_status import UpgradePlanStatus
 from tests.unit import builders
 
 KC = "quay.io/keycloak/keycloak"

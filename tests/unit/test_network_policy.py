@@ -16,7 +16,8 @@ from keycloak_operator.core import children, network_policy, reconcile, versions
 from keycloak_operator.core.decide_inputs import Observed
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit import builders
 from tests.unit.builders import OWNER, spec
 

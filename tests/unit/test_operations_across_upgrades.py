@@ -24,7 +24,8 @@ from keycloak_operator.core import (
 from keycloak_operator.core.bluegreen import model as bg
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit.builders import OWNER, SECRETS, observed
 
 OLD, NEW = "quay.io/keycloak/keycloak:26.7.3", "quay.io/keycloak/keycloak:27.0.1"

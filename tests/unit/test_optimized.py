@@ -15,7 +15,7 @@ from keycloak_operator.core.build_options import BuildOptions
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.core.images import parse_semver
 from keycloak_operator.core.preflight_script import Change
-from keycloak_operator.models.keycloak import PreflightStatus
+from keycloak_operator.models.upgrade_status import PreflightStatus
 from tests.unit import builders
 
 OLD = "quay.io/keycloak/keycloak:26.7.0"

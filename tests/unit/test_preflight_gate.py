@@ -14,7 +14,9 @@ from keycloak_operator.core import reconcile, rollout, upgrade_plan
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.decide_inputs import Observed
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import CacheIsolation, KeycloakSpec, PreflightStatus
+from keycloak_operator.models.cache_isolation import CacheIsolation
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import PreflightStatus
 from tests.unit import builders
 
 OLD = "quay.io/keycloak/keycloak:26.7.0"

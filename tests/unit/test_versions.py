@@ -11,7 +11,8 @@ from pydantic.fields import FieldInfo
 
 from keycloak_operator.core import children, versions
 from keycloak_operator.core.deployment import render_deployment
-from keycloak_operator.models.keycloak import KeycloakSpec, Versions
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import Versions
 
 IMAGE = "quay.io/keycloak/keycloak:26.0.0"
 BASE = {"image": IMAGE, "database": {"cnpg": {"clusterName": "db"}}}

@@ -11,13 +11,8 @@ from typing import Any
 
 from keycloak_operator.core import children, compatibility_check, preflight
 from keycloak_operator.core.cache_cluster import CacheClusterResolution
-from keycloak_operator.models.keycloak import (
-    BlueGreenStatus,
-    DatabaseStatus,
-    KeycloakSpec,
-    KeycloakStatus,
-    PreflightStatus,
-)
+from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus, DatabaseStatus, PreflightStatus
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from keycloak_operator.core.decide_upgrade import Progress
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
-from keycloak_operator.models.keycloak import DatabaseStatus, KeycloakSpec, PreflightStatus
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import DatabaseStatus, PreflightStatus
 
 
 def events(facts: Facts, problems: list[conditions.Wanted]) -> list[Event]:

@@ -25,7 +25,8 @@ from keycloak_operator.core.common import conditions
 from keycloak_operator.core.decide_inputs import Facts, Observed
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel.events import Event
-from keycloak_operator.models.keycloak import KeycloakSpec, UpgradePlanStatus, Versions
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import UpgradePlanStatus, Versions
 
 
 @dataclass(frozen=True)

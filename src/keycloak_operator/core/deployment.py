@@ -12,7 +12,8 @@ from typing import Any
 from keycloak_operator.core import children, database_copy, durations, optimized, preflight_gate
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import PreflightStatus
 
 
 def admin_secret_name(owner: children.Owner, spec: KeycloakSpec) -> str:

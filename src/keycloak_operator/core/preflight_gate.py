@@ -17,7 +17,8 @@ from keycloak_operator.core.common import conditions
 from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.core.preflight import Answer
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import PreflightStatus
 
 TAG_MISMATCH: Final = "ImageTagMismatch"
 # Jobs are not watched: the shell looks again this soon. A pending preflight is what an upgrade waits for

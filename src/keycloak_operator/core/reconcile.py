@@ -38,12 +38,8 @@ from keycloak_operator.core.deployment import admin_secret_name, render_deployme
 from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
-from keycloak_operator.models.keycloak import (
-    BlueGreenStatus,
-    DatabaseStatus,
-    KeycloakSpec,
-    KeycloakStatus,
-)
+from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus, DatabaseStatus
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,8 @@ from keycloak_operator.core.bluegreen import AT_REST, FAILED
 from keycloak_operator.core.cache_cluster import CacheClusterResolution
 from keycloak_operator.core.common import conditions
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import (
-    BlueGreenStatus,
-    CacheClusterStatus,
-    KeycloakSpec,
-    KeycloakStatus,
-)
+from keycloak_operator.models.keycloak import CacheClusterStatus, KeycloakSpec, KeycloakStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 
 _CACHE_REASONS = {"clusterName": "ExplicitName", "autoRevision": "AutoRevision", "autoSuffix": "AutoSuffix"}
 

@@ -8,9 +8,9 @@ from pydantic import Field, model_validator
 
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
-from keycloak_operator.models.base import CrdModel
+from keycloak_operator.models.base import CrdModel, SecretKeyRef
 from keycloak_operator.models.client_settings import ClientSettings
-from keycloak_operator.models.keycloak import Condition, SecretKeyRef
+from keycloak_operator.models.keycloak import Condition
 from keycloak_operator.models.realm_defaults import (
     DEFAULT_GROUPS_MAX,
     REQUIRED_ACTIONS_MAX,

@@ -16,7 +16,8 @@ from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.core.versions import version_of
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import PreflightStatus
 
 
 def applied(
