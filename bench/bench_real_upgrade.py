@@ -62,7 +62,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import localcluster  # noqa: E402
-from keycloak_operator.core import children, reconcile  # noqa: E402
+from keycloak_operator.core import children  # noqa: E402
+from keycloak_operator.core.deployment import render_deployment  # noqa: E402
 from keycloak_operator.kernel import names  # noqa: E402
 from keycloak_operator.models.keycloak import KeycloakSpec  # noqa: E402
 from localcluster import app_images, helm, real_keycloak, signins  # noqa: E402
@@ -797,7 +798,7 @@ def standalone_deployment(ns: str, name: str, image: str, args: list[str], repli
     resource = keycloak_resource(ns, image, "Recreate")
     spec = KeycloakSpec.model_validate(resource["spec"])
     owner = children.Owner(name=KEYCLOAK, namespace=ns, uid="")
-    rendered = reconcile.render_deployment(owner, spec, image=image, track=names.TRACKS[0], version=image)
+    rendered = render_deployment(owner, spec, image=image, track=names.TRACKS[0], version=image)
     labels = {"app": name}
     rendered["metadata"] = {"name": name, "namespace": ns, "labels": labels}
     rendered["spec"]["replicas"] = replicas

@@ -12,6 +12,7 @@ from typing import Any
 from bench.scale.api import Api, Obj
 from keycloak_operator.core import children, reconcile, versions
 from keycloak_operator.core.common import merge_patch
+from keycloak_operator.core.decide_inputs import Observed
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell.kube import resource_of
@@ -26,7 +27,7 @@ def path_of(obj: Obj) -> str:
 
 async def first_pass(api: Api, keycloak: Obj, db_secret: str) -> None:
     spec = KeycloakSpec.model_validate(keycloak["spec"])
-    observed = reconcile.Observed(
+    observed = Observed(
         keycloak=keycloak,
         deployment=None,
         public_service=None,

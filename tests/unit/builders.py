@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.core import children, reconcile, versions
+from keycloak_operator.core import children, versions
+from keycloak_operator.core.decide_inputs import Observed
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.models.keycloak import KeycloakSpec
 
 IMAGE = "quay.io/keycloak/keycloak:26.7.3"
@@ -49,10 +51,10 @@ def observed(
     owner: children.Owner = OWNER,
     existing_secrets: frozenset[str] = SECRETS,
     **fields: Any,
-) -> reconcile.Observed:
+) -> Observed:
     """What the shell would read for the Keycloak of spec `s`: no Services yet, the Secrets it refers to,
     the version of `s`; `fields` sets any other field of Observed (green, ingress, network_policies, ...)."""
-    return reconcile.Observed(
+    return Observed(
         keycloak=keycloak(s, generation=generation, status=status, owner=owner),
         deployment=deployment,
         public_service=public_service,
@@ -64,7 +66,7 @@ def observed(
 
 def deployment(s: KeycloakSpec) -> dict[str, Any]:
     """The Deployment the operator renders for `s` (its own image, track a, version v)."""
-    return reconcile.render_deployment(OWNER, s, image=s.image, track="a", version="v")
+    return render_deployment(OWNER, s, image=s.image, track="a", version="v")
 
 
 def pod(s: KeycloakSpec) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from bench.bench_real_upgrade import (
     upgrade_figures,
 )
 from hack.operator_keycloak_env import operator_keycloak_env
-from keycloak_operator.core import children, reconcile
+from keycloak_operator.core import children
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from localcluster import app_images, real_keycloak
@@ -264,7 +265,7 @@ def test_the_standalone_deployment_runs_the_operators_pod_under_its_own_name() -
         "sso", ns, image, upgradePolicy={"strategy": "Recreate"}, cacheIsolation={"autoRevision": True}
     )
     spec = KeycloakSpec.model_validate(resource["spec"])
-    rendered = reconcile.render_deployment(
+    rendered = render_deployment(
         children.Owner("sso", ns, ""), spec, image=image, track=names.TRACKS[0], version=image
     )
     pod_spec, operators = d["spec"]["template"]["spec"], rendered["spec"]["template"]["spec"]

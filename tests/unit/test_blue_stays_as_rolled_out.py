@@ -11,8 +11,10 @@ import pytest
 
 from keycloak_operator.core import reconcile, versions
 from keycloak_operator.core.bluegreen import model as bg
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit.builders import NOW, OWNER, observed
 
 OLD, NEW = "quay.io/keycloak/keycloak:26.7.0", "quay.io/keycloak/keycloak:26.7.3"
@@ -36,7 +38,7 @@ GREEN_SPEC = BLUE_SPEC.model_copy(
 
 def blue() -> dict[str, Any]:
     version = versions.version_of(BLUE_SPEC).format()
-    deployment = reconcile.render_deployment(OWNER, BLUE_SPEC, image=OLD, track="a", version=version)
+    deployment = render_deployment(OWNER, BLUE_SPEC, image=OLD, track="a", version=version)
     deployment["metadata"]["uid"] = "blue-uid"
     return deployment
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import upgrade_plan as up
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenHistoryEntry, BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenHistoryEntry, BlueGreenStatus
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 BLUE = "quay.io/keycloak/keycloak:26.0.0"

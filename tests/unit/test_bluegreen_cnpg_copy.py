@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import cnpg_copy
 from keycloak_operator.core import upgrade_plan as up
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit.test_bluegreen import CRASHES, GREEN, drive, green, moved_to, stayed, step, world
 from tests.unit.test_bluegreen import status as bg_status
 from tests.unit.test_bluegreen_copy import CopySim, assert_failed_back_to_blue, run_until_rest

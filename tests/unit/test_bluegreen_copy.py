@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import database_copy
 from keycloak_operator.core import upgrade_plan as up
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit.test_bluegreen import (
     BLUE,
     CRASHES,

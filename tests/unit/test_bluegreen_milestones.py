@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core.bluegreen.milestones import MILESTONES, transition
-from keycloak_operator.models.keycloak import BlueGreenHistoryEntry, BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenHistoryEntry, BlueGreenStatus
 
 
 def status(*steps: tuple[str, str]) -> BlueGreenStatus:

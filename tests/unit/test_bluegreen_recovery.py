@@ -9,7 +9,7 @@ import pytest
 
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import upgrade_plan as up
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit.test_bluegreen import BLUE, GREEN, THIRD, green, moved_to, status, step
 from tests.unit.test_bluegreen_copy import GREEN_DB, copy_world
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from keycloak_operator.core.cache_cluster import CacheClusterResolution, resolve_cache_cluster
 from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import CacheIsolation
+from keycloak_operator.models.cache_isolation import CacheIsolation
 
 IMG = "quay.io/keycloak/keycloak"
 DIGEST = "sha256:" + "b" * 64

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from keycloak_operator.core import children, rollout, upgrade_plan
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import CacheIsolation
+from keycloak_operator.models.cache_isolation import CacheIsolation
 from tests.unit.test_children import env_of, inputs, spec
 from tests.unit.test_rollout import dep
 

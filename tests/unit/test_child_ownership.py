@@ -15,7 +15,8 @@ from keycloak_operator.core import child_ownership, reconcile
 from keycloak_operator.core.bluegreen import writes
 from keycloak_operator.core.common import conditions
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit.builders import NOW, OWNER, deployment, observed, spec
 
 NEW = "quay.io/keycloak/keycloak:27.0.1"

@@ -13,9 +13,11 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import cnpg_copy, reconcile, upgrade_plan
 from keycloak_operator.core import database_copy as dc
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
-from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus, DatabaseStatus
 
 NEW = "quay.io/keycloak/keycloak:26.7.3"
 OLD = "quay.io/keycloak/keycloak:26.5.6"
@@ -187,7 +189,7 @@ def test_green_moves_to_the_copys_rw_service_and_app_secret() -> None:
     moved = dc.with_database(spec(database="keycloak"), COPY)
     assert moved.database.cnpg is not None
     assert (moved.database.cnpg.cluster_name, moved.database.cnpg.database) == (COPY, "keycloak")
-    rendered = reconcile.render_deployment(OWNER, spec(), image=NEW, track="b", version="v", database=COPY)
+    rendered = render_deployment(OWNER, spec(), image=NEW, track="b", version="v", database=COPY)
     (container,) = rendered["spec"]["template"]["spec"]["containers"]
     env = {e["name"]: e for e in container["env"]}
     assert env["KC_DB_URL_HOST"]["value"] == f"{COPY}-rw"
@@ -234,7 +236,7 @@ def test_after_promotion_the_copys_secret_is_the_one_required_and_the_original_m
     from tests.unit import builders
 
     s = spec()
-    running = reconcile.render_deployment(OWNER, s, image=NEW, track="b", version="v", database=COPY)
+    running = render_deployment(OWNER, s, image=NEW, track="b", version="v", database=COPY)
     status = {"database": {"name": COPY, "copiedFrom": "kcdb", "serving": COPY}}
     secrets = frozenset({f"{COPY}-app", "kc-initial-admin"})  # the original's kcdb-app is gone
     observed = builders.observed(s, deployment=running, status=status, existing_secrets=secrets, owner=OWNER)

@@ -11,6 +11,8 @@ import pytest
 from keycloak_operator.core import bluegreen as bg
 from keycloak_operator.core import compatibility_check as cc
 from keycloak_operator.core import reconcile, rollout, upgrade_plan
+from keycloak_operator.core.decide_inputs import Observed
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
 from tests.unit.builders import OWNER
@@ -47,8 +49,8 @@ def test_one_job_per_pair_of_rendered_versions() -> None:
 
 
 def deployments(s_old: KeycloakSpec, s_new: KeycloakSpec) -> tuple[dict[str, Any], dict[str, Any]]:
-    old = reconcile.render_deployment(OWNER, s_old, image=s_old.image, track="a", version="26.7.0#aaa")
-    new = reconcile.render_deployment(OWNER, s_new, image=s_new.image, track="a", version="26.7.3#bbb")
+    old = render_deployment(OWNER, s_old, image=s_old.image, track="a", version="26.7.0#aaa")
+    new = render_deployment(OWNER, s_new, image=s_new.image, track="a", version="26.7.3#bbb")
     return old, new
 
 
@@ -163,7 +165,7 @@ def test_the_answer_chooses_the_path(code: int, path: str) -> None:
     assert upgrade_plan.for_spec(spec(), OLD, code).path == path
 
 
-def observed_change(answer: cc.Answer) -> tuple[KeycloakSpec, reconcile.Observed]:
+def observed_change(answer: cc.Answer) -> tuple[KeycloakSpec, Observed]:
     s = spec()
     running = builders.deployment(spec(OLD))
     return s, builders.observed(s, deployment=running, compatibility=answer)

@@ -11,7 +11,9 @@ from pydantic import ValidationError
 
 from keycloak_operator.core import database_copy as dc
 from keycloak_operator.core import reconcile, upgrade_plan
-from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
+from keycloak_operator.core.deployment import render_deployment
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus, DatabaseStatus
 from tests.unit.builders import OWNER
 
 OLD = "quay.io/keycloak/keycloak:26.5.6"
@@ -275,7 +277,7 @@ def test_a_database_name_in_status_is_believed_only_in_the_shape_the_operator_wr
 
 def test_running_database_reads_the_keycloak_container() -> None:
     owner = reconcile.owner_of({"metadata": {"name": "kc", "namespace": "ns", "uid": "u"}})
-    rendered = reconcile.render_deployment(owner, spec(), image=NEW, track="a", version="v", database=COPY_DB)
+    rendered = render_deployment(owner, spec(), image=NEW, track="a", version="v", database=COPY_DB)
     assert dc.running_database(rendered) == COPY_DB
     assert dc.running_database(None) == ""
 
@@ -283,9 +285,7 @@ def test_running_database_reads_the_keycloak_container() -> None:
 def test_the_reconcile_renders_the_canonical_on_its_recorded_copy() -> None:
     s = spec()
     owner = reconcile.owner_of({"metadata": {"name": "kc", "namespace": "ns", "uid": "u"}})
-    rendered = reconcile.render_deployment(
-        owner, s, image=NEW, track="b", version="v", database="keycloak_26_7_3"
-    )
+    rendered = render_deployment(owner, s, image=NEW, track="b", version="v", database="keycloak_26_7_3")
     (container,) = rendered["spec"]["template"]["spec"]["containers"]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["KC_DB_URL_DATABASE"] == "keycloak_26_7_3"

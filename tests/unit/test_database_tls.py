@@ -16,10 +16,10 @@ from keycloak_operator.core import (
     compatibility_check,
     database_copy,
     keycloak_config,
-    reconcile,
     spec_problems,
 )
 from keycloak_operator.core import database_tls as dt
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.models import crd
 from keycloak_operator.models.database_tls import DatabaseTls
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -129,7 +129,7 @@ def test_without_the_setting_nothing_is_rendered_so_existing_pods_do_not_change(
 
 def test_green_and_a_colour_on_a_copied_database_keep_the_settings() -> None:
     s = spec()
-    green = reconcile.render_deployment(OWNER, s, image=s.image, track="b", version="v", green=True)
+    green = render_deployment(OWNER, s, image=s.image, track="b", version="v", green=True)
     moved = database_copy.with_database(s, "keycloak_26_7_3_abcdef")
     for pod in (green["spec"]["template"]["spec"], builders.pod(moved)):
         assert "KC_DB_URL_PROPERTIES" in env_of(pod["containers"][0])
@@ -162,8 +162,8 @@ def test_no_other_field_can_set_the_properties(extra: dict[str, Any]) -> None:
 
 
 def test_the_compatibility_check_runs_with_the_same_settings_and_mount() -> None:
-    old = reconcile.render_deployment(OWNER, spec(), image=spec().image, track="a", version="1#a")
-    new = reconcile.render_deployment(OWNER, spec(), image=spec().image, track="a", version="2#b")
+    old = render_deployment(OWNER, spec(), image=spec().image, track="a", version="1#a")
+    new = render_deployment(OWNER, spec(), image=spec().image, track="a", version="2#b")
     pod = compatibility_check.job(OWNER, old, new, "kc-compat-1")["spec"]["template"]["spec"]
     assert any(v["name"] == "database-tls" for v in pod["volumes"])
     for container in (*pod["initContainers"], *pod["containers"]):

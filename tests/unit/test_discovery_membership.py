@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keycloak_operator.core import children, discovery, network_policy, reconcile
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit import builders
 from tests.unit.builders import OWNER, spec
 
@@ -62,7 +63,7 @@ def test_a_pod_discovers_exactly_the_pods_of_its_own_cache_cluster(
 
 def test_each_pod_queries_only_its_tracks_service() -> None:
     for track in names.TRACKS:
-        dep = reconcile.render_deployment(OWNER, spec(), image=NEW, track=track, version="v", green=True)
+        dep = render_deployment(OWNER, spec(), image=NEW, track=track, version="v", green=True)
         assert discovery.queries(dep) == [f"kc-discovery-{track}.ns.svc.cluster.local"]
 
 
@@ -121,8 +122,8 @@ def test_a_new_keycloak_gets_its_tracks_service_before_its_pods_and_no_legacy_on
 
 def test_green_gets_its_tracks_service_and_a_settled_world_writes_nothing() -> None:
     s = spec(image=NEW, upgradePolicy={"strategy": "BlueGreen"}, **NAMED)
-    blue = rolled_out(reconcile.render_deployment(OWNER, s, image=OLD, track="a", version="v1"))
-    green = rolled_out(reconcile.render_deployment(OWNER, s, image=NEW, track="b", version="v2", green=True))
+    blue = rolled_out(render_deployment(OWNER, s, image=OLD, track="a", version="v1"))
+    green = rolled_out(render_deployment(OWNER, s, image=NEW, track="b", version="v2", green=True))
     status = BlueGreenStatus(
         state="WaitingForGreen", blue_image=OLD, green_image=NEW, blue_track="a", green_track="b"
     )
@@ -149,7 +150,7 @@ def test_a_tracks_service_goes_only_when_no_deployment_of_that_track_is_left() -
     decision = reconcile.decide(s, seen, now=builders.NOW)
     assert [o["metadata"]["name"] for o in decision.delete] == ["kc-discovery-b"]
     # While green of track b exists (even being deleted), its Service stays.
-    green = rolled_out(reconcile.render_deployment(OWNER, s, image=NEW, track="b", version="v2", green=True))
+    green = rolled_out(render_deployment(OWNER, s, image=NEW, track="b", version="v2", green=True))
     green["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     status = BlueGreenStatus(
         state="RollingBack", blue_image=s.image, green_image=NEW, blue_track="a", green_track="b"

@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keycloak_operator.core import downtime, reconcile, upgrade_plan, versions
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import UpgradePlanStatus
+from keycloak_operator.models.upgrade_status import UpgradePlanStatus
 from tests.unit import builders
 
 KC = "quay.io/keycloak/keycloak"
@@ -85,7 +86,7 @@ def _spec(image: str) -> Any:
 
 def _rendered(image: str, ready: int, generation: int) -> dict[str, Any]:
     s = _spec(image)
-    dep = reconcile.render_deployment(
+    dep = render_deployment(
         builders.OWNER, s, image=image, track="a", version=versions.version_of(s).format()
     )
     dep["metadata"]["generation"] = generation

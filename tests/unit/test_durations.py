@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keycloak_operator.core import durations
-from keycloak_operator.models.keycloak import DURATION_PATTERN, UpgradePolicy
+from keycloak_operator.models.upgrade_policy import DURATION_PATTERN, UpgradePolicy
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from keycloak_operator.core import reconcile, upgrade_plan
+from keycloak_operator.core import upgrade_plan
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.models.client import KeycloakClientSpec
 from keycloak_operator.models.group import KeycloakGroupSpec
@@ -78,7 +79,7 @@ def test_the_example_keycloak_shows_the_recommended_high_availability_placement(
     Deployment's pods on their own, and resource requests."""
     keycloak = next(d for d in docs() if d["kind"] == names.KEYCLOAK_KIND)
     spec = KeycloakSpec.model_validate(keycloak["spec"])
-    deployment = reconcile.render_deployment(OWNER, spec, image=spec.image, track="a", version="v")
+    deployment = render_deployment(OWNER, spec, image=spec.image, track="a", version="v")
     pod = deployment["spec"]["template"]
     spread = pod["spec"]["topologySpreadConstraints"]
     assert [(c["topologyKey"], c["whenUnsatisfiable"], c["maxSkew"]) for c in spread] == [

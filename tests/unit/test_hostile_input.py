@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from keycloak_operator.core import backups, children, keycloak_config, reconcile, versions
 from keycloak_operator.core.bluegreen import backup_name
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
+from keycloak_operator.core.deployment import admin_secret_name, render_deployment
 from keycloak_operator.core.replication.client_secret import client_secret_name
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.in_realm import client_resource
@@ -283,10 +284,10 @@ def keycloak_children(spec: KeycloakSpec, owner: children.Owner = OWNER) -> list
     """The objects the operator makes for a Keycloak, the way it makes them."""
     version = versions.version_of(spec).format()
     cache = resolve_cache_cluster(owner.name, spec.cache_isolation, spec.image)
-    secret = reconcile.admin_secret_name(owner, spec)
+    secret = admin_secret_name(owner, spec)
     objs = [
-        reconcile.render_deployment(owner, spec, image=spec.image, track="a", version=version),
-        reconcile.render_deployment(
+        render_deployment(owner, spec, image=spec.image, track="a", version=version),
+        render_deployment(
             owner, spec, image=spec.image, track="b", version=version, green=True, recreate=True
         ),
         children.discovery_service(owner, "a", cache.name),
@@ -311,7 +312,7 @@ def problems_of_keycloak(spec: KeycloakSpec, owner: children.Owner = OWNER) -> l
     out: list[str] = []
     for obj in keycloak_children(spec, owner):
         out += problems_of_object(obj)
-    secret = reconcile.admin_secret_name(owner, spec)
+    secret = admin_secret_name(owner, spec)
     for name in keycloak_config.referenced_secrets(spec, secret):
         out += problems_of_address(owner.namespace, name)
     db = spec.database.managed
@@ -794,9 +795,9 @@ def test_env_values_may_hold_anything_and_reach_the_pod_verbatim() -> None:
     ):
         spec = KeycloakSpec.model_validate({**KC_BASE, "env": [{"name": "EXTRA", "value": value}]})
         assert problems_of_keycloak(spec) == []
-        container = reconcile.render_deployment(OWNER, spec, image=spec.image, track="a", version="v")[
-            "spec"
-        ]["template"]["spec"]["containers"][0]
+        container = render_deployment(OWNER, spec, image=spec.image, track="a", version="v")["spec"][
+            "template"
+        ]["spec"]["containers"][0]
         assert {"name": "EXTRA", "value": value} in container["env"]
 
 

@@ -13,8 +13,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from keycloak_operator.core import children, network_policy, reconcile, versions
+from keycloak_operator.core.decide_inputs import Observed
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit import builders
 from tests.unit.builders import OWNER, spec
 
@@ -207,7 +210,7 @@ def test_each_track_has_its_own_policy_over_its_own_pods() -> None:
         assert rendered["spec"]["podSelector"] == {"matchLabels": names.server_selector("kc", track)}
         # Every pod of the track, whatever its cache cluster label: none is ever left outside a policy.
         assert names.LABEL_CACHE_CLUSTER not in rendered["spec"]["podSelector"]["matchLabels"]
-        dep = reconcile.render_deployment(OWNER, s, image=s.image, track=track, version="v")
+        dep = render_deployment(OWNER, s, image=s.image, track=track, version="v")
         assert rendered["spec"]["podSelector"]["matchLabels"].items() <= (
             dep["spec"]["template"]["metadata"]["labels"].items()
         )
@@ -255,7 +258,7 @@ ISOLATED: dict[str, Any] = {"cacheIsolation": {"autoRevision": True}, "networkPo
 
 
 def deployment(s: KeycloakSpec, image: str, track: str, *, green: bool = False) -> dict[str, Any]:
-    dep = reconcile.render_deployment(OWNER, s, image=image, track=track, version="v", green=green)
+    dep = render_deployment(OWNER, s, image=image, track=track, version="v", green=green)
     dep["metadata"]["uid"] = f"dep-{track}"
     return dep
 
@@ -267,7 +270,7 @@ def observed(
     green: dict[str, Any] | None = None,
     policies: tuple[dict[str, Any], ...] = (),
     membership: tuple[dict[str, Any], ...] = (),
-) -> reconcile.Observed:
+) -> Observed:
     return builders.observed(
         s,
         deployment=canonical,

@@ -22,8 +22,10 @@ from keycloak_operator.core import (
     versions,
 )
 from keycloak_operator.core.bluegreen import model as bg
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from tests.unit.builders import OWNER, SECRETS, observed
 
 OLD, NEW = "quay.io/keycloak/keycloak:26.7.3", "quay.io/keycloak/keycloak:27.0.1"
@@ -90,9 +92,9 @@ def pod_settings(dep: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_green_runs_with_blues_pod_settings() -> None:
-    blue = reconcile.render_deployment(OWNER, BLUE, image=OLD, track="a", version="v1")
-    green = reconcile.render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2", green=True)
-    promoted = reconcile.render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2")
+    blue = render_deployment(OWNER, BLUE, image=OLD, track="a", version="v1")
+    green = render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2", green=True)
+    promoted = render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2")
     assert pod_settings(green) == pod_settings(blue) == pod_settings(promoted)
     for dep, track in ((blue, "a"), (green, "b"), (promoted, "b")):
         (container,) = dep["spec"]["template"]["spec"]["containers"]
@@ -146,9 +148,9 @@ def _stored(obj: dict[str, Any] | None) -> dict[str, Any]:
 
 @pytest.mark.parametrize("state", [s for s in bg.STATES if s != bg.IDLE])
 def test_no_state_of_an_upgrade_writes_the_ingress_or_the_service_monitor(state: str) -> None:
-    blue = reconcile.render_deployment(OWNER, BLUE, image=OLD, track="a", version="v1")
+    blue = render_deployment(OWNER, BLUE, image=OLD, track="a", version="v1")
     blue["metadata"]["uid"] = "blue-uid"
-    green = reconcile.render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2", green=True)
+    green = render_deployment(OWNER, GREEN, image=NEW, track="b", version="v2", green=True)
     seen = observed(
         GREEN,
         deployment=blue,
@@ -191,11 +193,11 @@ def test_a_rollback_restores_the_pods_settings_and_keeps_todays_surroundings() -
     today = KeycloakSpec.model_validate(today_spec)
 
     assert versions.spec_hash(restored) == versions.spec_hash(BLUE)
-    old_pods = reconcile.render_deployment(OWNER, BLUE, image=OLD, track="a", version="v")
-    back = reconcile.render_deployment(OWNER, restored, image=restored.image, track="a", version="v")
+    old_pods = render_deployment(OWNER, BLUE, image=OLD, track="a", version="v")
+    back = render_deployment(OWNER, restored, image=restored.image, track="a", version="v")
     assert pod_settings(back) == pod_settings(old_pods)
     assert pod_settings(back) != pod_settings(
-        reconcile.render_deployment(OWNER, today, image=OLD, track="a", version="v")
+        render_deployment(OWNER, today, image=OLD, track="a", version="v")
     )
     assert ingress.ingress(restored, OWNER) == ingress.ingress(today, OWNER)
     assert monitoring.service_monitor(restored, OWNER, crd_served=True) is None

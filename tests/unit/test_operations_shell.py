@@ -12,7 +12,7 @@ import pytest
 from keycloak_operator.core import discovery, versions
 from keycloak_operator.core.bluegreen import model as bg
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 from keycloak_operator.shell import kube as kube_module
 from keycloak_operator.shell import reconciler, settings, upgrade
 from keycloak_operator.shell.kube import ApiError, Kube, Resource

@@ -12,9 +12,10 @@ from keycloak_operator.core import build_options, optimized, reconcile
 from keycloak_operator.core import preflight as pf
 from keycloak_operator.core import preflight_gate as gate
 from keycloak_operator.core.build_options import BuildOptions
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.core.images import parse_semver
 from keycloak_operator.core.preflight_script import Change
-from keycloak_operator.models.keycloak import PreflightStatus
+from keycloak_operator.models.upgrade_status import PreflightStatus
 from tests.unit import builders
 
 OLD = "quay.io/keycloak/keycloak:26.7.0"
@@ -117,9 +118,7 @@ def test_a_build_option_changed_since_the_preflight_starts_as_today() -> None:
     compared with it, and the pods start without --optimized, naming the feature."""
     first = decide(BUILT)
     s = builders.spec(image=NEW, features={"enabled": ["scripts"]})
-    running = reconcile.render_deployment(
-        builders.OWNER, builders.spec(image=NEW), image=NEW, track="a", version="v"
-    )
+    running = render_deployment(builders.OWNER, builders.spec(image=NEW), image=NEW, track="a", version="v")
     world = builders.observed(s, deployment=running, status=first.status)
     later = reconcile.decide(s, world, now=builders.NOW)
     assert args(later) == ["start"]

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keycloak_operator.core import pod_defaults, reconcile, versions
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec, KeycloakStatus
 from keycloak_operator.shell.reconciler import with_pod_defaults
@@ -17,7 +18,7 @@ from tests.unit.builders import NOW, OWNER, deployment, keycloak, observed, spec
 
 def pods(s: KeycloakSpec, chosen: pod_defaults.Profile, track: str = "a") -> dict[str, Any]:
     applied = pod_defaults.applied(s, chosen)
-    rendered = reconcile.render_deployment(OWNER, applied, image=s.image, track=track, version="v")
+    rendered = render_deployment(OWNER, applied, image=s.image, track=track, version="v")
     return dict(rendered["spec"]["template"]["spec"])
 
 

@@ -12,8 +12,11 @@ from keycloak_operator.core import preflight as pf
 from keycloak_operator.core import preflight_gate as gate
 from keycloak_operator.core import reconcile, rollout, upgrade_plan
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
+from keycloak_operator.core.decide_inputs import Observed
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import CacheIsolation, KeycloakSpec, PreflightStatus
+from keycloak_operator.models.cache_isolation import CacheIsolation
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import PreflightStatus
 from tests.unit import builders
 
 OLD = "quay.io/keycloak/keycloak:26.7.0"
@@ -25,7 +28,7 @@ JOB = "kc-preflight-1"
 
 def change(
     found: pf.Answer, image: str = NEW, status: dict[str, Any] | None = None, **kw: Any
-) -> tuple[KeycloakSpec, reconcile.Observed]:
+) -> tuple[KeycloakSpec, Observed]:
     s = builders.spec(image=image, **kw)
     running = builders.deployment(builders.spec(image=OLD, **kw))
     return s, builders.observed(s, deployment=running, preflight=found, status=status)

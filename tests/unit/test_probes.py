@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core import drift, probes, reconcile, versions
+from keycloak_operator.core import drift, probes, versions
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.models import crd
 from keycloak_operator.models.pod import PROBE_FAILURES_MAX, PROBE_SECONDS_MAX
@@ -27,9 +28,7 @@ SETTINGS = {
 
 
 def rendered(s: Any, *, green: bool = False) -> dict[str, Any]:
-    dep = reconcile.render_deployment(
-        OWNER, s, image=s.image, track="b" if green else "a", version="v", green=green
-    )
+    dep = render_deployment(OWNER, s, image=s.image, track="b" if green else "a", version="v", green=green)
     (container,) = dep["spec"]["template"]["spec"]["containers"]
     return dict(container)
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from keycloak_operator.core import drift, reconcile, scheduling, versions
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -29,7 +30,7 @@ PLACEMENT = {
 
 
 def pod_spec(s: KeycloakSpec, *, track: str = "a", green: bool = False) -> dict[str, Any]:
-    rendered = reconcile.render_deployment(OWNER, s, image=s.image, track=track, version="v", green=green)
+    rendered = render_deployment(OWNER, s, image=s.image, track=track, version="v", green=green)
     return dict(rendered["spec"]["template"]["spec"])
 
 
@@ -55,7 +56,7 @@ def test_every_field_reaches_blue_and_green_with_each_tracks_own_spread() -> Non
 def test_a_spread_selects_exactly_the_pods_of_its_own_deployment() -> None:
     s = spec(scheduling=PLACEMENT)
     for track in ("a", "b"):
-        dep = reconcile.render_deployment(OWNER, s, image=s.image, track=track, version="v")
+        dep = render_deployment(OWNER, s, image=s.image, track=track, version="v")
         template = dep["spec"]["template"]
         selector = template["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchLabels"]
         assert selector == dep["spec"]["selector"]["matchLabels"]
@@ -92,7 +93,7 @@ def stored(applied: dict[str, Any], *, by_others: dict[str, Any] | None = None) 
 
 
 def render(s: KeycloakSpec) -> dict[str, Any]:
-    return reconcile.render_deployment(OWNER, s, image=BASE["image"], track="a", version="v")
+    return render_deployment(OWNER, s, image=BASE["image"], track="a", version="v")
 
 
 def test_a_steady_state_is_not_drift_whatever_the_server_left_out_or_added() -> None:
@@ -176,7 +177,7 @@ def test_the_budget_covers_both_tracks() -> None:
     assert pdb is not None
     selector = pdb["spec"]["selector"]["matchLabels"]
     for track, green in (("a", False), ("b", True)):
-        dep = reconcile.render_deployment(
+        dep = render_deployment(
             OWNER, spec(replicas=2), image=BASE["image"], track=track, version="v", green=green
         )
         assert selector.items() <= dep["spec"]["template"]["metadata"]["labels"].items()

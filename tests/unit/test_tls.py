@@ -6,7 +6,8 @@ from typing import Any
 
 import httpx
 
-from keycloak_operator.core import children, keycloak_config, reconcile
+from keycloak_operator.core import children, keycloak_config
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.core.replication.resources import realm_target
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -17,7 +18,7 @@ OWNER = children.Owner(name="kc", namespace="ns", uid="uid-1")
 
 
 def pod(s: KeycloakSpec) -> dict[str, Any]:
-    dep = reconcile.render_deployment(OWNER, s, image=s.image, track="a", version="v")
+    dep = render_deployment(OWNER, s, image=s.image, track="a", version="v")
     return dict(dep["spec"]["template"]["spec"])
 
 

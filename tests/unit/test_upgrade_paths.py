@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from keycloak_operator.core import reconcile, upgrade_plan, versions
+from keycloak_operator.core.decide_inputs import Observed
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from tests.unit import builders
@@ -29,14 +31,14 @@ def spec(image: str, **policy: Any) -> KeycloakSpec:
     )
 
 
-def observed(wanted: KeycloakSpec, deployment: dict[str, Any], **kw: Any) -> reconcile.Observed:
+def observed(wanted: KeycloakSpec, deployment: dict[str, Any], **kw: Any) -> Observed:
     """Generation 2: the spec changed to `wanted` since the Deployment was rendered."""
     return builders.observed(wanted, deployment=deployment, generation=2, **kw)
 
 
 def running(image: str) -> dict[str, Any]:
     s = spec(image)
-    deployment = reconcile.render_deployment(
+    deployment = render_deployment(
         OWNER, s, image=s.image, track="a", version=versions.version_of(s).format()
     )
     deployment["metadata"]["uid"] = "blue-uid"
@@ -147,7 +149,7 @@ def rendered(image: str, **isolation: Any) -> dict[str, Any]:
     s = spec(image).model_copy(
         update={"cache_isolation": spec(image).cache_isolation.model_validate(isolation)}
     )
-    deployment = reconcile.render_deployment(
+    deployment = render_deployment(
         OWNER, s, image=s.image, track="a", version=versions.version_of(s).format()
     )
     deployment["metadata"]["uid"] = "blue-uid"

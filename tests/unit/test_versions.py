@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from keycloak_operator.core import children, reconcile, versions
-from keycloak_operator.models.keycloak import KeycloakSpec, Versions
+from keycloak_operator.core import children, versions
+from keycloak_operator.core.deployment import render_deployment
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import Versions
 
 IMAGE = "quay.io/keycloak/keycloak:26.0.0"
 BASE = {"image": IMAGE, "database": {"cnpg": {"clusterName": "db"}}}
@@ -501,7 +503,7 @@ def test_every_exclusion_names_a_real_field_outside_lists_with_a_reason() -> Non
 def _pod_template(data: dict[str, Any]) -> Any:
     owner = children.Owner(name="kc", namespace="ns", uid="u")
     s = KeycloakSpec.model_validate(data)
-    return reconcile.render_deployment(owner, s, image=s.image, track="a", version="v")["spec"]["template"]
+    return render_deployment(owner, s, image=s.image, track="a", version="v")["spec"]["template"]
 
 
 @pytest.mark.parametrize("full", [True, False], ids=["every-field-set", "defaults"])

@@ -21,6 +21,7 @@ from keycloak_operator.core import (
     reconcile,
     versions,
 )
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.kernel import names
 from keycloak_operator.models import metadata, workload
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -56,15 +57,15 @@ def test_pull_secrets_are_the_pods_so_every_container_in_it_pulls_with_them() ->
 
 def test_green_carries_the_pull_secrets() -> None:
     s = spec(**PULL)
-    green = reconcile.render_deployment(OWNER, s, image=s.image, track="b", version="v", green=True)
+    green = render_deployment(OWNER, s, image=s.image, track="b", version="v", green=True)
     assert green["spec"]["template"]["spec"]["imagePullSecrets"] == pod(s)["imagePullSecrets"]
 
 
 def test_the_compatibility_check_pulls_with_both_pods_secrets() -> None:
     old_spec = spec(image="quay.io/keycloak/keycloak:26.7.0", imagePullSecrets=[{"name": "old"}])
     new_spec = spec(imagePullSecrets=[{"name": "old"}, {"name": "new"}])
-    old = reconcile.render_deployment(OWNER, old_spec, image=old_spec.image, track="a", version="1#a")
-    new = reconcile.render_deployment(OWNER, new_spec, image=new_spec.image, track="a", version="2#b")
+    old = render_deployment(OWNER, old_spec, image=old_spec.image, track="a", version="1#a")
+    new = render_deployment(OWNER, new_spec, image=new_spec.image, track="a", version="2#b")
     job = compatibility_check.job(OWNER, old, new, "kc-compat-1")
     assert job["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "old"}, {"name": "new"}]
     plain = compatibility_check.job(OWNER, render(spec()), render(spec()), "kc-compat-1")
@@ -300,7 +301,7 @@ def test_pod_metadata_reaches_the_template_under_the_operators_labels() -> None:
     assert template["labels"] == {"team": "identity", **plain["labels"]}
     assert template["annotations"] == meta["annotations"] and "annotations" not in plain
     assert render(s)["spec"]["selector"] == render(spec())["spec"]["selector"]
-    green = reconcile.render_deployment(OWNER, s, image=s.image, track="b", version="v", green=True)
+    green = render_deployment(OWNER, s, image=s.image, track="b", version="v", green=True)
     assert green["spec"]["template"]["metadata"]["labels"]["team"] == "identity"
     assert versions.spec_hash(s) != versions.spec_hash(spec())  # the pods change: a new version
 

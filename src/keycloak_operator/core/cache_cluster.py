@@ -16,7 +16,7 @@ from typing import Literal
 from keycloak_operator.core.images import ImageParseError, SemVer, parse_image, parse_semver, release_of
 from keycloak_operator.core.releases import NAME_HONOURED_SINCE, line_of, line_text
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import CacheIsolation
+from keycloak_operator.models.cache_isolation import CacheIsolation
 
 Source = Literal["clusterName", "autoRevision", "autoSuffix", "none"]
 

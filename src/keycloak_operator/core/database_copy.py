@@ -23,7 +23,8 @@ from keycloak_operator.core.images import release_of
 from keycloak_operator.core.keycloak_config import database_coordinates
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel import patterns as pt
-from keycloak_operator.models.keycloak import BlueGreenStatus, DatabaseStatus, KeycloakSpec
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus, DatabaseStatus
 
 CopyPhase = Literal["pending", "completed", "failed"]
 

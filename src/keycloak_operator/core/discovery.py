@@ -20,7 +20,7 @@ from typing import Any
 
 from keycloak_operator.core import child_ownership, children, drift, rollout, upgrade_plan
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 
 _QUERY = "-Djgroups.dns.query="
 

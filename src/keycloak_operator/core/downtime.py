@@ -16,7 +16,7 @@ from typing import Any
 
 from keycloak_operator.core import rollout, upgrade_plan
 from keycloak_operator.core.bluegreen import clock
-from keycloak_operator.models.keycloak import UpgradePlanStatus
+from keycloak_operator.models.upgrade_status import UpgradePlanStatus
 
 REASON = "DowntimeMeasured"
 

@@ -1,6 +1,6 @@
 """Duration strings as the CRD accepts them ("15m", "1h30m", "10s", "500ms") to seconds and back.
 
-The accepted grammar is the CRD's own pattern (models.keycloak.DURATION_PATTERN): one or more
+The accepted grammar is the CRD's own pattern (models.upgrade_policy.DURATION_PATTERN): one or more
 `<number><unit>` parts, units ms, s, m and h, no sign and no spaces. The API server already rejects anything
 else; parsing it again here keeps a hand-built spec (tests, defaults) from slipping through.
 """

@@ -25,7 +25,7 @@ from keycloak_operator.core.common import conditions
 from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.core.preflight import Answer
 from keycloak_operator.core.releases import DRY_RUN_SINCE, line_of
-from keycloak_operator.models.keycloak import PreflightStatus
+from keycloak_operator.models.upgrade_status import PreflightStatus
 
 CONDITION: Final = "Optimized"
 READ: Final = "Read"

@@ -1,7 +1,8 @@
 """What the reconcile does with the preflight's answer (core/preflight.py, ADR 0024): hold the change while it
 runs, say why a failed one holds it, record what it found, and what the planner plans from.
 
-Pure; core/reconcile.py asks these and adds nothing of its own.
+Pure; core/reconcile.py and its parts (decide_upgrade, decide_status) and core/deployment.py ask these
+and add nothing of their own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from keycloak_operator.core.common import conditions
 from keycloak_operator.core.images import parse_semver, release_of
 from keycloak_operator.core.preflight import Answer
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import PreflightStatus
 
 TAG_MISMATCH: Final = "ImageTagMismatch"
 # Jobs are not watched: the shell looks again this soon. A pending preflight is what an upgrade waits for

@@ -10,12 +10,8 @@ from keycloak_operator.core.bluegreen import AT_REST, FAILED
 from keycloak_operator.core.cache_cluster import CacheClusterResolution
 from keycloak_operator.core.common import conditions
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import (
-    BlueGreenStatus,
-    CacheClusterStatus,
-    KeycloakSpec,
-    KeycloakStatus,
-)
+from keycloak_operator.models.keycloak import CacheClusterStatus, KeycloakSpec, KeycloakStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 
 _CACHE_REASONS = {"clusterName": "ExplicitName", "autoRevision": "AutoRevision", "autoSuffix": "AutoSuffix"}
 
@@ -43,7 +39,8 @@ ALSO = "; also: "
 
 def degraded(problems: list[conditions.Wanted]) -> conditions.Wanted:
     """One Degraded condition naming every problem (the first one's reason): a problem not shown would be
-    reported again by an event on every pass (core/reconcile.py reports those the condition did not hold)."""
+    reported again by an event on every pass (core/decide_status.py reports those the condition did not
+    hold)."""
     if not problems:
         return conditions.Wanted(conditions.DEGRADED, "False", "AsExpected", "")
     first = problems[0]

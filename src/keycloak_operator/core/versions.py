@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from keycloak_operator.core.images import ImageParseError, parse_image
-from keycloak_operator.models.keycloak import KeycloakSpec, Versions
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import Versions
 
 SEPARATOR = "#"
 # Image versions for references that carry none: neither can be a tag or a digest (`<` is not allowed there).

@@ -1,5 +1,6 @@
-"""How Keycloak names itself and whom it believes about the request: `spec.hostname` and `spec.proxy`
-(Keycloak's hostname v2 and proxy options, checked against `kc.sh start --help` of the 26.7.3 server)."""
+"""How Keycloak names itself, whom it believes about the request and how it serves HTTPS: `spec.hostname`
+and `spec.proxy` (Keycloak's hostname v2 and proxy options, checked against `kc.sh start --help` of the
+26.7.3 server), and `spec.tls`."""
 
 from __future__ import annotations
 
@@ -90,4 +91,19 @@ class ProxySpec(CrdModel):
         max_length=TRUSTED_MAX,
         description="Addresses or CIDR blocks of the proxies whose headers are believed; empty believes "
         "every peer, which lets any pod that reaches Keycloak directly forge them.",
+    )
+
+
+class TlsSpec(CrdModel):
+    """HTTPS served by Keycloak itself, from a Secret."""
+
+    secret: str = pt.object_name(
+        "A `kubernetes.io/tls` Secret in the Keycloak's namespace (`tls.crt`, `tls.key`, and `ca.crt` when a "
+        "private CA signed it). Keycloak serves HTTPS on 8443 with it, and the operator's own admin login "
+        "goes over HTTPS with the certificate checked: against `ca.crt` when present, else the system's CAs. "
+        "The certificate must name `<name>-service.<namespace>.svc.<cluster domain>`."
+    )
+    http_enabled: bool = Field(
+        default=False,
+        description="Keep plain HTTP on 8080 as well (off: with TLS on, HTTP is off unless this is set).",
     )

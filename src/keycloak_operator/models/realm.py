@@ -13,8 +13,7 @@ from keycloak_operator.models import realm_defaults as rd
 from keycloak_operator.models import realm_settings as rs
 from keycloak_operator.models import service_account as sa
 from keycloak_operator.models import user_profile as up
-from keycloak_operator.models.base import CrdModel
-from keycloak_operator.models.keycloak import SecretKeyRef
+from keycloak_operator.models.base import CrdModel, SecretKeyRef
 from keycloak_operator.models.realm_defaults import (
     DEFAULT_GROUPS_MAX,
     REQUIRED_ACTIONS_MAX,

@@ -8,8 +8,9 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from keycloak_operator.core import build_options, image_recipe, pod_extensions, preflight_gate
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.core.images import parse_semver, release_of
-from keycloak_operator.core.reconcile import owner_of, render_deployment, stored_status
+from keycloak_operator.core.reconcile import owner_of, stored_status
 from keycloak_operator.kernel import names
 from keycloak_operator.models.keycloak import KeycloakSpec
 from keycloak_operator.shell.cli_target import CommandError, Exit, Target, connected, keycloak_named

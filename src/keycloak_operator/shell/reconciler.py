@@ -34,6 +34,8 @@ from keycloak_operator.core import (
 from keycloak_operator.core.bluegreen import writes
 from keycloak_operator.core.bluegreen.milestones import transition
 from keycloak_operator.core.common import conditions, merge_patch
+from keycloak_operator.core.decide_inputs import Observed
+from keycloak_operator.core.deployment import admin_secret_name
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.models.keycloak import KeycloakSpec
@@ -87,11 +89,11 @@ async def observe(
     spec: KeycloakSpec,
     canonical: dict[str, Any] | None,
     profile: pod_defaults.Profile | None = None,
-) -> reconcile.Observed:
+) -> Observed:
     """What a pass reads, for `spec` (with the defaults of `profile`) and the `canonical` Deployment
     already read."""
     ns, name = keycloak["metadata"]["namespace"], keycloak["metadata"]["name"]
-    admin = reconcile.admin_secret_name(reconcile.owner_of(keycloak), spec)
+    admin = admin_secret_name(reconcile.owner_of(keycloak), spec)
     # The spec's Secrets, and those of the database the pods run on (a promoted cnpg copy has its own).
     running = database_copy.running_database(canonical, spec.database.tier)
     wanted_secrets = set(keycloak_config.referenced_secrets(spec, admin)) | set(
@@ -106,7 +108,7 @@ async def observe(
     version = versions.version_of(spec).format()
     # The ServiceMonitor and the HTTPRoute are read whether wanted or not (one this Keycloak made may have
     # to go; where the kind is not served the read is a 404); discovery is asked only when one is wanted.
-    return reconcile.Observed(
+    return Observed(
         keycloak=keycloak,
         deployment=canonical,
         public_service=await kube.get(SERVICES, ns, names.public_service(name)),

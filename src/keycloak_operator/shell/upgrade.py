@@ -21,7 +21,8 @@ from keycloak_operator.core import discovery as dsc
 from keycloak_operator.core.bluegreen import writes
 from keycloak_operator.core.reconcile import canonical_database, owner_of
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus, KeycloakSpec, PreflightStatus
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import BlueGreenStatus, PreflightStatus
 from keycloak_operator.shell.kube import (
     CNPG_BACKUPS,
     CNPG_CLUSTERS,

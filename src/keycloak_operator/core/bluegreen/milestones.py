@@ -13,7 +13,7 @@ from keycloak_operator.core.bluegreen.model import (
     FAILED,
     ROLLING_BACK,
 )
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 
 STARTED = "started"
 COMPLETED_EVENT = "completed"

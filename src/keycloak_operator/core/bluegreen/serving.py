@@ -11,7 +11,7 @@ from typing import Any
 from keycloak_operator.core import rollout
 from keycloak_operator.core.bluegreen.model import AT_REST, COMPLETED, FAILED, IDLE, ON_GREEN, PROMOTING
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenStatus
 
 
 def backup_name(keycloak: str, green_image: str, started_at: str) -> str:

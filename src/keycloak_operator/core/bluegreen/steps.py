@@ -19,7 +19,7 @@ from keycloak_operator.core.bluegreen.model import (
 )
 from keycloak_operator.core.bluegreen.serving import is_deleting
 from keycloak_operator.core.rollout import image_of, ready_replicas, rollout_complete
-from keycloak_operator.models.keycloak import BlueGreenHistoryEntry, BlueGreenStatus
+from keycloak_operator.models.upgrade_status import BlueGreenHistoryEntry, BlueGreenStatus
 
 HISTORY_LIMIT = 20
 # After an action: look again soon even if no event reports its effect (never a hot loop on a failed write).

@@ -2,7 +2,7 @@
 
 Pure. The shell performs them (shell/upgrade.perform) and the reconcile reports any of these names that
 another owner's object holds (core/child_ownership): both read the one list, so what is performed is what
-is checked. Not imported by the package: it renders with core/reconcile, which imports the machine.
+is checked. Green's pods are rendered by core/deployment, as the canonical ones are.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from typing import Any
 from keycloak_operator.core import child_ownership, children, network_policy, preflight_gate
 from keycloak_operator.core.bluegreen import model as bg
 from keycloak_operator.core.cache_cluster import resolve_cache_cluster
-from keycloak_operator.core.reconcile import render_deployment
+from keycloak_operator.core.deployment import render_deployment
 from keycloak_operator.core.versions import version_of
 from keycloak_operator.kernel import names
-from keycloak_operator.models.keycloak import KeycloakSpec, PreflightStatus
+from keycloak_operator.models.keycloak import KeycloakSpec
+from keycloak_operator.models.upgrade_status import PreflightStatus
 
 
 def applied(
