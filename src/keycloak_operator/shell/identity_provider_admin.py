@@ -58,7 +58,7 @@ class IdentityProviderApi:
     async def write_mapper(
         self, realm: str, alias: str, operation: str, mapper_id: str | None, body: Any
     ) -> None:
-        """One mapper write (identity_provider.MapperWrite)."""
+        """One mapper write (idp_mappers.MapperWrite)."""
         path = f"{self._one(realm, alias)}/mappers"
         if operation != "create":
             path = f"{path}/{self.admin.segment(mapper_id or '')}"

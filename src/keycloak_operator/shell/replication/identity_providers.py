@@ -14,6 +14,7 @@ from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication import idp_flow_rule as flow_rule
 from keycloak_operator.core.replication import idp_mapper_rule as rule
+from keycloak_operator.core.replication import idp_mappers, idp_secret
 from keycloak_operator.core.replication import service_account as sa
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
@@ -42,8 +43,8 @@ MAPPER_KIND = "IdentityProviderMapper"  # the metrics' kind for a provider's map
 
 
 def _ours(mapper: Mapping[str, Any]) -> bool:
-    """A mapper the operator wrote: its content hash in the config (identity_provider.py)."""
-    return idp.MAPPER_HASH in idp.mapper_config(mapper)
+    """A mapper the operator wrote: its content hash in the config (idp_mappers.py)."""
+    return idp_mappers.MAPPER_HASH in idp_mappers.mapper_config(mapper)
 
 
 class IdentityProviderWriter:
@@ -201,7 +202,7 @@ class IdentityProviderWriter:
         out: list[Resource] = []
         values: dict[ObjectKey, str] = {}
         for r in declared:
-            ref = idp.client_secret_ref(rnd.objects.get(r.key) or {})
+            ref = idp_secret.client_secret_ref(rnd.objects.get(r.key) or {})
             if ref is None or r.problem is not None or r.deleting:
                 out.append(r)  # a deleting one needs no secret: its namespace's Secrets may be gone already
                 continue
@@ -213,7 +214,7 @@ class IdentityProviderWriter:
                     replace(r, problem=Verdict("Error", "SecretReadFailed", f"{where}: HTTP {e.status}"))
                 )
                 continue
-            found, value = idp.with_client_secret(r, ref, secret)
+            found, value = idp_secret.with_client_secret(r, ref, secret)
             out.append(found)
             if value is not None:
                 values[r.key] = value
@@ -235,7 +236,7 @@ class IdentityProviderWriter:
             current = idp.observed_view(await api.get(realm, op.remote_id))
             await api.update(realm, op.remote_id, idp.release_body(current))
             # Its mappers stay too, without the key that would make the operator take them for its own.
-            for w in idp.release_mappers(op.remote_id, await api.mappers(realm, op.remote_id)):
+            for w in idp_mappers.release_mappers(op.remote_id, await api.mappers(realm, op.remote_id)):
                 await api.write_mapper(realm, op.remote_id, w.operation, w.remote_id, w.body)
         elif isinstance(op, Disable):
             await api.update(realm, op.remote_id, idp.disable_body(op.current))
@@ -263,7 +264,7 @@ class IdentityProviderWriter:
             if idp.MAPPERS not in r.content:
                 continue
             try:
-                plan = idp.plan_mappers(r.content, await api.mappers(realm, alias))
+                plan = idp_mappers.plan_mappers(r.content, await api.mappers(realm, alias))
                 for w in plan.ordered():
                     await self.limiter.acquire(r.key.namespace)
                     await api.write_mapper(realm, alias, w.operation, w.remote_id, w.body)
