@@ -1,4 +1,4 @@
-"""An in-memory Keycloak's identity providers and their mappers, behind the IdentityProviderApi the writer
+"""An in-memory Keycloak's identity providers and their mappers, behind the IdentityProviderAdmin the writer
 uses, for the round tests (test_replication_round.World holds one). It behaves as Keycloak 26 does where the
 operator depends on it: the client secret is returned masked and a masked one sent back keeps the stored
 value; a PUT finds the provider by its internalId and replaces its config whole; a provider's mappers go
@@ -25,8 +25,8 @@ class IdpServer:
         self.failing_list = False  # the providers' listing fails
         self._ids = 0
 
-    def api(self, admin: KeycloakAdmin) -> FakeIdentityProviderApi:
-        return FakeIdentityProviderApi(self)
+    def api(self, admin: KeycloakAdmin) -> FakeIdentityProviderAdmin:
+        return FakeIdentityProviderAdmin(self)
 
     def realm(self, realm: str) -> dict[str, Obj]:
         return self.providers.setdefault(realm, {})
@@ -43,7 +43,7 @@ def _masked(provider: Obj) -> Obj:
     return out
 
 
-class FakeIdentityProviderApi:
+class FakeIdentityProviderAdmin:
     def __init__(self, server: IdpServer) -> None:
         self.server = server
 

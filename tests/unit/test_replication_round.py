@@ -340,7 +340,7 @@ class FakeAdmin(KeycloakAdmin):
 
 
 class FakeGroups:
-    """The group calls (shell/keycloak_groups.py) on a FakeKeycloak, as Keycloak answers them: paths built
+    """The group calls (shell/group_admin.py) on a FakeKeycloak, as Keycloak answers them: paths built
     from the tree, sibling names unique, attribute values lists only, a delete taking the subgroups along.
     Writes are recorded in the server's `calls`; reads are not (the other tests' call lists stay as they
     were)."""

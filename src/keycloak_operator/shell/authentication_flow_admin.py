@@ -12,7 +12,7 @@ from typing import Any
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 
 
-class AuthenticationFlowApi:
+class AuthenticationFlowAdmin:
     def __init__(self, admin: KeycloakAdmin) -> None:
         self.admin = admin
 

@@ -14,7 +14,7 @@ from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 _METHODS = {"create": "POST", "update": "PUT", "delete": "DELETE"}
 
 
-class IdentityProviderApi:
+class IdentityProviderAdmin:
     def __init__(self, admin: KeycloakAdmin) -> None:
         self.admin = admin
 

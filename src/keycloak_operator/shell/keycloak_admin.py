@@ -185,7 +185,7 @@ class KeycloakAdmin:
             raise AdminError(response.status_code, f"{method} {path}: the answer is not JSON") from None
 
     async def request(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
-        """For the small adapters of one API area each (shell/role_mappings.py): the same deadline, size
+        """For the small adapters of one API area each (shell/role_mapping_admin.py): the same deadline, size
         cap, errors and write count as every call here. `path` is built with `segment`."""
         return await self._send(method, path, body, **params)
 

@@ -32,8 +32,8 @@ from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import Resource, ScopeOperation, ScopePlan, Verdict, settle
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
-from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
+from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowAdmin
+from keycloak_operator.shell.identity_provider_admin import IdentityProviderAdmin
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
@@ -53,8 +53,8 @@ class AuthenticationFlowWriter:
     def __init__(
         self,
         limiter: WriteLimiter,
-        api_of: Callable[[KeycloakAdmin], AuthenticationFlowApi] = AuthenticationFlowApi,
-        idps_of: Callable[[KeycloakAdmin], IdentityProviderApi] = IdentityProviderApi,
+        api_of: Callable[[KeycloakAdmin], AuthenticationFlowAdmin] = AuthenticationFlowAdmin,
+        idps_of: Callable[[KeycloakAdmin], IdentityProviderAdmin] = IdentityProviderAdmin,
     ) -> None:
         self.limiter = limiter
         self.api_of = api_of
@@ -96,7 +96,7 @@ class AuthenticationFlowWriter:
         self,
         rnd: Round,
         at: InRealm,
-        api: AuthenticationFlowApi,
+        api: AuthenticationFlowAdmin,
         bindings: Mapping[str, str],
         declared: Sequence[Resource],
         observed: Sequence[Obj],
@@ -151,7 +151,7 @@ class AuthenticationFlowWriter:
         self,
         rnd: Round,
         at: InRealm,
-        api: AuthenticationFlowApi,
+        api: AuthenticationFlowAdmin,
         declared: list[Resource],
         observed: Sequence[Obj],
     ) -> ScopePlan | None:
@@ -252,8 +252,8 @@ def _unreadable(rnd: Round, declared: Sequence[Resource], message: str) -> None:
 
 
 async def _blocked(
-    api: AuthenticationFlowApi,
-    idps: IdentityProviderApi,
+    api: AuthenticationFlowAdmin,
+    idps: IdentityProviderAdmin,
     realm: str,
     declared: Sequence[Resource],
     observed: Sequence[Obj],

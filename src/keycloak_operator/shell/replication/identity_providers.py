@@ -30,10 +30,10 @@ from keycloak_operator.core.replication.sync import (
 )
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
-from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
+from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowAdmin
+from keycloak_operator.shell.group_admin import GroupAdmin
+from keycloak_operator.shell.identity_provider_admin import IdentityProviderAdmin
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
-from keycloak_operator.shell.keycloak_groups import GroupAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
@@ -52,9 +52,9 @@ class IdentityProviderWriter:
         self,
         kube: Kube,
         limiter: WriteLimiter,
-        api_of: Callable[[KeycloakAdmin], IdentityProviderApi] = IdentityProviderApi,
+        api_of: Callable[[KeycloakAdmin], IdentityProviderAdmin] = IdentityProviderAdmin,
         groups_of: Callable[[KeycloakAdmin], Any] = GroupAdmin,
-        flows_of: Callable[[KeycloakAdmin], AuthenticationFlowApi] = AuthenticationFlowApi,
+        flows_of: Callable[[KeycloakAdmin], AuthenticationFlowAdmin] = AuthenticationFlowAdmin,
     ) -> None:
         self.kube = kube
         self.limiter = limiter
@@ -157,7 +157,7 @@ class IdentityProviderWriter:
         return out
 
     async def _revoke_held(
-        self, rnd: Round, api: IdentityProviderApi, at: InRealm, declared: list[Resource], scope: ScopePlan
+        self, rnd: Round, api: IdentityProviderAdmin, at: InRealm, declared: list[Resource], scope: ScopePlan
     ) -> None:
         """Every provider whose mappers `_mappers` did not bring to its spec this round (`spec.mappers` left
         out, or the provider held by a problem, a refused mapper's included): the role and group mappers the
@@ -222,7 +222,7 @@ class IdentityProviderWriter:
 
     @staticmethod
     async def _write(
-        api: IdentityProviderApi,
+        api: IdentityProviderAdmin,
         realm: str,
         scope: ScopePlan,
         op: ScopeOperation,
@@ -249,7 +249,7 @@ class IdentityProviderWriter:
             scope.remote_ids[op.key] = str(body["alias"])  # a changed alias renamed it
 
     async def _mappers(
-        self, rnd: Round, api: IdentityProviderApi, realm: str, declared: list[Resource], scope: ScopePlan
+        self, rnd: Round, api: IdentityProviderAdmin, realm: str, declared: list[Resource], scope: ScopePlan
     ) -> None:
         """Each declared provider in sync or just written: its mappers brought to what it declares (one GET
         per provider declaring mappers). A failure, or a declared name held by a hand-made mapper, is that

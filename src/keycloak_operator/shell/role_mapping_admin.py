@@ -16,7 +16,7 @@ from keycloak_operator.core.replication.service_account import MappingWrite
 from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
 
 
-class RoleMappings:
+class RoleMappingAdmin:
     def __init__(self, admin: KeycloakAdmin, realm: str) -> None:
         self.admin = admin
         self.base = f"admin/realms/{admin.segment(realm)}"
