@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from keycloak_operator.shell import group_admin as kg
-from keycloak_operator.shell.keycloak_admin import AdminError
+from keycloak_operator.shell.admin_connection import AdminError
 
 
 class StubAdmin:

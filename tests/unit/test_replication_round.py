@@ -23,8 +23,9 @@ from keycloak_operator.core.replication.migrations import ATTR_FORMAT
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.names import HTTP_PORT
 from keycloak_operator.shell import metrics
+from keycloak_operator.shell.admin_connection import AdminError
 from keycloak_operator.shell.admin_logins import Login
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication import Replicator
 from keycloak_operator.shell.replication.authentication_flows import AuthenticationFlowWriter
