@@ -1,4 +1,4 @@
-"""An in-memory Keycloak's authentication flows, behind the AuthenticationFlowApi the writer uses, for the
+"""An in-memory Keycloak's authentication flows, behind the AuthenticationFlowAdmin the writer uses, for the
 round tests (test_authentication_flow_round.py). It behaves as Keycloak 26.7.3 does where the operator depends
 on it: a POSTed flow keeps its id; executions are added at the end of their flow, DISABLED; the listing is
 depth-first with levels, a subflow's row naming its flow (`flowId`); deleting a subflow's execution deletes
@@ -18,7 +18,8 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 
 Obj = dict[str, Any]
 USES = ("firstBrokerLoginFlowAlias", "postBrokerLoginFlowAlias")  # a provider's fields naming a flow
@@ -49,8 +50,8 @@ class FlowServer:
         self.providers: Callable[[str], Iterable[Obj]] = lambda realm: ()
         self._ids = itertools.count(1)
 
-    def api(self, admin: KeycloakAdmin) -> FakeFlowApi:
-        return FakeFlowApi(self)
+    def api(self, admin: KeycloakAdmin) -> FakeFlowAdmin:
+        return FakeFlowAdmin(self)
 
     def realm(self, realm: str) -> dict[str, Obj]:
         if realm not in self.flows:
@@ -127,7 +128,7 @@ class FlowServer:
         self.configs.pop(execution.get("authenticationConfig", ""), None)
 
 
-class FakeFlowApi:
+class FakeFlowAdmin:
     def __init__(self, server: FlowServer) -> None:
         self.s = server
 

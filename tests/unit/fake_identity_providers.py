@@ -1,4 +1,4 @@
-"""An in-memory Keycloak's identity providers and their mappers, behind the IdentityProviderApi the writer
+"""An in-memory Keycloak's identity providers and their mappers, behind the IdentityProviderAdmin the writer
 uses, for the round tests (test_replication_round.World holds one). It behaves as Keycloak 26 does where the
 operator depends on it: the client secret is returned masked and a masked one sent back keeps the stored
 value; a PUT finds the provider by its internalId and replaces its config whole; a provider's mappers go
@@ -9,7 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 
 Obj = dict[str, Any]
 MASK = "**********"
@@ -25,8 +26,8 @@ class IdpServer:
         self.failing_list = False  # the providers' listing fails
         self._ids = 0
 
-    def api(self, admin: KeycloakAdmin) -> FakeIdentityProviderApi:
-        return FakeIdentityProviderApi(self)
+    def api(self, admin: KeycloakAdmin) -> FakeIdentityProviderAdmin:
+        return FakeIdentityProviderAdmin(self)
 
     def realm(self, realm: str) -> dict[str, Obj]:
         return self.providers.setdefault(realm, {})
@@ -43,7 +44,7 @@ def _masked(provider: Obj) -> Obj:
     return out
 
 
-class FakeIdentityProviderApi:
+class FakeIdentityProviderAdmin:
     def __init__(self, server: IdpServer) -> None:
         self.server = server
 

@@ -10,9 +10,10 @@ import httpx
 import pytest
 
 from keycloak_operator.core.bounded_json import JsonLimits
-from keycloak_operator.shell import keycloak_admin
+from keycloak_operator.shell import admin_connection
+from keycloak_operator.shell.admin_connection import AdminError
 from keycloak_operator.shell.http_limits import CappedTransport
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 
 LIMIT = 1000
 
@@ -70,7 +71,7 @@ async def test_a_refusal_is_an_answer() -> None:
 async def test_an_answer_over_the_parse_limits_is_refused_and_marks_the_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(keycloak_admin, "JSON_LIMITS", JsonLimits(max_entries=5, max_values=50))
+    monkeypatch.setattr(admin_connection, "JSON_LIMITS", JsonLimits(max_entries=5, max_values=50))
     for body, why in (
         ("[" + ",".join(["{}"] * 6) + "]", "more than 5 entries"),
         ('[{"a":[' + ",".join(["0"] * 60) + "]}]", "more than 50 JSON values"),

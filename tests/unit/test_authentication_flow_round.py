@@ -379,17 +379,17 @@ async def test_a_leftover_copy_from_a_cut_short_swap_never_unbinds_the_flow(worl
 
 
 def _failing(monkeypatch: pytest.MonkeyPatch, provider: str) -> None:
-    from keycloak_operator.shell.keycloak_admin import AdminError
+    from keycloak_operator.shell.admin_connection import AdminError
     from tests.unit import fake_flows
 
-    original = fake_flows.FakeFlowApi.add_authenticator
+    original = fake_flows.FakeFlowAdmin.add_authenticator
 
     async def add_authenticator(self: Any, realm: str, parent: str, name: str) -> None:
         if name == provider:
             raise AdminError(400, f"no authenticator {name}")
         await original(self, realm, parent, name)
 
-    monkeypatch.setattr(fake_flows.FakeFlowApi, "add_authenticator", add_authenticator)
+    monkeypatch.setattr(fake_flows.FakeFlowAdmin, "add_authenticator", add_authenticator)
 
 
 async def test_a_failing_rebuild_keeps_the_old_flow_bound_marks_the_flow_error_and_does_not_loop(
@@ -473,11 +473,11 @@ async def test_an_older_resource_cannot_take_a_subflow_alias_a_bound_flow_holds(
 async def test_a_failed_re_read_after_writes_or_realm_read_stays_on_the_flows(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from keycloak_operator.shell.keycloak_admin import AdminError
+    from keycloak_operator.shell.admin_connection import AdminError
     from tests.unit import fake_flows
 
     reads = {"flows": 0}
-    original = fake_flows.FakeFlowApi.flows
+    original = fake_flows.FakeFlowAdmin.flows
 
     async def flows(self: Any, realm: str) -> list[Any]:
         reads["flows"] += 1
@@ -485,15 +485,15 @@ async def test_a_failed_re_read_after_writes_or_realm_read_stays_on_the_flows(
             raise AdminError(500, "flows: 500")
         return await original(self, realm)
 
-    monkeypatch.setattr(fake_flows.FakeFlowApi, "flows", flows)
+    monkeypatch.setattr(fake_flows.FakeFlowAdmin, "flows", flows)
     _, kube = await _round(world)  # creates the flow, then its re-read fails
     assert _phases(kube)["team-a/login"] == "Error"
     assert "team-a/main" not in _phases(kube) or _phases(kube)["team-a/main"] != "Error"
-    monkeypatch.setattr(fake_flows.FakeFlowApi, "flows", original)
+    monkeypatch.setattr(fake_flows.FakeFlowAdmin, "flows", original)
     await _round(world)
 
     realm_reads = {"n": 0}
-    read_realm = fake_flows.FakeFlowApi.realm_bindings
+    read_realm = fake_flows.FakeFlowAdmin.realm_bindings
 
     async def realm_bindings(self: Any, realm: str) -> Any:
         realm_reads["n"] += 1
@@ -501,7 +501,7 @@ async def test_a_failed_re_read_after_writes_or_realm_read_stays_on_the_flows(
             raise AdminError(500, "realm: 500")
         return await read_realm(self, realm)
 
-    monkeypatch.setattr(fake_flows.FakeFlowApi, "realm_bindings", realm_bindings)
+    monkeypatch.setattr(fake_flows.FakeFlowAdmin, "realm_bindings", realm_bindings)
     world.delete(KIND, "team-a", "login")  # a deleting flow: the realm is read to see what binds it
     world.obj(KIND, "team-a", "login")["metadata"]["finalizers"] = ["kcop.dev/replication"]
     _, kube = await _round(world)
@@ -637,12 +637,12 @@ async def test_a_first_build_refused_for_an_alias_held_out_of_sight_is_not_retri
 async def test_a_rebuild_cut_by_a_server_error_is_not_a_failed_build_and_is_retried(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from keycloak_operator.shell.keycloak_admin import AdminError
+    from keycloak_operator.shell.admin_connection import AdminError
     from tests.unit import fake_flows
 
     _bind(world, browser="login")
     await _round(world)
-    original = fake_flows.FakeFlowApi.add_authenticator
+    original = fake_flows.FakeFlowAdmin.add_authenticator
     down = [True]
 
     async def add_authenticator(self: Any, realm: str, parent: str, name: str) -> None:
@@ -650,7 +650,7 @@ async def test_a_rebuild_cut_by_a_server_error_is_not_a_failed_build_and_is_retr
             raise AdminError(503, "Service Unavailable")
         await original(self, realm, parent, name)
 
-    monkeypatch.setattr(fake_flows.FakeFlowApi, "add_authenticator", add_authenticator)
+    monkeypatch.setattr(fake_flows.FakeFlowAdmin, "add_authenticator", add_authenticator)
     bad = [{"authenticator": "auth-cookie", "requirement": "ALTERNATIVE"}]
     world.kube.add(_flow("team-a", "login", executions=bad))
     _, kube = await _round(world)

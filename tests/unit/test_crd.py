@@ -4,7 +4,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from keycloak_operator.core.replication.resources import invalid_spec
+from keycloak_operator.core.replication.objects import invalid_spec
 from keycloak_operator.kernel import names
 from keycloak_operator.models import crd, generated
 from keycloak_operator.models.client import KeycloakClientSpec

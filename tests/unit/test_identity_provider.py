@@ -17,7 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core.replication import ObjectKey, content_hash, marked, read_marker
+from keycloak_operator.core.replication import (
+    ObjectKey,
+    content_hash,
+    idp_mappers,
+    idp_secret,
+    marked,
+    read_marker,
+)
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.resources import RealmTarget
@@ -74,8 +81,8 @@ def resource(ns: str = "team-a", name: str = "upstream", created: int = 0, **spe
     """The provider with its Secret read (version 1), as the writer plans it."""
     obj = k8s(ns, name, created, **spec)
     r = idp.idp_resource(obj, targets(frozenset({"team-b"})))
-    ref = idp.client_secret_ref(obj)
-    return r if ref is None or r.problem else idp.with_client_secret(r, ref, secret())[0]
+    ref = idp_secret.client_secret_ref(obj)
+    return r if ref is None or r.problem else idp_secret.with_client_secret(r, ref, secret())[0]
 
 
 def stored(r: Resource, **edits: Any) -> Obj:
@@ -156,16 +163,16 @@ def test_a_missing_secret_or_key_leaves_the_provider_pending_naming_the_field_an
 ):
     obj = k8s("team-a", "upstream")
     r = idp.idp_resource(obj, targets())
-    ref = idp.client_secret_ref(obj)
+    ref = idp_secret.client_secret_ref(obj)
     assert ref == ("upstream", "client-secret")
     for found, reason in ((None, "SecretNotFound"), ({"data": {}}, "SecretKeyNotFound")):
-        waiting, value = idp.with_client_secret(r, ref, found)
+        waiting, value = idp_secret.with_client_secret(r, ref, found)
         assert value is None and waiting.problem is not None
         assert (waiting.problem.phase, waiting.problem.reason) == ("Pending", reason)
         assert "spec.oidc.clientSecret: Secret team-a/upstream" in waiting.problem.message
         scope = plan([waiting], [])
         assert scope.plan.is_empty() and scope.verdicts[r.key] == waiting.problem
-    garbled, _ = idp.with_client_secret(r, ref, {"data": {"client-secret": "%%%"}})
+    garbled, _ = idp_secret.with_client_secret(r, ref, {"data": {"client-secret": "%%%"}})
     assert garbled.problem is not None and garbled.problem.reason == "SecretInvalid"
 
 
@@ -177,7 +184,7 @@ def test_the_secret_value_is_never_in_the_content_the_hash_or_the_plan_and_a_cha
     # A new version of the Secret changes the hash: the provider is updated, the new value sent.
     ref = ("upstream", "client-secret")
     bare = idp.idp_resource(k8s("team-a", "upstream"), targets())
-    changed, value = idp.with_client_secret(bare, ref, secret("n3w", version="2"))
+    changed, value = idp_secret.with_client_secret(bare, ref, secret("n3w", version="2"))
     update = plan([changed], [stored(r)])
     assert [u.remote_id for u in update.plan.updates] == ["upstream"] and update.drift == {}
     body = idp.upsert_body(update.plan.updates[0], value, stored(r))
@@ -231,22 +238,22 @@ def test_a_changed_alias_renames_the_object() -> None:
 
 def test_mappers_are_planned_by_name_and_a_hand_made_one_is_a_conflict() -> None:
     r = resource(mappers=[MAPPER])
-    created = idp.plan_mappers(r.content, [])
+    created = idp_mappers.plan_mappers(r.content, [])
     assert [(w.operation, w.name) for w in created.writes] == [("create", "email")]
     body = created.writes[0].body
     assert body is not None and body["identityProviderAlias"] == "upstream"
     seen = [{**body, "id": "m1", "config": {**body["config"], "syncMode": "INHERIT"}}]
-    assert idp.plan_mappers(r.content, seen).writes == []  # keys Keycloak adds are no drift
+    assert idp_mappers.plan_mappers(r.content, seen).writes == []  # keys Keycloak adds are no drift
     seen[0]["config"]["claim"] = "hijacked"
-    again = idp.plan_mappers(r.content, seen)
+    again = idp_mappers.plan_mappers(r.content, seen)
     assert [(w.operation, w.name, w.remote_id) for w in again.ordered()] == [("update", "email", "m1")]
     assert again.changed() == ["mappers/email"]
     hand = [{"id": "h", "name": "email", "identityProviderMapper": "hardcoded-attribute-idp-mapper"}]
-    held = idp.plan_mappers(r.content, hand)
+    held = idp_mappers.plan_mappers(r.content, hand)
     assert held.writes == [] and held.conflicts == ["mapper email"]
-    gone = idp.plan_mappers(resource(mappers=[]).content, seen)
+    gone = idp_mappers.plan_mappers(resource(mappers=[]).content, seen)
     assert [(w.operation, w.name) for w in gone.writes] == [("delete", "email")]
-    assert idp.plan_mappers(resource().content, seen).writes == []  # absent: not managed
+    assert idp_mappers.plan_mappers(resource().content, seen).writes == []  # absent: not managed
 
 
 # --- delete order, ownership, forbidden ---------------------------------------------------------------------
@@ -286,7 +293,9 @@ def test_a_hand_made_provider_is_adopted_only_when_asked_from_the_realms_namespa
     adopt = {"annotations": {names.ANNOTATION_ADOPT: "true"}}
     obj = k8s("team-a", "corp")
     obj["metadata"].update(adopt)
-    r = idp.with_client_secret(idp.idp_resource(obj, targets()), ("upstream", "client-secret"), secret())[0]
+    r = idp_secret.with_client_secret(
+        idp.idp_resource(obj, targets()), ("upstream", "client-secret"), secret()
+    )[0]
     scope = plan([r], [by_hand("corp")])
     [update] = scope.plan.updates
     assert scope.adopted == {r.key: "corp"} and update.remote_id == "corp"

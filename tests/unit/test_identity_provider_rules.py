@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication import idp_mapper_rule as rule
-from keycloak_operator.core.replication import read_marker
+from keycloak_operator.core.replication import idp_mappers, idp_secret, read_marker
 from keycloak_operator.core.replication.service_account import Grant, RealmView
 from keycloak_operator.kernel import names
 from keycloak_operator.models.identity_provider import KeycloakIdentityProviderSpec
@@ -125,7 +125,7 @@ def test_a_loopback_http_url_is_an_error_unless_the_operator_allows_it(field: st
 
 def test_keycloaks_mask_as_the_secret_is_refused_naming_the_field() -> None:
     obj = k8s("team-a", "m")
-    r, value = idp.with_client_secret(
+    r, value = idp_secret.with_client_secret(
         idp.idp_resource(obj, targets()), ("upstream", "client-secret"), secret(idp.MASKED)
     )
     assert value is None and r.problem is not None
@@ -144,7 +144,7 @@ def test_a_mapper_whose_config_is_not_a_map_is_foreign_never_a_crash(odd: Any) -
         {"id": "m1", "name": "user", "identityProviderMapper": "oidc-username-idp-mapper", "config": odd},
         {"id": "m2", "name": "other", "config": odd},
     ]
-    plan = idp.plan_mappers(content, observed)
+    plan = idp_mappers.plan_mappers(content, observed)
     assert plan.writes == [] and plan.conflicts == ["mapper user"]
 
 
@@ -254,7 +254,7 @@ def test_a_deleting_flow_a_provider_names_waits_naming_the_provider_and_field() 
 
 def test_held_mappers_are_judged_as_keycloak_holds_them_only_the_operators_and_only_when_forbidden() -> None:
     def held(name: str, mapper: Obj, ours: bool = True) -> Obj:
-        config = {**mapper["config"], **({idp.MAPPER_HASH: "h"} if ours else {})}
+        config = {**mapper["config"], **({idp_mappers.MAPPER_HASH: "h"} if ours else {})}
         return {**mapper, "id": f"id-{name}", "name": name, "config": config}
 
     mappers = [
@@ -272,7 +272,7 @@ def test_held_mappers_are_judged_as_keycloak_holds_them_only_the_operators_and_o
     ]
 
     def ours(m: Any) -> bool:
-        return idp.MAPPER_HASH in idp.mapper_config(m)
+        return idp_mappers.MAPPER_HASH in idp_mappers.mapper_config(m)
 
     gone = rule.held_refusals(mappers, ours, "team-a", (), "team-a/main", VIEW, GROUPS)
     assert [m["name"] for m in gone] == ["boss", "theirs"]

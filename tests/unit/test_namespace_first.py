@@ -20,9 +20,9 @@ from keycloak_operator.core.replication.client_scope import scope_resource
 from keycloak_operator.core.replication.group import group_resource
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.identity_provider import idp_resource
-from keycloak_operator.core.replication.in_realm import client_resource
+from keycloak_operator.core.replication.in_realm import client_resource, raw_parent
 from keycloak_operator.core.replication.realm import blocked_realm_deletes, plan_realms
-from keycloak_operator.core.replication.resources import RealmTarget, raw_parent
+from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.sync import Resource
 from keycloak_operator.kernel import names
 

@@ -17,10 +17,10 @@ import pytest
 from keycloak_operator.core import operator_login
 from keycloak_operator.core.replication.resources import Credentials
 from keycloak_operator.kernel import names
-from keycloak_operator.shell import keycloak_admin, own_login
+from keycloak_operator.shell import admin_connection, keycloak_admin, own_login
+from keycloak_operator.shell.admin_connection import AdminError
 from keycloak_operator.shell.admin_logins import Login, Logins
 from keycloak_operator.shell.http_limits import CappedTransport
-from keycloak_operator.shell.keycloak_admin import AdminError
 from keycloak_operator.shell.kube import ApiError, Resource
 
 UID = "kc-uid"
@@ -378,8 +378,8 @@ async def test_a_client_credentials_login_keeps_the_caps_and_sends_the_client_gr
 ) -> None:
     a = keycloak_admin.KeycloakAdmin("http://kc:8080", "kcop-operator", "s3cret", client_credentials=True)
     for client, cap in (
-        (a._conn.async_s, keycloak_admin.MAX_RESPONSE_BYTES),
-        (a._conn.keycloak_openid.connection.async_s, keycloak_admin.MAX_TOKEN_RESPONSE_BYTES),
+        (a._conn.async_s, admin_connection.MAX_RESPONSE_BYTES),
+        (a._conn.keycloak_openid.connection.async_s, admin_connection.MAX_TOKEN_RESPONSE_BYTES),
     ):
         transport = client._transport
         assert isinstance(transport, CappedTransport) and transport._limit == cap
@@ -404,7 +404,7 @@ async def test_a_client_credentials_login_keeps_the_caps_and_sends_the_client_gr
     assert not form.get("username") and not form.get("password")
 
     # A token endpoint that never answers is cut at the request deadline, like every other request.
-    monkeypatch.setattr(keycloak_admin, "REQUEST_DEADLINE_S", 0.05)
+    monkeypatch.setattr(admin_connection, "REQUEST_DEADLINE_S", 0.05)
 
     async def never(request: httpx.Request) -> httpx.Response:
         await asyncio.sleep(10)

@@ -147,7 +147,7 @@ def test_held_back_writes_are_updated_and_only_a_hand_edit_is_drift_repaired() -
 
 
 def test_a_pending_status_is_read_as_held_back() -> None:
-    from keycloak_operator.core.replication.resources import resource_flags
+    from keycloak_operator.core.replication.objects import resource_flags
 
     meta = {"metadata": {"name": "main", "namespace": "team", "creationTimestamp": "2026-01-01T00:00:00Z"}}
     assert resource_flags({**meta, "status": {"phase": "Pending"}})["was_pending"] is True

@@ -13,7 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from keycloak_operator.core.replication import ObjectKey, content_hash, idp_mapper_rule, read_marker
+from keycloak_operator.core.replication import (
+    ObjectKey,
+    content_hash,
+    idp_mapper_rule,
+    idp_mappers,
+    idp_secret,
+    read_marker,
+)
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication.plan import Create
 from keycloak_operator.core.replication.resources import RealmTarget
@@ -100,7 +107,7 @@ def test_the_saml_config_sends_every_key_of_keycloaks_saml_provider() -> None:
     # Keycloak splits signingCertificate on ','; each is the base64 body, as it keeps certificates.
     assert config["signingCertificate"] == f"{CERT_BODY},{OTHER_CERT_BODY}"
     assert (config["forceAuthn"], config["syncMode"]) == ("true", "FORCE")
-    assert "clientSecret" not in config and idp.client_secret_ref(k8s()) is None
+    assert "clientSecret" not in config and idp_secret.client_secret_ref(k8s()) is None
 
 
 def test_absent_optional_settings_are_sent_empty_so_removing_one_clears_it() -> None:
@@ -168,7 +175,7 @@ def test_a_new_saml_provider_is_created_without_a_secret_deleted_when_gone_and_r
 def test_saml_mappers_are_planned_and_the_hardcoded_role_one_follows_the_grant_rule() -> None:
     role = {"name": "r", "identityProviderMapper": "oidc-hardcoded-role-idp-mapper", "config": {"role": "x"}}
     r = resource(mappers=[USERNAME, role])
-    plan = idp.plan_mappers(r.content, [])
+    plan = idp_mappers.plan_mappers(r.content, [])
     assert [(w.operation, w.name) for w in plan.ordered()] == [("create", "r"), ("create", "username")]
     assert idp_mapper_rule.hands_out(r.content)  # the role mapper: checked against the realm's grants
 

@@ -327,7 +327,7 @@ def test_a_forbidden_that_refuses_only_part_never_revokes_even_with_an_old_clock
     "stamp", ["2026-01-01T00:00:00", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "nonsense"]
 )
 def test_any_forbidden_since_in_status_gives_a_usable_clock(stamp: str) -> None:
-    from keycloak_operator.core.replication.resources import forbidden_since
+    from keycloak_operator.core.replication.objects import forbidden_since
 
     since = forbidden_since({"status": {"phase": "Forbidden", "forbiddenSince": stamp}})
     revocation = Revocation(datetime.now(UTC), GRACE)

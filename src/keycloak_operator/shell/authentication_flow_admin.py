@@ -1,5 +1,5 @@
-"""Keycloak's authentication flow endpoints, through KeycloakAdmin.request (its deadlines, size caps, write
-counting and errors), kept out of keycloak_admin.py so that each API area's calls stay with it.
+"""Keycloak's authentication flow endpoints, through AdminConnection.request (its deadlines, size caps,
+write counting and errors), kept out of keycloak_admin.py so that each API area's calls stay with it.
 
 A flow is read, updated and deleted by its id, but its executions are listed and added through its alias
 (a subflow's too); an execution is deleted, and given a config, by its id.
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
 
 
-class AuthenticationFlowApi:
-    def __init__(self, admin: KeycloakAdmin) -> None:
+class AuthenticationFlowAdmin:
+    def __init__(self, admin: AdminConnection) -> None:
         self.admin = admin
 
     def _base(self, realm: str) -> str:

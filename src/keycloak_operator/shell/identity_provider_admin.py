@@ -1,5 +1,5 @@
-"""Keycloak's identity provider endpoints, through KeycloakAdmin.request (its deadlines, size caps, write
-counting and errors), kept out of keycloak_admin.py so that each API area's calls stay with it.
+"""Keycloak's identity provider endpoints, through AdminConnection.request (its deadlines, size caps,
+write counting and errors), kept out of keycloak_admin.py so that each API area's calls stay with it.
 
 An identity provider is addressed by its alias; its mappers by their id. The list answer holds each
 provider's config (the client secret masked) but not its mappers, which have a list of their own.
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
 
 _METHODS = {"create": "POST", "update": "PUT", "delete": "DELETE"}
 
 
-class IdentityProviderApi:
-    def __init__(self, admin: KeycloakAdmin) -> None:
+class IdentityProviderAdmin:
+    def __init__(self, admin: AdminConnection) -> None:
         self.admin = admin
 
     def _base(self, realm: str) -> str:
@@ -58,7 +58,7 @@ class IdentityProviderApi:
     async def write_mapper(
         self, realm: str, alias: str, operation: str, mapper_id: str | None, body: Any
     ) -> None:
-        """One mapper write (identity_provider.MapperWrite)."""
+        """One mapper write (idp_mappers.MapperWrite)."""
         path = f"{self._one(realm, alias)}/mappers"
         if operation != "create":
             path = f"{path}/{self.admin.segment(mapper_id or '')}"

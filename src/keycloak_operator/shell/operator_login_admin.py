@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from keycloak_operator.core import operator_login
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
 
 _CLIENTS = f"admin/realms/{operator_login.REALM}/clients"
 
 
-async def _find(admin: KeycloakAdmin, client_id: str) -> dict[str, Any] | None:
+async def _find(admin: AdminConnection, client_id: str) -> dict[str, Any] | None:
     found = await admin.get_list(_CLIENTS, clientId=client_id)
     matches = [c for c in found if isinstance(c, dict) and c.get("clientId") == client_id]
     if not matches:
@@ -27,7 +27,7 @@ async def _find(admin: KeycloakAdmin, client_id: str) -> dict[str, Any] | None:
     return client
 
 
-async def ensure_client(admin: KeycloakAdmin, client_id: str, secret: str) -> str:
+async def ensure_client(admin: AdminConnection, client_id: str, secret: str) -> str:
     """The client as it must be, with `secret`, and master's admin role on its service account: "created"
     or "repaired". `admin`: the bootstrap admin (the client itself could not log in)."""
     held_back = operator_login.representation(client_id, secret, enabled=False)
@@ -56,7 +56,7 @@ async def ensure_client(admin: KeycloakAdmin, client_id: str, secret: str) -> st
     return done
 
 
-async def set_secret(admin: KeycloakAdmin, client_id: str, secret: str) -> None:
+async def set_secret(admin: AdminConnection, client_id: str, secret: str) -> None:
     """A rotation's TELL (or RETELL): Keycloak's client secret becomes `secret` (the Secret already holds
     it)."""
     client = await _find(admin, client_id)

@@ -1,5 +1,6 @@
 """The identity provider kind: a KeycloakIdentityProvider's representation in Keycloak, its scope (every
-identity provider of one realm), its mappers, its client secret's way in, and the bodies of its writes.
+identity provider of one realm) and the bodies of its writes; its client secret's way in is idp_secret.py's,
+its mappers' writes idp_mappers.py's.
 
 An identity provider is named and addressed by its alias, unique within its realm (the alias is the remote
 id too, as a realm's name is: a changed alias renames the object, its mappers and links following it). It
@@ -19,13 +20,11 @@ Keycloak returns for a stored secret (so the drift check compares like with like
 in Keycloak cannot be seen, one removed by hand can), and under SECRET_SOURCE the Secret's uid and
 resourceVersion (never a digest of the value, which would let whoever reads the hash test guesses: see
 realm_settings.py). A changed Secret changes the hash, so the provider is updated and the secret sent; the
-value is put in the body only by `upsert_body`, in the writer, right before the request. Sent back masked
-(a disable, a release), Keycloak keeps the stored secret.
+value is read by idp_secret.py and put in the body only by `upsert_body`, in the writer, right before the
+request. Sent back masked (a disable, a release), Keycloak keeps the stored secret.
 
 **Mappers** are part of the content (a change to them changes the hash) but written through their own
-endpoints, by name, as a client's protocol mappers are (client_parts.py): only mappers carrying the
-operator's `kcop.dev.content-hash` config key are updated or deleted; a declared name held by a hand-made
-mapper is a conflict, left alone.
+endpoints, by name, as a client's protocol mappers are (idp_mappers.py).
 
 An identity provider has an `enabled` switch: revocation disables it first, then deletes it (sync.py). One
 made by hand is adopted only when its resource asks and is of the realm's own namespace (adoption.py).
@@ -33,24 +32,17 @@ made by hand is adopted only when its resource asks and is of the realm's own na
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal
-
-from pydantic import ValidationError
+from typing import Any, Final
 
 from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.called_urls import url_problem
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.in_realm import declared
-from keycloak_operator.core.replication.marker import content_hash, is_marker_attribute, marked
+from keycloak_operator.core.replication.marker import is_marker_attribute, marked
 from keycloak_operator.core.replication.plan import Create, Update
-from keycloak_operator.core.replication.resources import (
-    RealmTarget,
-)
+from keycloak_operator.core.replication.resources import RealmTarget
 from keycloak_operator.core.replication.saml_identity_provider import URL_FIELDS as SAML_URL_FIELDS
 from keycloak_operator.core.replication.saml_identity_provider import saml_config
 from keycloak_operator.core.replication.sync import (
@@ -76,7 +68,6 @@ MASKED: Final = (
     "**********"  # what Keycloak returns for a stored secret (ComponentRepresentation.SECRET_VALUE)
 )
 SECRET_FIELD: Final = "spec.oidc.clientSecret"
-MAPPER_HASH: Final = "kcop.dev.content-hash"  # as a client's mappers (client_parts.py)
 # Booleans Keycloak may leave out of its answer when false; read as false, so they are never seen as drift.
 FLAGS: Final = ("enabled", "trustEmail", "storeToken", "hideOnLogin")
 
@@ -200,49 +191,6 @@ def idp_resource(
     return Resource(d.key, d.spec.alias, idp_content(d.spec), problem=problem, parent=d.parent, **flags)
 
 
-# --- the client secret, from a Secret of the resource's own namespace ---------------------------------------
-
-
-def client_secret_ref(obj: Obj) -> tuple[str, str] | None:
-    """(Secret name, key) of the client secret; None without one (or with an invalid spec). Always read
-    from the resource's own namespace: the reference has no namespace to name another (ADR 0012)."""
-    try:
-        spec = KeycloakIdentityProviderSpec.model_validate(obj.get("spec") or {})
-    except ValidationError:
-        return None
-    ref = spec.oidc.client_secret if spec.oidc is not None else None  # a saml provider has no secret
-    return None if ref is None else (ref.name, ref.key)
-
-
-def with_client_secret(r: Resource, ref: tuple[str, str], secret: Obj | None) -> tuple[Resource, str | None]:
-    """The provider with what its Secret (`secret`, None when missing) gives it: the Secret's version in its
-    content and the value for the writer; or why it waits, as its problem (the message names the field and
-    the Secret, never a value; nothing is written for it, the others go on)."""
-    name, key = ref
-    where = f"{SECRET_FIELD}: Secret {r.key.namespace}/{name}"
-    if secret is None:
-        return replace(
-            r, problem=Verdict("Pending", "SecretNotFound", f"{where} not found; nothing was written")
-        ), None
-    raw = (secret.get("data") or {}).get(key)
-    if not isinstance(raw, str):
-        message = f"{where} has no key {key!r}; nothing was written"
-        return replace(r, problem=Verdict("Pending", "SecretKeyNotFound", message)), None
-    try:
-        value = base64.b64decode(raw, validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError):
-        message = f"{where} key {key!r} is not UTF-8 text; nothing was written"
-        return replace(r, problem=Verdict("Error", "SecretInvalid", message)), None
-    if value == MASKED:  # Keycloak would read it as "keep the stored secret": it would never be applied
-        message = (
-            f"{where} key {key!r} is Keycloak's mask for a stored secret, not a secret; nothing was written"
-        )
-        return replace(r, problem=Verdict("Error", "SecretInvalid", message)), None
-    meta = secret.get("metadata") or {}
-    source = f"{meta.get('uid', '')}/{meta.get('resourceVersion', '')}"
-    return replace(r, content={**r.content, SECRET_SOURCE: source}), value
-
-
 # --- the scope: every identity provider of one realm --------------------------------------------------------
 
 
@@ -319,94 +267,3 @@ def release_body(current: Obj) -> dict[str, Any]:
     body = keycloak_body(current)
     body["config"] = {k: v for k, v in body["config"].items() if not is_marker_attribute(k)}
     return body
-
-
-# --- mappers ------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MapperWrite:
-    operation: Literal["delete", "create", "update"]
-    name: str
-    remote_id: str | None = None
-    body: Mapping[str, Any] | None = None
-
-
-@dataclass
-class MapperPlan:
-    writes: list[MapperWrite] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)  # `mapper x`: made by hand, left alone
-
-    def ordered(self) -> list[MapperWrite]:
-        rank = {"delete": 0, "create": 1, "update": 2}
-        return sorted(self.writes, key=lambda w: rank[w.operation])
-
-    def changed(self) -> list[str]:
-        return sorted({f"{MAPPERS}/{w.name}" for w in self.writes})
-
-
-def mapper_body(alias: str, declared: Obj, remote_id: str | None = None) -> dict[str, Any]:
-    body = {
-        "name": declared["name"],
-        "identityProviderAlias": alias,
-        "identityProviderMapper": declared["identityProviderMapper"],
-        "config": {**declared["config"], MAPPER_HASH: content_hash(declared)},
-    }
-    return body if remote_id is None else {**body, "id": remote_id}
-
-
-def mapper_config(mapper: Obj) -> Mapping[str, Any]:
-    """A mapper's config as read; one that is not a map (a server's odd answer) as none: a foreign mapper."""
-    config = mapper.get("config")
-    return config if isinstance(config, Mapping) else {}
-
-
-def _in_step(declared: Obj, seen: Obj) -> bool:
-    config = mapper_config(seen)
-    return (
-        seen.get("identityProviderMapper") == declared["identityProviderMapper"]
-        and config.get(MAPPER_HASH) == content_hash(declared)
-        and all(config.get(k) == v for k, v in declared["config"].items())
-    )
-
-
-def release_mappers(alias: str, observed: Iterable[Obj]) -> list[MapperWrite]:
-    """Preserve on delete: each mapper the operator made, updated without its content-hash key, so that it
-    stays and is no longer taken for the operator's."""
-    return [
-        MapperWrite(
-            "update",
-            str(m.get("name")),
-            str(m.get("id")),
-            {
-                **m,
-                "identityProviderAlias": alias,
-                "config": {k: v for k, v in mapper_config(m).items() if k != MAPPER_HASH},
-            },
-        )
-        for m in observed
-        if isinstance(m, Mapping) and isinstance(m.get("id"), str) and MAPPER_HASH in mapper_config(m)
-    ]
-
-
-def plan_mappers(content: Obj, observed: Iterable[Obj] | None) -> MapperPlan:
-    """The provider's mapper writes (none when it declares no mappers), by name."""
-    plan = MapperPlan()
-    if MAPPERS not in content:
-        return plan
-    alias = str(content["alias"])
-    existing = {str(m.get("name")): m for m in observed or [] if isinstance(m, Mapping)}
-    ours = {n for n, m in existing.items() if MAPPER_HASH in mapper_config(m)}
-    declared = {m["name"]: m for m in content[MAPPERS]}
-    for name in sorted(ours - declared.keys()):
-        plan.writes.append(MapperWrite("delete", name, str(existing[name].get("id"))))
-    for name, want in sorted(declared.items()):
-        seen = existing.get(name)
-        if seen is None:
-            plan.writes.append(MapperWrite("create", name, None, mapper_body(alias, want)))
-        elif name not in ours:
-            plan.conflicts.append(f"mapper {name}")
-        elif not _in_step(want, seen):
-            remote = str(seen.get("id"))
-            plan.writes.append(MapperWrite("update", name, remote, mapper_body(alias, want, remote)))
-    return plan

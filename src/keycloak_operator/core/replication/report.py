@@ -10,7 +10,7 @@ from typing import Any
 
 from keycloak_operator.core.common import merge_patch
 from keycloak_operator.core.replication.identity import ObjectKey
-from keycloak_operator.core.replication.resources import forbidden_since
+from keycloak_operator.core.replication.objects import forbidden_since
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.status import render
 from keycloak_operator.core.replication.sync import Revocation

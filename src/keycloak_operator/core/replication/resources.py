@@ -3,8 +3,9 @@
 Authorization is decided here, before anything talks to Keycloak: a realm may target a Keycloak of this
 operator only from that Keycloak's namespace or one it lists in `realmNamespaces`; a client may join a realm
 only from the realm's namespace or one the realm lists in `clientNamespaces` (an identity provider: in
-`identityProviderNamespaces`, its own allow-list). A realm that targets an
-external server brings its own admin Secret, in its own namespace: holding those credentials is the right.
+`identityProviderNamespaces`, its own allow-list; judged by in_realm.py from the RealmTarget built here). A
+realm that targets an external server brings its own admin Secret, in its own namespace: holding those
+credentials is the right.
 """
 
 from __future__ import annotations
@@ -12,13 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from keycloak_operator.core.replication import adoption
 from keycloak_operator.core.replication.identity import ObjectKey
+from keycloak_operator.core.replication.objects import (
+    Obj,
+    invalid_spec,
+    key_of,
+    resource_flags,
+    unreadable_namespace,
+)
 from keycloak_operator.core.replication.realm import realm_content, realm_name
 from keycloak_operator.core.replication.servers import (
     DEFAULT_POLICY,
@@ -29,8 +35,6 @@ from keycloak_operator.core.replication.servers import (
 from keycloak_operator.core.replication.service_account import Grant, grants_of
 from keycloak_operator.core.replication.sync import (
     NAMESPACE_NOT_ALLOWED,
-    NOT_READ,
-    UNREADABLE,
     Resource,
     ScopePlan,
     Verdict,
@@ -38,9 +42,7 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.names import HTTP_PORT, HTTPS_PORT
 from keycloak_operator.models.keycloak import KeycloakSpec
-from keycloak_operator.models.realm import KeycloakRealmSpec
-
-Obj = Mapping[str, Any]
+from keycloak_operator.models.realm import ExternalServer, KeycloakRealmSpec, KeycloakRef
 
 
 @dataclass(frozen=True)
@@ -74,12 +76,6 @@ class Server:
     url: str
 
 
-# A realm's allow-lists, by spec field: clientNamespaces for clients, client scopes and groups;
-# identityProviderNamespaces for identity providers (a way into every client of the realm); flowNamespaces for
-# authentication flows (only the realm's own namespace's flows can be bound, but a flow is the realm's).
-AllowList = Literal["clientNamespaces", "identityProviderNamespaces", "flowNamespaces"]
-
-
 @dataclass(frozen=True)
 class RealmTarget:
     resource: Resource
@@ -101,73 +97,6 @@ class RealmTarget:
             "identityProviderNamespaces": self.provider_namespaces,
             "flowNamespaces": self.flow_namespaces,
         }
-
-
-def key_of(obj: Obj) -> ObjectKey:
-    meta = obj["metadata"]
-    return ObjectKey(str(obj["kind"]), str(meta["namespace"]), str(meta["name"]))
-
-
-def _created(obj: Obj) -> datetime:
-    stamp = obj["metadata"].get("creationTimestamp")
-    if not stamp:
-        return datetime.max.replace(tzinfo=UTC)  # not stored yet: the youngest claim
-    return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-
-
-_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
-_LATEST = datetime(2200, 1, 1, tzinfo=UTC)
-
-
-def _timestamp(value: Any) -> datetime | None:
-    """A status timestamp, which anyone able to write status could have set to anything: read as UTC when
-    it names no zone, and kept within sane years so that date arithmetic on it cannot overflow."""
-    try:
-        when = datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
-    if when is None:
-        return None
-    when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-    return min(max(when, _EARLIEST), _LATEST)
-
-
-def forbidden_since(obj: Obj) -> datetime | None:
-    """When the resource's status turned Forbidden (the revocation clock), if it is Forbidden."""
-    status = obj.get("status") or {}
-    return _timestamp(status.get("forbiddenSince")) if status.get("phase") == "Forbidden" else None
-
-
-def resource_flags(obj: Obj) -> dict[str, Any]:
-    meta = obj["metadata"]
-    annotations = meta.get("annotations") or {}
-    return {
-        "created": _created(obj),
-        "deleting": bool(meta.get("deletionTimestamp")),
-        "preserve": str(annotations.get(names.ANNOTATION_PRESERVE, "")).lower() == "true",
-        "forbidden_since": forbidden_since(obj),
-        "keycloak_id": _keycloak_id(obj),
-        "was_pending": (obj.get("status") or {}).get("phase") == "Pending",
-        "written_hash": _written_hash(obj),
-    }
-
-
-def _written_hash(obj: Obj) -> str | None:
-    """The content hash the resource's status recorded (written by the operator, read as untrusted)."""
-    found = (obj.get("status") or {}).get("contentHash")
-    return found if isinstance(found, str) and found else None
-
-
-def _keycloak_id(obj: Obj) -> str | None:
-    """The remote id the resource's status names (written by the operator, read as untrusted)."""
-    found = (obj.get("status") or {}).get("keycloakId")
-    return found if isinstance(found, str) and found else None
-
-
-def invalid_spec(e: ValidationError) -> Verdict:
-    first = e.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return Verdict("Error", "InvalidSpec", f"spec.{where}: {first['msg']}")
 
 
 def server_url(obj: Obj, policy: ServerPolicy) -> str | None:
@@ -202,81 +131,17 @@ def realm_target(
         )
     content = realm_content(spec, key.name)
     allowed = frozenset(spec.client_namespaces)
-    problem: Verdict | None = None
-    server: Server | None = None
-    credentials: Credentials | None = None
     if spec.server.external is not None:
-        url = normalize_url(spec.server.external.url)
-        if url is None:
-            problem = Verdict("Error", "InvalidSpec", "spec.server.external.url: not a plain http(s) URL")
-        elif names.is_keycloak_url(url, policy.cluster_domain):
-            # The form of the Keycloaks this operator runs, whose rounds have workers of their own: a tenant's
-            # server under that name would hold them. Those Keycloaks are named by spec.server.keycloak.
-            problem = Verdict(
-                "Forbidden",
-                "ExternalServerNotAllowed",
-                "spec.server.external.url has the form of a Keycloak this operator runs; name it with "
-                "spec.server.keycloak instead; nothing was read or sent",
-            )
-        elif not host_allowed(url, policy):
-            problem = Verdict(
-                "Forbidden",
-                "ExternalServerNotAllowed",
-                f"this installation allows external servers only on {', '.join(policy.external_hosts)}; "
-                "nothing was read or sent",
-            )
-        else:
-            server = Server(url)
-            ca = spec.server.external.ca_secret.name if spec.server.external.ca_secret else None
-            credentials = Credentials(key.namespace, spec.server.external.admin_secret.name, ca_secret=ca)
+        problem, server, credentials = _external_target(key, spec.server.external, policy)
     elif spec.server.keycloak is not None:
-        ref = spec.server.keycloak
-        kc_namespace = ref.namespace or key.namespace
-        keycloak = keycloaks.get((kc_namespace, ref.name))
-        if keycloak is None and kc_namespace in unreadable:
-            problem = _unreadable(f"Keycloak {kc_namespace}/{ref.name}", kc_namespace)
-        elif keycloak is None:
-            problem = Verdict("Pending", "KeycloakNotFound", f"Keycloak {kc_namespace}/{ref.name} not found")
-        else:
-            try:
-                kc_spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
-            except ValidationError:
-                kc_spec = None
-            if kc_spec is None:
-                problem = Verdict(
-                    "Pending", "KeycloakInvalid", f"Keycloak {kc_namespace}/{ref.name} has an invalid spec"
-                )
-            else:
-                if key.namespace != kc_namespace and key.namespace not in kc_spec.realm_namespaces:
-                    # Still routed to the server's round (with the server's own login): a realm whose
-                    # namespace lost access has its object revoked there (sync.Revocation).
-                    problem = Verdict(
-                        "Forbidden",
-                        NAMESPACE_NOT_ALLOWED,
-                        f"Keycloak {kc_namespace}/{ref.name} does not allow realms from namespace "
-                        f"{key.namespace} (spec.realmNamespaces); nothing was written",
-                    )
-                url = names.keycloak_url(ref.name, kc_namespace, HTTP_PORT, policy.cluster_domain)
-                server = Server(url)
-                secret = kc_spec.admin_secret.name if kc_spec.admin_secret else names.admin_secret(ref.name)
-                tls = kc_spec.tls
-                endpoint = (
-                    names.keycloak_url(ref.name, kc_namespace, HTTPS_PORT, policy.cluster_domain, "https")
-                    if tls
-                    else ""
-                )
-                credentials = Credentials(
-                    kc_namespace,
-                    secret,
-                    server_owned=True,
-                    endpoint=endpoint,
-                    ca_secret=tls.secret if tls else None,
-                    keycloak=ref.name,
-                    keycloak_uid=str((keycloak.get("metadata") or {}).get("uid") or ""),
-                )
+        problem, server, credentials = _keycloak_target(
+            key, spec.server.keycloak, keycloaks, policy, unreadable
+        )
     else:
-        problem = Verdict(
-            "Error", "InvalidSpec", "exactly one of spec.server.keycloak or spec.server.external"
+        problem, server, credentials = (
+            Verdict("Error", "InvalidSpec", "exactly one of spec.server.keycloak or spec.server.external"),
+            None,
+            None,
         )
     flags |= adoption.flags(obj, _realm_adoption(key, credentials))
     resource = Resource(key, realm_name(spec, key.name), content, problem=problem, **flags)
@@ -289,6 +154,96 @@ def realm_target(
         frozenset(spec.identity_provider_namespaces),
         frozenset(spec.flow_namespaces),
     )
+
+
+# What a realm's spec.server names: why it may not be reached, or the server and the login that reaches it.
+Target = tuple[Verdict | None, Server | None, Credentials | None]
+
+
+def _external_target(key: ObjectKey, external: ExternalServer, policy: ServerPolicy) -> Target:
+    problem: Verdict | None = None
+    server: Server | None = None
+    credentials: Credentials | None = None
+    url = normalize_url(external.url)
+    if url is None:
+        problem = Verdict("Error", "InvalidSpec", "spec.server.external.url: not a plain http(s) URL")
+    elif names.is_keycloak_url(url, policy.cluster_domain):
+        # The form of the Keycloaks this operator runs, whose rounds have workers of their own: a tenant's
+        # server under that name would hold them. Those Keycloaks are named by spec.server.keycloak.
+        problem = Verdict(
+            "Forbidden",
+            "ExternalServerNotAllowed",
+            "spec.server.external.url has the form of a Keycloak this operator runs; name it with "
+            "spec.server.keycloak instead; nothing was read or sent",
+        )
+    elif not host_allowed(url, policy):
+        problem = Verdict(
+            "Forbidden",
+            "ExternalServerNotAllowed",
+            f"this installation allows external servers only on {', '.join(policy.external_hosts)}; "
+            "nothing was read or sent",
+        )
+    else:
+        server = Server(url)
+        ca = external.ca_secret.name if external.ca_secret else None
+        credentials = Credentials(key.namespace, external.admin_secret.name, ca_secret=ca)
+    return problem, server, credentials
+
+
+def _keycloak_target(
+    key: ObjectKey,
+    ref: KeycloakRef,
+    keycloaks: Mapping[tuple[str, str], Obj],
+    policy: ServerPolicy,
+    unreadable: AbstractSet[str],
+) -> Target:
+    problem: Verdict | None = None
+    server: Server | None = None
+    credentials: Credentials | None = None
+    kc_namespace = ref.namespace or key.namespace
+    keycloak = keycloaks.get((kc_namespace, ref.name))
+    if keycloak is None and kc_namespace in unreadable:
+        problem = unreadable_namespace(f"Keycloak {kc_namespace}/{ref.name}", kc_namespace)
+    elif keycloak is None:
+        problem = Verdict("Pending", "KeycloakNotFound", f"Keycloak {kc_namespace}/{ref.name} not found")
+    else:
+        try:
+            kc_spec = KeycloakSpec.model_validate(keycloak.get("spec") or {})
+        except ValidationError:
+            kc_spec = None
+        if kc_spec is None:
+            problem = Verdict(
+                "Pending", "KeycloakInvalid", f"Keycloak {kc_namespace}/{ref.name} has an invalid spec"
+            )
+        else:
+            if key.namespace != kc_namespace and key.namespace not in kc_spec.realm_namespaces:
+                # Still routed to the server's round (with the server's own login): a realm whose
+                # namespace lost access has its object revoked there (sync.Revocation).
+                problem = Verdict(
+                    "Forbidden",
+                    NAMESPACE_NOT_ALLOWED,
+                    f"Keycloak {kc_namespace}/{ref.name} does not allow realms from namespace "
+                    f"{key.namespace} (spec.realmNamespaces); nothing was written",
+                )
+            url = names.keycloak_url(ref.name, kc_namespace, HTTP_PORT, policy.cluster_domain)
+            server = Server(url)
+            secret = kc_spec.admin_secret.name if kc_spec.admin_secret else names.admin_secret(ref.name)
+            tls = kc_spec.tls
+            endpoint = (
+                names.keycloak_url(ref.name, kc_namespace, HTTPS_PORT, policy.cluster_domain, "https")
+                if tls
+                else ""
+            )
+            credentials = Credentials(
+                kc_namespace,
+                secret,
+                server_owned=True,
+                endpoint=endpoint,
+                ca_secret=tls.secret if tls else None,
+                keycloak=ref.name,
+                keycloak_uid=str((keycloak.get("metadata") or {}).get("uid") or ""),
+            )
+    return problem, server, credentials
 
 
 def _realm_adoption(key: ObjectKey, credentials: Credentials | None) -> str:
@@ -338,82 +293,3 @@ def keep_orphans_of(
 def names_keycloaks(realms: Iterable[Obj]) -> bool:
     """Whether any realm targets a Keycloak this operator runs (only then are Keycloaks listed)."""
     return any(((o.get("spec") or {}).get("server") or {}).get("keycloak") for o in realms)
-
-
-def _unreadable(what: str, namespace: str) -> Verdict:
-    return Verdict(
-        "Error",
-        UNREADABLE,
-        f"{what}: namespace {namespace} was not read by the operator ({NOT_READ}); nothing is written or "
-        "released for this resource until it is",
-    )
-
-
-def namespace_refusal(
-    key: ObjectKey,
-    parent: ObjectKey,
-    realms: Mapping[ObjectKey, RealmTarget],
-    what: str,
-    allow_list: AllowList = "clientNamespaces",
-) -> Verdict | None:
-    """Forbidden when the realm resource `parent` is known and does not allow the namespace of `key` in
-    `allow_list`; None when it does, or when the realm is not known (nothing to judge by). Decided by the two
-    namespaces and the realm's allow-list alone, never by the rest of the resource's spec."""
-    realm = realms.get(parent)
-    if realm is None or key.namespace == parent.namespace:
-        return None
-    allowed = realm.allow_lists()[allow_list]  # by the field's name: an unknown one fails, never opens
-    if key.namespace in allowed:
-        return None
-    return Verdict(
-        "Forbidden",
-        NAMESPACE_NOT_ALLOWED,
-        f"KeycloakRealm {parent.namespace}/{parent.name} does not allow {what} from namespace "
-        f"{key.namespace} (spec.{allow_list}); nothing was written",
-    )
-
-
-def in_realm_problem(
-    key: ObjectKey,
-    parent: ObjectKey,
-    realms: Mapping[ObjectKey, RealmTarget],
-    unreadable: AbstractSet[str],
-    what: str,
-    allow_list: AllowList = "clientNamespaces",
-) -> Verdict | None:
-    """Why a resource declared in the realm resource `parent` (a client, a client scope: `what`, plural)
-    may not be written: its realm unknown, unreadable, or not allowing the resource's namespace in
-    `allow_list` (`clientNamespaces` for clients, client scopes and groups; identity providers and
-    authentication flows have their own, `identityProviderNamespaces` and `flowNamespaces`)."""
-    if parent not in realms and parent.namespace in unreadable:
-        return _unreadable(f"KeycloakRealm {parent.namespace}/{parent.name}", parent.namespace)
-    if parent not in realms:
-        return Verdict(
-            "Pending", "RealmNotFound", f"KeycloakRealm {parent.namespace}/{parent.name} not found"
-        )
-    return namespace_refusal(key, parent, realms, what, allow_list)
-
-
-# Kubernetes' bounds on the names a realm reference holds: what a stored object's can hold, whatever the
-# model's patterns are or become.
-_NAME_MAX, _NAMESPACE_MAX = 253, 63
-
-
-def raw_parent(obj: Obj, key: ObjectKey) -> ObjectKey | None:
-    """The realm resource an object names in spec.realm, read from the object as stored, whatever the rest
-    of its spec: what its namespace is judged by before its spec is. The object is anyone's input: a name
-    or a namespace that is not a string within Kubernetes' bounds, or a spec or reference that is not a
-    mapping, names no realm (None). Read no stricter than that: a reference a later model refuses still
-    names its realm, so that an upgrade tightening the model never makes a live object an orphan."""
-    spec = obj.get("spec")
-    realm = spec.get("realm") if isinstance(spec, Mapping) else None
-    if not isinstance(realm, Mapping):
-        return None
-    name, namespace = realm.get("name"), realm.get("namespace")
-    if not isinstance(name, str) or not 0 < len(name) <= _NAME_MAX:
-        return None
-    if namespace is None or namespace == "":  # absent: the object's own, as a valid spec reads it
-        namespace = key.namespace
-    if not isinstance(namespace, str) or len(namespace) > _NAMESPACE_MAX:
-        return None
-    return ObjectKey(names.REALM_KIND, namespace, name)

@@ -47,7 +47,7 @@ UNREADABLE = "NamespaceUnreadable"
 # Why such a namespace was not read, in the messages of what waits on it (the reason above is the same).
 NOT_READ = "it could not be listed, or holds more resources of a kind than the operator reads"
 # The reason of the verdict on a resource whose realm (or Keycloak) does not allow its namespace: the one
-# Forbidden that says the namespace may declare nothing there at all (resources.namespace_refusal), whatever
+# Forbidden that says the namespace may declare nothing there at all (in_realm.namespace_refusal), whatever
 # the resource's spec, so that such a resource never holds the realm back (realm.blocked_realm_deletes).
 NAMESPACE_NOT_ALLOWED = "NamespaceNotAllowed"
 

@@ -32,9 +32,10 @@ from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopeOperation, ScopePlan, Verdict
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
-from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowAdmin
+from keycloak_operator.shell.identity_provider_admin import IdentityProviderAdmin
+from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import write_scope
@@ -53,8 +54,8 @@ class AuthenticationFlowWriter:
     def __init__(
         self,
         limiter: WriteLimiter,
-        api_of: Callable[[KeycloakAdmin], AuthenticationFlowApi] = AuthenticationFlowApi,
-        idps_of: Callable[[KeycloakAdmin], IdentityProviderApi] = IdentityProviderApi,
+        api_of: Callable[[KeycloakAdmin], AuthenticationFlowAdmin] = AuthenticationFlowAdmin,
+        idps_of: Callable[[KeycloakAdmin], IdentityProviderAdmin] = IdentityProviderAdmin,
     ) -> None:
         self.limiter = limiter
         self.api_of = api_of
@@ -96,7 +97,7 @@ class AuthenticationFlowWriter:
         self,
         rnd: Round,
         at: InRealm,
-        api: AuthenticationFlowApi,
+        api: AuthenticationFlowAdmin,
         bindings: Mapping[str, str],
         declared: Sequence[Resource],
         observed: Sequence[Obj],
@@ -151,7 +152,7 @@ class AuthenticationFlowWriter:
         self,
         rnd: Round,
         at: InRealm,
-        api: AuthenticationFlowApi,
+        api: AuthenticationFlowAdmin,
         declared: list[Resource],
         observed: Sequence[Obj],
     ) -> ScopePlan | None:
@@ -250,8 +251,8 @@ def _unreadable(rnd: Round, declared: Sequence[Resource], message: str) -> None:
 
 
 async def _blocked(
-    api: AuthenticationFlowApi,
-    idps: IdentityProviderApi,
+    api: AuthenticationFlowAdmin,
+    idps: IdentityProviderAdmin,
     realm: str,
     declared: Sequence[Resource],
     observed: Sequence[Obj],

@@ -21,8 +21,8 @@ from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.sync import Release, Resource, ScopeOperation, ScopePlan, Verdict
-from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
-from keycloak_operator.shell.keycloak_admin import AdminError
+from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 
 Obj = Mapping[str, Any]
@@ -45,7 +45,7 @@ _WRITES: Final = frozenset(
 
 
 class _Limited:
-    def __init__(self, api: AuthenticationFlowApi, limiter: WriteLimiter, namespace: str) -> None:
+    def __init__(self, api: AuthenticationFlowAdmin, limiter: WriteLimiter, namespace: str) -> None:
         self._api, self._limiter, self._namespace = api, limiter, namespace
 
     def __getattr__(self, name: str) -> Any:
@@ -60,15 +60,15 @@ class _Limited:
         return write
 
 
-def limited(api: AuthenticationFlowApi, limiter: WriteLimiter, namespace: str) -> AuthenticationFlowApi:
+def limited(api: AuthenticationFlowAdmin, limiter: WriteLimiter, namespace: str) -> AuthenticationFlowAdmin:
     """`api` with a write-limiter token taken by `namespace` before each write: a create or a rebuild is many
     writes (each execution added, its config, its requirement, the swap), each paid for, not only the
     operation's first (the executor's)."""
-    return cast(AuthenticationFlowApi, _Limited(api, limiter, namespace))
+    return cast(AuthenticationFlowAdmin, _Limited(api, limiter, namespace))
 
 
 async def without_leftovers(
-    api: AuthenticationFlowApi, realm: str, declared: Sequence[Resource], observed: Sequence[Obj]
+    api: AuthenticationFlowAdmin, realm: str, declared: Sequence[Resource], observed: Sequence[Obj]
 ) -> tuple[Sequence[Obj], dict[ObjectKey, Verdict]]:
     """The flows, once a rebuild interrupted half way has had its extra flow deleted (rare: the realm is
     read only when one resource has two flows), without a failed build's copy (kept: flow_build.failed_build);
@@ -105,7 +105,7 @@ async def without_leftovers(
     return [f for f in observed if str(f.get("id")) not in gone], problems
 
 
-async def read_steps(api: AuthenticationFlowApi, realm: str, flow: Obj) -> list[dict[str, Any]]:
+async def read_steps(api: AuthenticationFlowAdmin, realm: str, flow: Obj) -> list[dict[str, Any]]:
     """A flow's executions as observed (flow_content.observed_steps): one GET, plus one per config."""
     listing = await api.executions(realm, str(flow.get("alias")))
     configs = {}
@@ -117,7 +117,7 @@ async def read_steps(api: AuthenticationFlowApi, realm: str, flow: Obj) -> list[
 
 
 async def write_flow(
-    api: AuthenticationFlowApi,
+    api: AuthenticationFlowAdmin,
     realm: str,
     scope: ScopePlan,
     op: ScopeOperation,
@@ -150,7 +150,7 @@ async def write_flow(
         raise AdminError(0, f"{op.key}: no such write for an authentication flow")
 
 
-async def _swap(api: AuthenticationFlowApi, realm: str, op: Update, old_alias: str) -> str:
+async def _swap(api: AuthenticationFlowAdmin, realm: str, op: Update, old_alias: str) -> str:
     """Build the declared flow beside the old one (the other id slot, staged aliases), move the realm's
     bindings of the old one to it, delete the old one, then give the new one its declared aliases. Its id."""
     slot = 1 - (af.slot_of(realm, op.key, op.remote_id) or 0)
@@ -208,7 +208,7 @@ def _explained(e: AdminError) -> AdminError:
 
 
 async def _tag_failed(
-    api: AuthenticationFlowApi, realm: str, content: Obj, flow_id: str, e: AdminError, of: Obj | None = None
+    api: AuthenticationFlowAdmin, realm: str, content: Obj, flow_id: str, e: AdminError, of: Obj | None = None
 ) -> None:
     """On a refusal, give the flow `flow_id` (holding `content`'s alias) the failed-build tag of `of` (the
     declared content; `content` itself by default). If even the tag cannot be written, it stays untagged."""
@@ -222,7 +222,7 @@ async def _tag_failed(
         await api.update_flow(realm, flow_id, failed)
 
 
-async def _build(api: AuthenticationFlowApi, realm: str, content: Obj) -> None:
+async def _build(api: AuthenticationFlowAdmin, realm: str, content: Obj) -> None:
     """Make the (empty) flow hold the declared executions: each added at its parent's end (Keycloak adds it
     DISABLED), the configs set, then the requirements from the last up (flow_build.requirement_order)."""
     for b in flow_build.build_steps(content):

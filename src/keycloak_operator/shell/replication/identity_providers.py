@@ -1,4 +1,5 @@
-"""Writes a realm's identity providers (core/replication/identity_provider.py plans them), then their mappers.
+"""Writes a realm's identity providers (core/replication/identity_provider.py plans them), then their mappers
+(identity_provider_mappers.py).
 
 Each provider's client secret is read from its Secret, by name, in the provider's own namespace (never one the
 resource names: ADR 0012), only for a provider that may be written this round, and handed to the write that
@@ -13,8 +14,7 @@ from typing import Any
 from keycloak_operator.core.replication import authentication_flow as af
 from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication import idp_flow_rule as flow_rule
-from keycloak_operator.core.replication import idp_mapper_rule as rule
-from keycloak_operator.core.replication import service_account as sa
+from keycloak_operator.core.replication import idp_mappers, idp_secret
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.round import Round, collect
@@ -27,23 +27,21 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
     settle,
 )
-from keycloak_operator.kernel.events import Event
-from keycloak_operator.shell import metrics
-from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowApi
-from keycloak_operator.shell.identity_provider_admin import IdentityProviderApi
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
-from keycloak_operator.shell.keycloak_groups import GroupAdmin
+from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowAdmin
+from keycloak_operator.shell.group_admin import GroupAdmin
+from keycloak_operator.shell.identity_provider_admin import IdentityProviderAdmin
+from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import execute
-
-MAPPER_KIND = "IdentityProviderMapper"  # the metrics' kind for a provider's mappers
-
-
-def _ours(mapper: Mapping[str, Any]) -> bool:
-    """A mapper the operator wrote: its content hash in the config (identity_provider.py)."""
-    return idp.MAPPER_HASH in idp.mapper_config(mapper)
+from keycloak_operator.shell.replication.identity_provider_mappers import (
+    GroupsOf,
+    revoke_held,
+    sync_mappers,
+    with_mapper_rule,
+)
 
 
 class IdentityProviderWriter:
@@ -51,9 +49,9 @@ class IdentityProviderWriter:
         self,
         kube: Kube,
         limiter: WriteLimiter,
-        api_of: Callable[[KeycloakAdmin], IdentityProviderApi] = IdentityProviderApi,
-        groups_of: Callable[[KeycloakAdmin], Any] = GroupAdmin,
-        flows_of: Callable[[KeycloakAdmin], AuthenticationFlowApi] = AuthenticationFlowApi,
+        api_of: Callable[[KeycloakAdmin], IdentityProviderAdmin] = IdentityProviderAdmin,
+        groups_of: GroupsOf = GroupAdmin,
+        flows_of: Callable[[KeycloakAdmin], AuthenticationFlowAdmin] = AuthenticationFlowAdmin,
     ) -> None:
         self.kube = kube
         self.limiter = limiter
@@ -70,7 +68,7 @@ class IdentityProviderWriter:
             # by hand is deleted as an orphan the next time a provider is declared in the realm.
             return
         api = self.api_of(at.admin)
-        declared = await self._mapper_rule(at, declared)
+        declared = await with_mapper_rule(at, declared, self.groups_of)
         declared = await self._flow_rule(at, declared)
         declared, secrets = await self._secrets(rnd, declared)
         try:
@@ -95,8 +93,8 @@ class IdentityProviderWriter:
         failed = await execute(scope, write, self.limiter, rnd)
         settle(scope, failed)
         collect(rnd, scope, {c.key: c for c in declared})
-        await self._mappers(rnd, api, at.remote, declared, scope)
-        await self._revoke_held(rnd, api, at, declared, scope)
+        await sync_mappers(rnd, api, at.remote, declared, scope, self.limiter)
+        await revoke_held(rnd, api, at, declared, scope, self.limiter, self.groups_of)
 
     async def _flow_rule(self, at: InRealm, declared: list[Resource]) -> list[Resource]:
         """Each provider whose first-login flow is another namespace's, held Forbidden (idp_flow_rule.py). The
@@ -117,82 +115,6 @@ class IdentityProviderWriter:
         refused = flow_rule.flow_refusals(asking, flows, flow_resources, at.remote, at.realm.key)
         return [replace(r, problem=refused[r.key]) if r.key in refused else r for r in declared]
 
-    async def _realm_view(self, at: InRealm) -> tuple[sa.RealmView, dict[str, str | None]]:
-        """What the authority needs to judge role and group mappers: the realm's roles, its clients' owners
-        and its groups' owners. Raises AdminError."""
-        owners = sa.client_owners(await at.admin.clients(at.remote))
-        roles = await at.admin.roles(at.remote)
-        groups = rule.group_owners(await self.groups_of(at.admin).groups(at.remote))
-        realm_roles = {
-            str(o["name"]): o for o in roles if isinstance(o, Mapping) and isinstance(o.get("name"), str)
-        }
-        return sa.RealmView(at.remote, realm_roles, owners, {}), groups
-
-    async def _mapper_rule(self, at: InRealm, declared: list[Resource]) -> list[Resource]:
-        """Each provider whose mappers hand out a role or a group it may not give, held with that problem
-        (idp_mapper_rule.py). The realm's roles, clients and groups are read only when some provider's
-        mappers give one; if they cannot be read, those providers wait, the others go on."""
-        asking = {
-            r.key for r in declared if r.problem is None and not r.deleting and rule.hands_out(r.content)
-        }
-        if not asking:
-            return declared
-        try:
-            view, groups = await self._realm_view(at)
-        except AdminError as e:
-            failed = Verdict(
-                "Error", "ReadFailed", f"spec.mappers: the realm's roles, clients or groups: {e}"
-            )
-            return [replace(r, problem=failed) if r.key in asking else r for r in declared]
-        granted_by = f"{at.realm.key.namespace}/{at.realm.key.name}"
-        out = []
-        for r in declared:
-            found = (
-                rule.refusals(r.content, r.key.namespace, at.grants, granted_by, view, groups)
-                if r.key in asking
-                else {}
-            )
-            out.append(r if not found else replace(r, problem=next(iter(found.values()))))
-        return out
-
-    async def _revoke_held(
-        self, rnd: Round, api: IdentityProviderApi, at: InRealm, declared: list[Resource], scope: ScopePlan
-    ) -> None:
-        """Every provider whose mappers `_mappers` did not bring to its spec this round (`spec.mappers` left
-        out, or the provider held by a problem, a refused mapper's included): the role and group mappers the
-        operator wrote for it are judged as they stand in Keycloak, and those its namespace may no longer give
-        are deleted, though nothing else is written for it: the access goes with the grant (one GET per such
-        provider; the realm's roles, clients and groups only when one of them holds such a mapper)."""
-        granted_by = f"{at.realm.key.namespace}/{at.realm.key.name}"
-        found: tuple[sa.RealmView, dict[str, str | None]] | None = None
-        for r in sorted(declared, key=lambda r: str(r.key)):
-            alias = scope.remote_ids.get(r.key)
-            verdict = rnd.verdicts.get(r.key)
-            brought = verdict is not None and verdict.phase == "Ready" and idp.MAPPERS in r.content
-            if r.deleting or alias is None or brought:
-                continue
-            try:
-                handing_out = rule.held_handing_out(await api.mappers(at.remote, alias), _ours)
-                if not handing_out:
-                    continue
-                found = found or await self._realm_view(at)
-                view, groups = found
-                gone = rule.held_refusals(
-                    handing_out, _ours, r.key.namespace, at.grants, granted_by, view, groups
-                )
-                for m in gone:
-                    await self.limiter.acquire(r.key.namespace)
-                    await api.write_mapper(at.remote, alias, "delete", str(m["id"]), None)
-                    metrics.replication_write(MAPPER_KIND, "delete")
-            except AdminError:
-                rnd.failed = True
-                continue
-            if gone:
-                listed = ", ".join(sorted(str(m.get("name")) for m in gone))
-                rnd.note(
-                    r.key, Event("Warning", "MapperRevoked", f"deleted mappers no longer allowed: {listed}")
-                )
-
     async def _secrets(
         self, rnd: Round, declared: list[Resource]
     ) -> tuple[list[Resource], dict[ObjectKey, str]]:
@@ -201,7 +123,7 @@ class IdentityProviderWriter:
         out: list[Resource] = []
         values: dict[ObjectKey, str] = {}
         for r in declared:
-            ref = idp.client_secret_ref(rnd.objects.get(r.key) or {})
+            ref = idp_secret.client_secret_ref(rnd.objects.get(r.key) or {})
             if ref is None or r.problem is not None or r.deleting:
                 out.append(r)  # a deleting one needs no secret: its namespace's Secrets may be gone already
                 continue
@@ -213,7 +135,7 @@ class IdentityProviderWriter:
                     replace(r, problem=Verdict("Error", "SecretReadFailed", f"{where}: HTTP {e.status}"))
                 )
                 continue
-            found, value = idp.with_client_secret(r, ref, secret)
+            found, value = idp_secret.with_client_secret(r, ref, secret)
             out.append(found)
             if value is not None:
                 values[r.key] = value
@@ -221,7 +143,7 @@ class IdentityProviderWriter:
 
     @staticmethod
     async def _write(
-        api: IdentityProviderApi,
+        api: IdentityProviderAdmin,
         realm: str,
         scope: ScopePlan,
         op: ScopeOperation,
@@ -235,7 +157,7 @@ class IdentityProviderWriter:
             current = idp.observed_view(await api.get(realm, op.remote_id))
             await api.update(realm, op.remote_id, idp.release_body(current))
             # Its mappers stay too, without the key that would make the operator take them for its own.
-            for w in idp.release_mappers(op.remote_id, await api.mappers(realm, op.remote_id)):
+            for w in idp_mappers.release_mappers(op.remote_id, await api.mappers(realm, op.remote_id)):
                 await api.write_mapper(realm, op.remote_id, w.operation, w.remote_id, w.body)
         elif isinstance(op, Disable):
             await api.update(realm, op.remote_id, idp.disable_body(op.current))
@@ -246,37 +168,3 @@ class IdentityProviderWriter:
             body = idp.upsert_body(op, secrets.get(op.key), observed.get(op.remote_id))
             await api.update(realm, op.remote_id, body)
             scope.remote_ids[op.key] = str(body["alias"])  # a changed alias renamed it
-
-    async def _mappers(
-        self, rnd: Round, api: IdentityProviderApi, realm: str, declared: list[Resource], scope: ScopePlan
-    ) -> None:
-        """Each declared provider in sync or just written: its mappers brought to what it declares (one GET
-        per provider declaring mappers). A failure, or a declared name held by a hand-made mapper, is that
-        provider's alone."""
-        written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
-        conflicts: dict[ObjectKey, Verdict] = {}
-        for r in declared:
-            alias = scope.remote_ids.get(r.key)
-            verdict = rnd.verdicts.get(r.key)
-            if r.deleting or alias is None or verdict is None or verdict.phase != "Ready":
-                continue
-            if idp.MAPPERS not in r.content:
-                continue
-            try:
-                plan = idp.plan_mappers(r.content, await api.mappers(realm, alias))
-                for w in plan.ordered():
-                    await self.limiter.acquire(r.key.namespace)
-                    await api.write_mapper(realm, alias, w.operation, w.remote_id, w.body)
-                    metrics.replication_write(MAPPER_KIND, w.operation)
-            except AdminError as e:
-                rnd.failed = True
-                rnd.verdicts[r.key] = Verdict("Error", "WriteFailed", f"mappers: {e}")
-                continue
-            if plan.conflicts:
-                held = ", ".join(plan.conflicts)
-                message = f"held by objects the operator did not create, left alone: {held}"
-                conflicts[r.key] = Verdict("Conflict", "Conflict", message + "; everything else was written")
-            if plan.writes and r.key not in written:  # the provider's content did not change: a hand edit
-                message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
-                rnd.note(r.key, Event("Normal", "DriftRepaired", message))
-        rnd.verdicts.update(conflicts)

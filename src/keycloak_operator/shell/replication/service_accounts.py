@@ -21,12 +21,13 @@ from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.fan_out import fan_out
 from keycloak_operator.shell.replication.realm_reads import RealmReads
-from keycloak_operator.shell.role_mappings import RoleMappings
+from keycloak_operator.shell.role_mapping_admin import RoleMappingAdmin
 
 KIND = "ServiceAccountRole"  # the metrics' kind
 
@@ -210,7 +211,7 @@ class _Step:
     ) -> None:
         self.limiter, self.view, self.grants, self.granted_by = limiter, view, grants, granted_by
         self.reads = reads
-        self.api = RoleMappings(admin, realm)
+        self.api = RoleMappingAdmin(admin, realm)
 
     async def run(
         self, key: ObjectKey, content: Mapping[str, Any], remote: str, enabled: bool, *, manage: bool

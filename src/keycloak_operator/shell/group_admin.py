@@ -1,5 +1,6 @@
-"""The admin REST API's group calls (core/replication/group.py plans them), on a KeycloakAdmin's connection,
-deadlines, size caps and write count. Apart from keycloak_admin.py so that each kind's calls stay small.
+"""The admin REST API's group calls (core/replication/group.py plans them), on the admin connection's
+deadlines, size caps and write count (admin_connection.py). Apart from keycloak_admin.py so that each kind's
+calls stay small.
 
 Keycloak lists only the top level of a realm's groups, each with a count of its subgroups, and pages a
 group's children (ten by default): the tree is read level by level, every page asked for explicitly, with a
@@ -14,16 +15,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
 
-_q = KeycloakAdmin.segment
+_q = AdminConnection.segment
 
 PAGE: Final = 500
 MAX_GROUPS: Final = 20_000  # a realm's groups read in one round; more is refused, never half-diffed
 
 
 class GroupAdmin:
-    def __init__(self, admin: KeycloakAdmin) -> None:
+    def __init__(self, admin: AdminConnection) -> None:
         self.admin = admin
 
     @staticmethod

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from keycloak_operator.core.replication.service_account import MappingWrite
-from keycloak_operator.shell.keycloak_admin import AdminError, KeycloakAdmin
+from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
 
 
-class RoleMappings:
-    def __init__(self, admin: KeycloakAdmin, realm: str) -> None:
+class RoleMappingAdmin:
+    def __init__(self, admin: AdminConnection, realm: str) -> None:
         self.admin = admin
         self.base = f"admin/realms/{admin.segment(realm)}"
 
