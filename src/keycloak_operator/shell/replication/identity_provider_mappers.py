@@ -13,7 +13,6 @@ from keycloak_operator.core.replication import identity_provider as idp
 from keycloak_operator.core.replication import idp_mapper_rule as rule
 from keycloak_operator.core.replication import idp_mappers
 from keycloak_operator.core.replication import service_account as sa
-from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
 from keycloak_operator.kernel.events import Event
@@ -23,6 +22,7 @@ from keycloak_operator.shell.identity_provider_admin import IdentityProviderAdmi
 from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
+from keycloak_operator.shell.replication.mapper_sync import MapperPlan, Mappers
 
 MAPPER_KIND = "IdentityProviderMapper"  # the metrics' kind for a provider's mappers
 # The realm's groups, read for the mappers that hand one out (group_admin.GroupAdmin, or a test's fake).
@@ -113,41 +113,16 @@ async def revoke_held(
             rnd.note(r.key, Event("Warning", "MapperRevoked", f"deleted mappers no longer allowed: {listed}"))
 
 
-async def sync_mappers(
-    rnd: Round,
-    api: IdentityProviderAdmin,
-    realm: str,
-    declared: list[Resource],
-    scope: ScopePlan,
-    limiter: WriteLimiter,
-) -> None:
-    """Each declared provider in sync or just written: its mappers brought to what it declares (one GET
-    per provider declaring mappers). A failure, or a declared name held by a hand-made mapper, is that
-    provider's alone."""
-    written = {op.key for op in scope.plan.creates} | {op.key for op in scope.plan.updates}
-    conflicts: dict[ObjectKey, Verdict] = {}
-    for r in declared:
-        alias = scope.remote_ids.get(r.key)
-        verdict = rnd.verdicts.get(r.key)
-        if r.deleting or alias is None or verdict is None or verdict.phase != "Ready":
-            continue
-        if idp.MAPPERS not in r.content:
-            continue
-        try:
-            plan = idp_mappers.plan_mappers(r.content, await api.mappers(realm, alias))
-            for w in plan.ordered():
-                await limiter.acquire(r.key.namespace)
-                await api.write_mapper(realm, alias, w.operation, w.remote_id, w.body)
-                metrics.replication_write(MAPPER_KIND, w.operation)
-        except AdminError as e:
-            rnd.failed = True
-            rnd.verdicts[r.key] = Verdict("Error", "WriteFailed", f"mappers: {e}")
-            continue
-        if plan.conflicts:
-            held = ", ".join(plan.conflicts)
-            message = f"held by objects the operator did not create, left alone: {held}"
-            conflicts[r.key] = Verdict("Conflict", "Conflict", message + "; everything else was written")
-        if plan.writes and r.key not in written:  # the provider's content did not change: a hand edit
-            message = f"restored what was edited in Keycloak: {', '.join(plan.changed())}"
-            rnd.note(r.key, Event("Normal", "DriftRepaired", message))
-    rnd.verdicts.update(conflicts)
+def mappers(api: IdentityProviderAdmin, realm: str) -> Mappers:
+    """A provider's mappers, read through their own endpoint (one GET per provider declaring mappers)."""
+
+    async def read(_r: Resource, alias: str, _written: bool) -> Any:
+        return await api.mappers(realm, alias)
+
+    def plan(r: Resource, current: Any) -> tuple[MapperPlan, Verdict | None]:
+        return idp_mappers.plan_mappers(r.content, current), None  # refused ones hold the provider whole
+
+    async def write(alias: str, w: Any) -> None:
+        await api.write_mapper(realm, alias, w.operation, w.remote_id, w.body)
+
+    return Mappers(MAPPER_KIND, idp.MAPPERS, "mappers", read, plan, write)

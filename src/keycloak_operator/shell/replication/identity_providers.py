@@ -17,7 +17,7 @@ from keycloak_operator.core.replication import idp_flow_rule as flow_rule
 from keycloak_operator.core.replication import idp_mappers, idp_secret
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
-from keycloak_operator.core.replication.round import Round, collect
+from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import (
     Disable,
     Release,
@@ -25,7 +25,6 @@ from keycloak_operator.core.replication.sync import (
     ScopeOperation,
     ScopePlan,
     Verdict,
-    settle,
 )
 from keycloak_operator.shell.admin_connection import AdminError
 from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowAdmin
@@ -35,13 +34,14 @@ from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
-from keycloak_operator.shell.replication.executor import execute
+from keycloak_operator.shell.replication.executor import write_scope
 from keycloak_operator.shell.replication.identity_provider_mappers import (
     GroupsOf,
+    mappers,
     revoke_held,
-    sync_mappers,
     with_mapper_rule,
 )
+from keycloak_operator.shell.replication.mapper_sync import sync_mappers
 
 
 class IdentityProviderWriter:
@@ -90,10 +90,8 @@ class IdentityProviderWriter:
         async def write(op: ScopeOperation) -> None:
             await self._write(api, at.remote, scope, op, secrets, by_alias)
 
-        failed = await execute(scope, write, self.limiter, rnd)
-        settle(scope, failed)
-        collect(rnd, scope, {c.key: c for c in declared})
-        await sync_mappers(rnd, api, at.remote, declared, scope, self.limiter)
+        await write_scope(rnd, scope, write, self.limiter, {c.key: c for c in declared})
+        await sync_mappers(rnd, declared, scope, self.limiter, mappers(api, at.remote))
         await revoke_held(rnd, api, at, declared, scope, self.limiter, self.groups_of)
 
     async def _flow_rule(self, at: InRealm, declared: list[Resource]) -> list[Resource]:
