@@ -79,7 +79,7 @@ STOCK_REF = f"kcop.local/keycloak:{TO_VERSION}-stock"
 OPTIMIZED_NOTE = "standalone Deployment, not through the operator (which starts it so after a preflight)"
 
 
-# ---- pure: pods, logs and figures (tests/unit/test_bench_real_upgrade.py) ---------------------------------
+# ---- pure: pods, logs and figures (tests/unit/harness/test_bench_real_upgrade.py) --------------------------
 
 
 def parse_time(text: str) -> float:

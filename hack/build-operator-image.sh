@@ -28,7 +28,7 @@ images=$cache/images
 mirror=${KCOP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${KCOP_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 
-# ---- The image. The root Dockerfile declares the same facts: tests/unit/test_operator_image_recipe.py reads
+# ---- The image. The root Dockerfile declares the same facts: tests/unit/harness/test_operator_image_recipe.py reads
 # this block and the Dockerfile and fails, naming the difference, when one changes without the other. ------
 suite=bookworm      # FROM debian:bookworm-slim
 packages=python3    # apt-get install python3: Debian's python3, 3.11 in bookworm, /usr/bin/python3

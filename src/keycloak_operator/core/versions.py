@@ -27,7 +27,8 @@ _HASH_LENGTH = 40
 
 # A version names what the Keycloak pods run. These spec fields (wire paths) do not change that, so they are
 # left out of the hash; `carry_unversioned` keeps their current values when a rollback restores an old spec.
-# Every other field changes the hash: tests/unit/test_versions.py walks the model, so none can be forgotten.
+# Every other field changes the hash: tests/unit/controller/test_versions.py walks the model, so none can be
+# forgotten.
 _ROLLOUT = "how the next change rolls out, not what runs; a rollback must not revert the policy either"
 _BACKUP = "where and how the pre-upgrade snapshot is taken; Keycloak itself never sees it"
 HASH_EXCLUDED_FIELDS: dict[str, str] = {
