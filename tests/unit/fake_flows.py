@@ -18,8 +18,8 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 
 Obj = dict[str, Any]
 USES = ("firstBrokerLoginFlowAlias", "postBrokerLoginFlowAlias")  # a provider's fields naming a flow

@@ -9,8 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 
 Obj = dict[str, Any]
 MASK = "**********"

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from keycloak_operator.core.replication.resources import Credentials
 from keycloak_operator.shell import own_login
-from keycloak_operator.shell.admin_connection import MAX_OWN_RESPONSE_BYTES, MAX_RESPONSE_BYTES, AdminError
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.connection import MAX_OWN_RESPONSE_BYTES, MAX_RESPONSE_BYTES, AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 
 

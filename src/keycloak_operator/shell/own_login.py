@@ -18,9 +18,10 @@ from keycloak_operator.core.operator_login import LoginSecret, Step
 from keycloak_operator.core.replication.resources import Credentials
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
-from keycloak_operator.shell import events, operator_login_admin
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell import events
+from keycloak_operator.shell.admin import operator_login as operator_login_admin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ Two lanes, each its own queue and workers: the Keycloaks this operator runs, and
 lane follows from the URL alone, so one server is never in two queues at once. Either lane may hold a
 tenant's server (any namespace can create a `Keycloak`, and its image answers as it likes), so every round
 is bounded the same way whatever its lane: a deadline per request and a size and shape cap per answer
-(shell/keycloak_admin.py), a time budget per round (shell/replication/round.py), a growing delay while
+(shell/admin/keycloak.py), a time budget per round (shell/replication/round.py), a growing delay while
 a server stays unusable (core/replication/retry.py), and at most half a lane's workers for the servers of
 one namespace (core/replication/fairness.py). ADR 0012.
 """

@@ -21,11 +21,11 @@ from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPol
 
 DEFAULT_CONCURRENCY: Final = 8  # KCOP_REPLICATION_CONCURRENCY: per-object steps in flight per realm
 # Its upper bound: each step holds at most one admin request at a time, and httpx pools 100 connections per
-# client (its default, shell/admin_connection.py); more steps would only queue for a connection.
+# client (its default, shell/admin/connection.py); more steps would only queue for a connection.
 MAX_CONCURRENCY: Final = 64
 
 # KCOP_ROUND_BUDGET_SECONDS: the most one round may spend talking to one server, its login included. A
-# server's requests each have a deadline (shell/admin_connection.py), but one that answers every request
+# server's requests each have a deadline (shell/admin/connection.py), but one that answers every request
 # just inside it could hold a worker for the work queue's whole 300 s; any namespace can make such a server,
 # a `Keycloak` included (ADR 0012). A round cut short has written what it wrote, so a legitimate large first
 # sync (1,000 clients took about 300 s: bench/results/replication_sync_reads.txt) finishes over a few rounds.
@@ -124,7 +124,7 @@ def _namespace_cap(value: str) -> int:
 
 @dataclass(frozen=True)
 class AdminLimits:
-    """What the operator accepts from a Keycloak admin API (shell/admin_connection.py says why each)."""
+    """What the operator accepts from a Keycloak admin API (shell/admin/connection.py says why each)."""
 
     request_deadline_s: float = 20.0  # KCOP_KEYCLOAK_REQUEST_DEADLINE_SECONDS
     max_response_bytes: int = 2 * 1024 * 1024  # KCOP_KEYCLOAK_MAX_RESPONSE_BYTES

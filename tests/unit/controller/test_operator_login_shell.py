@@ -17,8 +17,10 @@ import pytest
 from keycloak_operator.core import operator_login
 from keycloak_operator.core.replication.resources import Credentials
 from keycloak_operator.kernel import names
-from keycloak_operator.shell import admin_connection, keycloak_admin, own_login
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell import own_login
+from keycloak_operator.shell.admin import connection as admin_connection
+from keycloak_operator.shell.admin import keycloak as keycloak_admin
+from keycloak_operator.shell.admin.connection import AdminError
 from keycloak_operator.shell.admin_logins import Login, Logins
 from keycloak_operator.shell.http_limits import CappedTransport
 from keycloak_operator.shell.kube import ApiError, Resource

@@ -386,7 +386,7 @@ async def test_a_leftover_copy_from_a_cut_short_swap_never_unbinds_the_flow(worl
 
 
 def _failing(monkeypatch: pytest.MonkeyPatch, provider: str) -> None:
-    from keycloak_operator.shell.admin_connection import AdminError
+    from keycloak_operator.shell.admin.connection import AdminError
     from tests.unit import fake_flows
 
     original = fake_flows.FakeFlowAdmin.add_authenticator
@@ -480,7 +480,7 @@ async def test_an_older_resource_cannot_take_a_subflow_alias_a_bound_flow_holds(
 async def test_a_failed_re_read_after_writes_or_realm_read_stays_on_the_flows(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from keycloak_operator.shell.admin_connection import AdminError
+    from keycloak_operator.shell.admin.connection import AdminError
     from tests.unit import fake_flows
 
     reads = {"flows": 0}
@@ -644,7 +644,7 @@ async def test_a_first_build_refused_for_an_alias_held_out_of_sight_is_not_retri
 async def test_a_rebuild_cut_by_a_server_error_is_not_a_failed_build_and_is_retried(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from keycloak_operator.shell.admin_connection import AdminError
+    from keycloak_operator.shell.admin.connection import AdminError
     from tests.unit import fake_flows
 
     _bind(world, browser="login")

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keycloak_operator.kernel import names
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
 from keycloak_operator.shell.kube import ApiError
 from keycloak_operator.shell.replication.fan_out import fan_out
 from keycloak_operator.shell.replication.realm_reads import RealmReads

@@ -1,4 +1,4 @@
-"""The group REST adapter (shell/group_admin.py) over a stub of KeycloakAdmin's raw calls: the tree read
+"""The group REST adapter (shell/admin/group.py) over a stub of KeycloakAdmin's raw calls: the tree read
 level by level with every page asked for, entries without an id dropped, a server that never stops paging
 cut off, and the paths and bodies of its writes."""
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from keycloak_operator.shell import group_admin as kg
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin import group as kg
+from keycloak_operator.shell.admin.connection import AdminError
 
 
 class StubAdmin:

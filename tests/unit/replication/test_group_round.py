@@ -13,7 +13,7 @@ import pytest
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.kernel import names
 from keycloak_operator.shell import replication_handlers as rh
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
 from keycloak_operator.shell.replication import groups as writer
 from keycloak_operator.shell.runtime import ReplicationState
 from tests.unit.replication import test_replication_round as trr

@@ -23,9 +23,9 @@ from keycloak_operator.core.replication.migrations import ATTR_FORMAT
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.names import HTTP_PORT
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.admin_logins import Login
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication import Replicator
 from keycloak_operator.shell.replication.authentication_flows import AuthenticationFlowWriter
@@ -341,7 +341,7 @@ class FakeAdmin(KeycloakAdmin):
 
 
 class FakeGroups:
-    """The group calls (shell/group_admin.py) on a FakeKeycloak, as Keycloak answers them: paths built
+    """The group calls (shell/admin/group.py) on a FakeKeycloak, as Keycloak answers them: paths built
     from the tree, sibling names unique, attribute values lists only, a delete taking the subgroups along.
     Writes are recorded in the server's `calls`; reads are not (the other tests' call lists stay as they
     were)."""

@@ -12,7 +12,7 @@ import pytest
 
 from keycloak_operator.core.replication import ObjectKey, marked
 from keycloak_operator.kernel import names
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
 from tests.unit.replication.test_replication_round import KC_URL, World, _client, _events
 from tests.unit.replication.test_service_account_round import (
     GRANT,

@@ -24,7 +24,7 @@ GRANT = {"namespace": "team-b", "clientId": "realm-management", "roles": ["view-
 
 class MappingAdmin(trr.FakeAdmin):
     """The fake admin, with ids on roles (as Keycloak has) and the role-mapping calls of
-    shell/role_mapping_admin.py over `server.mappings`: user id -> container ("realm" or a client id) ->
+    shell/admin/role_mapping.py over `server.mappings`: user id -> container ("realm" or a client id) ->
     names."""
 
     async def create_realm(self, body: Obj) -> str:

@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from keycloak_operator.core.bounded_json import JsonLimits
-from keycloak_operator.shell import admin_connection
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin import connection as admin_connection
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.http_limits import CappedTransport
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 
 LIMIT = 1000
 

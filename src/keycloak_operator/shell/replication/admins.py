@@ -9,9 +9,9 @@ from keycloak_operator.core.replication import realm
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.resources import Credentials, RealmTarget, acting_credentials
 from keycloak_operator.core.replication.sync import Resource
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.admin_logins import Logins
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 
 
 class Admins:

@@ -17,8 +17,8 @@ from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan, Verdict
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.fan_out import fan_out
 from keycloak_operator.shell.replication.realm_reads import RealmReads

@@ -19,7 +19,7 @@ from keycloak_operator.core.replication.sync import (
     ScopePlan,
     Verdict,
 )
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import write_scope

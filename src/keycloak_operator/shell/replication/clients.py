@@ -18,8 +18,8 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
 )
 from keycloak_operator.kernel.events import Event
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.client_parts import KIND as PARTS_KIND

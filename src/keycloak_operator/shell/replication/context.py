@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from keycloak_operator.core.replication.service_account import Grant
 from keycloak_operator.core.replication.sync import Resource, Revocation
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.replication.realm_reads import RealmReads
 
 

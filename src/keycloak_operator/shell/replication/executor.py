@@ -12,7 +12,7 @@ from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.round import Round, collect
 from keycloak_operator.core.replication.sync import Resource, ScopeOperation, ScopePlan, operation, settle
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
 from keycloak_operator.shell.ratelimit import WriteLimiter
 
 CONCURRENCY: Final = 4  # Keycloak admin writes in flight per round

@@ -21,8 +21,8 @@ from keycloak_operator.core.replication import realm as realm_kind
 from keycloak_operator.core.replication.identity import ObjectKey
 from keycloak_operator.core.replication.plan import Create, Delete, Update
 from keycloak_operator.core.replication.sync import Release, Resource, ScopeOperation, ScopePlan, Verdict
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowAdmin
+from keycloak_operator.shell.admin.authentication_flow import AuthenticationFlowAdmin
+from keycloak_operator.shell.admin.connection import AdminError
 from keycloak_operator.shell.ratelimit import WriteLimiter
 
 Obj = Mapping[str, Any]

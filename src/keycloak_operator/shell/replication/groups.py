@@ -21,9 +21,9 @@ from keycloak_operator.core.replication.sync import (
 from keycloak_operator.kernel import names
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.group_admin import GroupAdmin
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.group import GroupAdmin
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.executor import write_scope

@@ -26,11 +26,11 @@ from keycloak_operator.core.replication.sync import (
     ScopePlan,
     Verdict,
 )
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.authentication_flow_admin import AuthenticationFlowAdmin
-from keycloak_operator.shell.group_admin import GroupAdmin
-from keycloak_operator.shell.identity_provider_admin import IdentityProviderAdmin
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.authentication_flow import AuthenticationFlowAdmin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.group import GroupAdmin
+from keycloak_operator.shell.admin.identity_provider import IdentityProviderAdmin
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.kube import SECRETS, ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm

@@ -15,7 +15,7 @@ from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Resource, ScopePlan
 from keycloak_operator.kernel.events import Event
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.token_reads import AuthorityFor
 

@@ -14,8 +14,8 @@ from keycloak_operator.core.replication import user_profile
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.token_reads import authority_for

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 
 Obj = dict[str, Any]
 

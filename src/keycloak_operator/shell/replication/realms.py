@@ -26,8 +26,8 @@ from keycloak_operator.core.replication.sync import (
     Verdict,
 )
 from keycloak_operator.core.replication.watched import Listing, deletions_waiting
-from keycloak_operator.shell.admin_connection import AdminError
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.admins import Admins
 from keycloak_operator.shell.replication.executor import write_scope

@@ -7,7 +7,7 @@ from keycloak_operator.core.replication.realm import owner_text
 from keycloak_operator.core.replication.round import Round
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.shell import metrics
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.context import InRealm
 

@@ -33,9 +33,9 @@ from keycloak_operator.core.replication.servers import DEFAULT_POLICY, ServerPol
 from keycloak_operator.core.replication.sync import Resource, Revocation
 from keycloak_operator.core.replication.watched import Listing
 from keycloak_operator.kernel import names
-from keycloak_operator.shell.admin_connection import AdminError
+from keycloak_operator.shell.admin.connection import AdminError
+from keycloak_operator.shell.admin.keycloak import KeycloakAdmin
 from keycloak_operator.shell.admin_logins import Login, Logins
-from keycloak_operator.shell.keycloak_admin import KeycloakAdmin
 from keycloak_operator.shell.kube import ApiError, Kube
 from keycloak_operator.shell.ratelimit import WriteLimiter
 from keycloak_operator.shell.replication.admins import Admins

@@ -1,11 +1,11 @@
-"""Keycloak's client scope endpoints, on the admin connection (admin_connection.py): the realm's client
+"""Keycloak's client scope endpoints, on the admin connection (admin/connection.py): the realm's client
 scopes, one by its id, and its protocol mappers (core/replication/client_scope.py plans them)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
+from keycloak_operator.shell.admin.connection import AdminConnection, AdminError
 
 _q = AdminConnection.segment
 

@@ -6,7 +6,7 @@ on 401); its `KeycloakAdmin` methods, though, take the realm from mutable state 
 concurrent rounds over many realms cannot share safely. So this layer passes the realm in every path and
 uses the connection's raw calls (ADR 0008). Every write is counted, so tests and metrics can prove a quiet
 resync. The calls themselves are grouped by area of the API, a class `<Area>Admin` in shell/<area>_admin.py
-each (keycloak_admin.py).
+each (admin/keycloak.py).
 
 A server may be one a tenant named, so nothing it does may hold the operator: every request (token
 refresh included) has a total deadline, and every answer a size cap with compression refused
@@ -187,7 +187,7 @@ class AdminConnection:
             raise AdminError(response.status_code, f"{method} {path}: the answer is not JSON") from None
 
     async def request(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
-        """For the small adapters of one API area each (shell/role_mapping_admin.py): the same deadline, size
+        """For the small adapters of one API area each (shell/admin/role_mapping.py): the same deadline, size
         cap, errors and write count as every call here. `path` is built with `segment`."""
         return await self._send(method, path, body, **params)
 

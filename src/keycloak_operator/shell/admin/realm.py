@@ -1,11 +1,11 @@
-"""Keycloak's realm endpoints and a realm's roles, on the admin connection (admin_connection.py).
+"""Keycloak's realm endpoints and a realm's roles, on the admin connection (admin/connection.py).
 A realm is addressed by its name; a realm role by its name within the realm."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.shell.admin_connection import AdminConnection
+from keycloak_operator.shell.admin.connection import AdminConnection
 
 _q = AdminConnection.segment
 

@@ -1,5 +1,5 @@
 """The admin REST calls of a client's service-account role mappings (core/replication/service_account.py
-plans them), kept out of keycloak_admin.py, which holds the calls every kind uses.
+plans them), kept out of admin/keycloak.py, which holds the calls every kind uses.
 
 Keycloak 26.7.3: a client's service-account user is GET clients/{id}/service-account-user; its direct
 mappings GET users/{id}/role-mappings; a mapping is added by POSTing, and removed by DELETEing, a list of
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from keycloak_operator.core.replication.service_account import MappingWrite
-from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
+from keycloak_operator.shell.admin.connection import AdminConnection, AdminError
 
 
 class RoleMappingAdmin:

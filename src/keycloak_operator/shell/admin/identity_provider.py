@@ -1,5 +1,5 @@
 """Keycloak's identity provider endpoints, through AdminConnection.request (its deadlines, size caps,
-write counting and errors), kept out of keycloak_admin.py so that each API area's calls stay with it.
+write counting and errors), kept out of admin/keycloak.py so that each API area's calls stay with it.
 
 An identity provider is addressed by its alias; its mappers by their id. The list answer holds each
 provider's config (the client secret masked) but not its mappers, which have a list of their own.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
+from keycloak_operator.shell.admin.connection import AdminConnection, AdminError
 
 _METHODS = {"create": "POST", "update": "PUT", "delete": "DELETE"}
 

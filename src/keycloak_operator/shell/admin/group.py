@@ -1,5 +1,5 @@
 """The admin REST API's group calls (core/replication/group.py plans them), on the admin connection's
-deadlines, size caps and write count (admin_connection.py). Apart from keycloak_admin.py so that each kind's
+deadlines, size caps and write count (admin/connection.py). Apart from admin/keycloak.py so that each kind's
 calls stay small.
 
 Keycloak lists only the top level of a realm's groups, each with a count of its subgroups, and pages a
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
+from keycloak_operator.shell.admin.connection import AdminConnection, AdminError
 
 _q = AdminConnection.segment
 

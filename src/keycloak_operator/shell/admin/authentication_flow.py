@@ -1,5 +1,5 @@
 """Keycloak's authentication flow endpoints, through AdminConnection.request (its deadlines, size caps,
-write counting and errors), kept out of keycloak_admin.py so that each API area's calls stay with it.
+write counting and errors), kept out of admin/keycloak.py so that each API area's calls stay with it.
 
 A flow is read, updated and deleted by its id, but its executions are listed and added through its alias
 (a subflow's too); an execution is deleted, and given a config, by its id.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
+from keycloak_operator.shell.admin.connection import AdminConnection, AdminError
 
 
 class AuthenticationFlowAdmin:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from keycloak_operator.core import operator_login
-from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
+from keycloak_operator.shell.admin.connection import AdminConnection, AdminError
 
 _CLIENTS = f"admin/realms/{operator_login.REALM}/clients"
 

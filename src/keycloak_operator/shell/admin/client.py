@@ -1,4 +1,4 @@
-"""Keycloak's client endpoints, on the admin connection (admin_connection.py): a client by its id, its
+"""Keycloak's client endpoints, on the admin connection (admin/connection.py): a client by its id, its
 secret, and what lives inside it: its roles, protocol mappers and client scope links
 (core/replication/client_parts.py plans them)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keycloak_operator.shell.admin_connection import AdminConnection, AdminError
+from keycloak_operator.shell.admin.connection import AdminConnection, AdminError
 
 _q = AdminConnection.segment
 
