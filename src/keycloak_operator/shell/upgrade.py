@@ -132,29 +132,18 @@ async def perform(
     owner = owner_of(keycloak)
     ns, name = owner.namespace, owner.name
     log.info("blue-green %s/%s: %s", ns, name, action)
-    match action:
-        case bg.CreateBackup(name=backup, database=database):
-            # Of what blue runs on: after a promoted cnpg copy that Cluster, not the stale one the spec names.
-            await kube.create(
-                backups.backup_object(owner, database_copy.with_database(spec, database), backup)
-            )
-        case bg.CopyDatabase(job=job, source=source, target=target, backup=backup, tier="cnpg"):
-            # Shaped like the source Cluster as it is now (None if unreadable: CloudNativePG's defaults).
-            made = cnpg_copy.recovery_cluster(
-                owner, spec, name=target, backup=backup, source=await kube.get(CNPG_CLUSTERS, ns, source)
-            )
-            await kube.create(made)
-        case bg.CopyDatabase(job=job, source=source, target=target):
-            await kube.create(database_copy.job(owner, spec, name=job, source=source, target=target))
-        case _:
-            # Every other action writes or deletes children, listed by the pure core (bluegreen/writes),
-            # each only over nothing or over this Keycloak's own object.
-            for obj in writes.applied(action, owner, spec, operator_namespace(), proof):
+    source = (
+        await kube.get(CNPG_CLUSTERS, ns, action.source)
+        if isinstance(action, bg.CopyDatabase) and action.tier == "cnpg"
+        else None
+    )
+    for intent in writes.intents(action, owner, spec, operator_namespace(), proof, source):
+        match intent:
+            case writes.Create(obj=obj):
+                await kube.create(obj)
+            case writes.Apply(obj=obj):
                 await _apply(kube, owner, obj)
-            uid = action.uid if isinstance(action, bg.DeleteBlue | bg.OrphanGreen) else None
-            for kind, child in writes.deleted(action, name):
-                # OrphanGreen: the ReplicaSet and its pods stay, for the canonical Deployment to adopt.
-                orphan = isinstance(action, bg.OrphanGreen)
+            case writes.Delete(kind=kind, name=child, uid=uid, orphan=orphan):
                 await _delete(kube, owner, _RESOURCES[kind], child, uid=uid, orphan=orphan)
 
 

@@ -273,3 +273,25 @@ def test_every_child_an_action_writes_or_deletes_is_named() -> None:
         bg.CopyDatabase(job="j", source="db", target="db2"),
     ]
     assert writes.touched(creating, OWNER, s, None) == frozenset()
+
+
+def test_each_action_is_returned_as_finished_intents_and_touched_names_match_them() -> None:
+    """What the shell performs is the list `intents` renders, whole: creations for backups and copies,
+    applies and deletes for children; `touched` lists exactly the applied and deleted names."""
+    s = spec()
+    cnpg = bg.CreateBackup(name="kc-backup-1", tier="cnpg", database="db")
+    made = writes.intents(cnpg, OWNER, s, None)
+    assert [type(i) for i in made] == [writes.Create] and made[0].obj["kind"] == "Backup"  # type: ignore[union-attr]
+    copy = bg.CopyDatabase(job="kc-copy", source="db", target="kc-copy", backup="kc-backup-1", tier="cnpg")
+    cluster = writes.intents(copy, OWNER, s, None, source_cluster={"spec": {"instances": 3}})
+    assert [type(i) for i in cluster] == [writes.Create] and cluster[0].obj["kind"] == "Cluster"  # type: ignore[union-attr]
+    orphan = writes.intents(bg.OrphanGreen(uid="u-green"), OWNER, s, None)
+    assert orphan == [writes.Delete("Deployment", names.deployment("kc", green=True), "u-green", True)]
+    for action in (bg.ApplyGreen(image=NEW, track="b"), bg.SwitchTraffic(track="b"), bg.DeleteBlue(uid="u")):
+        done = writes.intents(action, OWNER, s, None)
+        named = {
+            (i.obj["kind"], i.obj["metadata"]["name"]) if isinstance(i, writes.Apply) else (i.kind, i.name)
+            for i in done
+            if not isinstance(i, writes.Create)
+        }
+        assert named == writes.touched([action], OWNER, s, None)
