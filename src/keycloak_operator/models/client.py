@@ -133,4 +133,11 @@ DECLARED = ReplicatedKind(
     schema_rules=_schema_rules,
     required=True,
     switched=True,
+    token_fields=(
+        "roles[].composites",
+        "protocolMappers",
+        "defaultClientScopes",
+        "optionalClientScopes",
+        "serviceAccountRoles",
+    ),
 )

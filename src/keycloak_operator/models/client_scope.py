@@ -131,4 +131,5 @@ DECLARED = ReplicatedKind(
         Column("Phase", ".status.phase"),
     ),
     schema_rules=_schema_rules,
+    token_fields=("protocolMappers",),
 )

@@ -177,4 +177,5 @@ DECLARED = ReplicatedKind(
         Column("Phase", ".status.phase"),
     ),
     schema_rules=_schema_rules,
+    token_fields=("realmRoles", "clientRoles"),
 )

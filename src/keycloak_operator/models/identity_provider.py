@@ -273,4 +273,5 @@ DECLARED = ReplicatedKind(
     ),
     schema_rules=_schema_rules,
     switched=True,
+    token_fields=("mappers",),
 )

@@ -288,4 +288,5 @@ DECLARED = ReplicatedKind(
     required=True,
     switched=True,
     in_realm=False,
+    token_fields=("defaultRoles", "defaultGroups"),
 )

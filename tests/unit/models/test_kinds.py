@@ -54,3 +54,36 @@ def test_every_kind_is_watched_and_listed() -> None:
     assert set(replication_handlers.ON_EVENT) == set(BY_KIND)
     assert [r.plural for r in listing.KINDS] == [k.plural for k in REPLICATED]
     assert {names.REALM_PLURAL, names.CLIENT_PLURAL} == listing.REQUIRED
+
+
+# Every spec field name that can put something into a token (roles, groups, claims, audiences, scopes).
+TOKEN_FIELD_NAMES = {
+    "protocolMappers",
+    "mappers",
+    "composites",
+    "serviceAccountRoles",
+    "realmRoles",
+    "clientRoles",
+    "defaultRoles",
+    "defaultGroups",
+    "defaultClientScopes",
+    "optionalClientScopes",
+}
+
+
+def _token_paths(node: object, path: str = "") -> list[str]:
+    if not isinstance(node, dict):
+        return []
+    found: list[str] = []
+    for name, child in (node.get("properties") or {}).items():
+        where = f"{path}.{name}" if path else name
+        found += [where] if name in TOKEN_FIELD_NAMES else []
+        found += _token_paths(child, where)
+    found += _token_paths(node.get("items"), f"{path}[]")
+    found += _token_paths(node.get("additionalProperties"), f"{path}{{}}")
+    return found
+
+
+def test_every_field_that_reaches_a_token_is_declared_for_the_token_authority() -> None:
+    for kind in REPLICATED:
+        assert sorted(_token_paths(crd.structural_schema(kind.spec))) == sorted(kind.token_fields), kind.kind
