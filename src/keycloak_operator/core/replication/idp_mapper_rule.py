@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from keycloak_operator.core.replication import token_authority as ta
-from keycloak_operator.core.replication import token_reading as tr
 from keycloak_operator.core.replication.sync import Verdict
 from keycloak_operator.core.replication.token_authority import Authority, Grant, RealmView
 
@@ -68,31 +67,9 @@ def hands_out(content: Mapping[str, Any]) -> bool:
     )
 
 
-def split_role(text: str, client_ids: Iterable[str]) -> tuple[str | None, str]:
-    """(clientId, role), clientId None for a realm role, as Keycloak reads a mapper's `role` (the first
-    reading naming a known client; the authority judges every reading)."""
-    known = set(client_ids)
-    return next(((c, r) for c, r in tr.role_readings(text) if c is not None and c in known), (None, text))
-
-
 def group_owners(observed: Sequence[Any]) -> dict[str, str | None]:
     """Group path -> namespace of the KeycloakGroup its marker names (None: unmarked, another kind)."""
     return ta.group_owners(observed)
-
-
-def mapper_problem(
-    content: Mapping[str, Any],
-    namespace: str,
-    grants: Iterable[Grant],
-    granted_by: str,
-    view: RealmView,
-    groups: Mapping[str, str | None],
-) -> Verdict | None:
-    """The first mapper of the provider that hands out what its namespace may not give, as a Forbidden
-    verdict naming its field (not revocable: the provider's namespace stays allowed; nothing is written for
-    it); Pending for a realm role the realm lacks."""
-    found = refusals(content, namespace, grants, granted_by, view, groups)
-    return next(iter(found.values()), None)
 
 
 def refusals(
