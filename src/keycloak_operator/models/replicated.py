@@ -54,8 +54,9 @@ class ReplicatedKind:
     # Declared inside a realm (`spec.realm`); only the realm itself is not.
     in_realm: bool = True
     # The spec paths that can put something into a token (a role, a group, a claim, an audience, a scope's
-    # mappers): each is judged by the one token authority (core/replication/token_authority.py, ADR 0012)
-    # before it is written. A unit test finds every such field in the schema, so none goes undeclared.
+    # mappers). Declared, not enforced here: the kind's writer must judge each through the one token
+    # authority (core/replication/token_authority.py, ADR 0012) before writing it. A unit test finds every
+    # such field in the schema, so none goes undeclared and a reviewer sees which fields to check.
     token_fields: tuple[str, ...] = ()
 
 

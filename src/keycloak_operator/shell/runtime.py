@@ -3,7 +3,8 @@ controller (replication_handlers.py) share for the life of one process (the sett
 Kubernetes client; the leadership watcher and the resync tick), and each controller's own state beside it.
 
 It holds state only; lifecycle.py's kopf startup and cleanup fill and empty it, and each controller reads
-its own part. Tests replace the whole object, or one part, to start from nothing.
+its own part. Modules hold this one object; tests replace its parts (never the object) to start from
+nothing.
 """
 
 from __future__ import annotations

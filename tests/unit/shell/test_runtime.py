@@ -64,9 +64,9 @@ class FakeKube:
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Fresh controller state, a Kube.connect that counts, and a leadership watcher that only waits."""
-    fresh_runtime = runtime.Runtime()
-    for module in (runtime, lifecycle, replication_handlers, handlers):
-        monkeypatch.setattr(module, "runtime", fresh_runtime)
+    fresh = runtime.Runtime()
+    for part, value in vars(fresh).items():  # every module holds the one object: its parts are replaced
+        monkeypatch.setattr(runtime.runtime, part, value)
     monkeypatch.setattr(lifecycle.diagnostics, "install", lambda: None)
     seen: dict[str, Any] = {"connects": [], "watching": []}
 

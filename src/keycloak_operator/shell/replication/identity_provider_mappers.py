@@ -25,7 +25,7 @@ from keycloak_operator.shell.replication.context import InRealm
 from keycloak_operator.shell.replication.mapper_sync import MapperPlan, Mappers
 
 MAPPER_KIND = "IdentityProviderMapper"  # the metrics' kind for a provider's mappers
-# The realm's groups, read for the mappers that hand one out (group_admin.GroupAdmin, or a test's fake).
+# The realm's groups, read for the mappers that hand one out (admin/group.GroupAdmin, or a test's fake).
 GroupsOf = Callable[[KeycloakAdmin], Any]
 
 
