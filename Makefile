@@ -12,9 +12,16 @@ PYTEST_ARGS ?=
 
 # What the local cluster's real node and its images need from Debian: containerd and runc run the pods, the
 # CNI plugins give them their own network namespace and IP, iptables and conntrack serve kube-proxy, and
-# mmdebstrap assembles the images' root filesystems (no container engine, no registry; ADR 0013), and skopeo
-# reads the release's image archive as a user's registry tooling would (tests/integration/test_install.py).
-HOST_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap skopeo
+# mmdebstrap assembles the images' root filesystems (no container engine; ADR 0013), skopeo reads the
+# release's image archive as a user's registry tooling would (tests/integration/test_install.py) and pushes
+# images to the cluster's registry, and docker-registry (distribution 2.8) is that registry (ADR 0029):
+# Debian's binaries, where building distribution and crane from Go cost a cold run 2.5 minutes.
+# docker-registry's package enables and may start a service of its own (its /etc/docker/registry config,
+# :5000 on every interface, htpasswd auth); the cluster runs its own process on loopback, so when this target
+# installs the package it also disables that service for every boot (update-rc.d: systemd's unit and the
+# init script's links) and stops it if it started (systemd's unit, or the init script's pid where no systemd
+# runs, as in a container whose policy-rc.d refuses starts).
+HOST_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap skopeo docker-registry
 
 # uv itself is installed into the cache from PyPI, pinned, so a fresh machine needs only Python and pip.
 $(UV):
@@ -25,10 +32,16 @@ setup: $(UV)
 	$(UV) sync --frozen --quiet
 
 host-packages:
-	@missing=$$(for p in $(HOST_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	@set -e; missing=$$(for p in $(HOST_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages for the real node:" $$missing; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  case " $$missing " in *" docker-registry "*) \
+	    update-rc.d docker-registry disable; \
+	    if [ -d /run/systemd/system ]; then systemctl stop docker-registry.service; \
+	    elif start-stop-daemon --status --pidfile /var/run/docker-registry.pid; then /etc/init.d/docker-registry stop; \
+	    fi;; \
+	  esac; \
 	fi
 
 cluster: setup host-packages

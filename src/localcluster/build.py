@@ -1,5 +1,5 @@
 """Makes sure the binaries built from Go modules exist (the control plane, the real node's, and single tools:
-helm, promtool, the image registry and crane), building them on the first run."""
+helm and promtool), building them on the first run."""
 
 from __future__ import annotations
 
@@ -13,10 +13,8 @@ BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler
 NODE_SCRIPT = SCRIPT.with_name("build-node.sh")
 # pause and netcheck are the static programs of the images assembled for the real node (hack/node/*.go).
 NODE_BINARIES = ("kubelet", "kube-proxy", "coredns", "pause", "netcheck")
-# One command from one Go module (helm, promtool, the registry, crane): DIR NAME PACKAGE VERSION [LDFLAGS...].
+# One command from one Go module (helm, promtool): DIR NAME PACKAGE VERSION [LDFLAGS...].
 TOOL_SCRIPT = SCRIPT.with_name("build-go-tool.sh")
-REGISTRY_PACKAGE = "github.com/distribution/distribution/v3/cmd/registry"
-CRANE_PACKAGE = "github.com/google/go-containerregistry/cmd/crane"
 
 
 class BuildError(RuntimeError):
@@ -59,16 +57,3 @@ def ensure_promtool() -> Path:
     version = versions.PROMETHEUS_VERSION
     stamp = f"-X github.com/prometheus/common/version.Version={version.removeprefix('v')}"
     return ensure_tool("promtool", "github.com/prometheus/prometheus/cmd/promtool", version, stamp)
-
-
-def ensure_registry() -> Path:
-    """The CNCF distribution registry (`registry serve CONFIG`), for images the real node pulls; it reports
-    its version from the module's build information. Measured cold (empty Go module and build caches) on
-    two cores at nice 19: 1 min 54 s, 136 s of CPU."""
-    return ensure_tool("registry", REGISTRY_PACKAGE, versions.REGISTRY_VERSION)
-
-
-def ensure_crane() -> Path:
-    """go-containerregistry's crane, which pushes an image archive to the registry (`crane push`). Measured
-    cold as the registry: 34 s, 32 s of CPU (5 s after the registry's build, whose caches it shares)."""
-    return ensure_tool("crane", CRANE_PACKAGE, versions.CRANE_VERSION)

@@ -16,9 +16,6 @@ COREDNS_VERSION = "v1.15.0"
 # The Gateway API's CRDs (standard channel), read from its Go module: the newest the Go module proxy served
 # that this machine's Go accepts (v1.7 needs a newer Go).
 GATEWAY_API_VERSION = "v1.6.3"
-# The image registry the real node pulls from (the CNCF distribution registry) and crane, which pushes to it.
-REGISTRY_VERSION = "v3.1.2"
-CRANE_VERSION = "v0.22.1"
 
 
 def cache_root() -> Path:

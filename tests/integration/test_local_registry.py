@@ -3,7 +3,7 @@
 is gone the next start replaces it, keeping what it stored and its port. The real node's pulls through it
 are in test_real_recreate.py (`latest_from_the_registry_runs_by_its_digest`).
 
-No skip: a registry that cannot be built or started fails these tests."""
+No skip: a registry that is not installed (`make host-packages`) or cannot be started fails these tests."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ def recorded(cluster: localcluster.Cluster) -> registry.RegistryState:
 
 def test_the_cluster_includes_its_registry_and_reuses_it(cluster: localcluster.Cluster) -> None:
     before = recorded(cluster)
+    assert before.component.executable == str(registry.BINARY)  # Debian's docker-registry
     served = registry.current(cluster.state_dir)
     assert served is not None and served.host == f"127.0.0.1:{before.port}"
     assert localcluster.ensure_running() == cluster
