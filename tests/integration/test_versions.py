@@ -172,7 +172,10 @@ def test_stalled_change_is_degraded_and_rollback_restores(
             c = next((c for c in s.get("conditions", []) if c["type"] == "Degraded"), {})
             return s if c.get("reason") == "RolloutStalled" and c.get("status") == "True" else None
 
-        s = wait_for("RolloutStalled", stalled, timeout=90)
+        try:
+            s = wait_for("RolloutStalled", stalled, timeout=90)
+        except AssertionError as e:  # once in a clean-clone run: say what the Deployment and its pods were
+            raise AssertionError(f"{e}; {_rollout_state(kubectl, namespace, 'stall')}") from e
         assert s["versions"]["nextVersion"].startswith("26.0.9-broken#")
         assert s["versions"]["currentVersion"] == good["versions"]["currentVersion"]
 
@@ -194,3 +197,25 @@ def test_stalled_change_is_degraded_and_rollback_restores(
         assert degraded["status"] == "False"
     finally:
         stages.remove(cluster.kubeconfig, broken)
+
+
+def _rollout_state(kubectl: Kubectl, ns: str, name: str) -> str:
+    """What a stalled-rollout wait saw at its deadline: the Keycloak's status, its Deployment's strategy,
+    conditions and replica counts, and each pod's image and readiness (a broken image's pods that came up
+    Ready, or a deadline the Deployment controller never flagged, read differently)."""
+    kc = (kubectl.get(KC, name, ns) or {}).get("status") or {}
+    dep = kubectl.get("deployments.apps", f"{name}-keycloak", ns) or {}
+    pods = [
+        (
+            p["spec"]["containers"][0]["image"],
+            p.get("status", {}).get("phase"),
+            [c["status"] for c in p.get("status", {}).get("conditions", []) if c["type"] == "Ready"],
+        )
+        for p in kubectl.list("pods", ns)
+    ]
+    return (
+        f"keycloak status phase={kc.get('phase')} versions={kc.get('versions')} "
+        f"conditions={kc.get('conditions')}; deployment strategy={dep.get('spec', {}).get('strategy')} "
+        f"progressDeadlineSeconds={dep.get('spec', {}).get('progressDeadlineSeconds')} "
+        f"status={dep.get('status')}; pods={pods}"
+    )
