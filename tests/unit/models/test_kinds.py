@@ -41,10 +41,10 @@ def test_every_kind_is_granted_the_same_verbs_and_no_more() -> None:
 def test_every_kind_inside_a_realm_has_one_step_of_the_round_and_every_step_of_a_kind_reads_it() -> None:
     from keycloak_operator.shell.replication.kinds import STEPS
 
-    stepped = [s.kind.kind for s in STEPS if s.kind is not None]
+    stepped = [s.reads.kind.kind for s in STEPS if s.reads is not None]
     assert sorted(stepped) == sorted(k.kind for k in REPLICATED if k.in_realm)
-    assert all(s.resource is not None for s in STEPS if s.kind is not None)
-    assert all(s.resource is None for s in STEPS if s.kind is None)
+    assert all(callable(s.reads.resource) for s in STEPS if s.reads is not None)
+    assert all(s.reads.kind.in_realm for s in STEPS if s.reads is not None)  # the realm is no step's
 
 
 def test_every_kind_is_watched_and_listed() -> None:

@@ -60,10 +60,17 @@ ToResource = Callable[[Obj, Targets, Set[str], ServerPolicy], Resource]
 
 
 @dataclass(frozen=True)
+class Reads:
+    """A kind's resources, as a step reads them from the round's listing."""
+
+    kind: ReplicatedKind
+    resource: ToResource
+
+
+@dataclass(frozen=True)
 class Step:
     writer: Callable[[Tools], InsideRealm]
-    kind: ReplicatedKind | None = None  # None: a part of the realm itself, no resource of its own
-    resource: ToResource | None = None
+    reads: Reads | None = None  # None: a part of the realm itself, no resource of its own
 
 
 def _plain(build: Callable[[Obj, Targets, Set[str]], Resource]) -> ToResource:
@@ -82,16 +89,19 @@ def _calling(build: Callable[..., Resource]) -> ToResource:
 # providers (whose mappers may name roles), then authentication flows.
 STEPS: Final[tuple[Step, ...]] = (
     Step(lambda t: RoleWriter(t.limiter)),
-    Step(lambda t: ClientScopeWriter(t.limiter), client_scope.DECLARED, _plain(scope_resource)),
+    Step(lambda t: ClientScopeWriter(t.limiter), Reads(client_scope.DECLARED, _plain(scope_resource))),
     Step(
-        lambda t: ClientWriter(t.kube, t.limiter, t.concurrency), client.DECLARED, _calling(client_resource)
+        lambda t: ClientWriter(t.kube, t.limiter, t.concurrency),
+        Reads(client.DECLARED, _calling(client_resource)),
     ),
-    Step(lambda t: GroupWriter(t.limiter), group.DECLARED, _plain(group_resource)),
+    Step(lambda t: GroupWriter(t.limiter), Reads(group.DECLARED, _plain(group_resource))),
     Step(lambda t: RealmDefaultsWriter(t.limiter)),
     Step(
         lambda t: IdentityProviderWriter(t.kube, t.limiter),
-        identity_provider.DECLARED,
-        _calling(idp_resource),
+        Reads(identity_provider.DECLARED, _calling(idp_resource)),
     ),
-    Step(lambda t: AuthenticationFlowWriter(t.limiter), authentication_flow.DECLARED, _plain(flow_resource)),
+    Step(
+        lambda t: AuthenticationFlowWriter(t.limiter),
+        Reads(authentication_flow.DECLARED, _plain(flow_resource)),
+    ),
 )

@@ -101,11 +101,9 @@ class Replicator:
         rnd.objects.update({t.resource.key: o for t, o in zip(targets.values(), realm_objs, strict=True)})
         # Everything declared inside a realm, of every kind; each writer takes its own (context.InRealm).
         children: list[Resource] = []
-        for step in STEPS:
-            if step.kind is None or step.resource is None:
-                continue
-            for obj in read.of(step.kind.kind):
-                child = step.resource(obj, targets, blind, self.policy)
+        for reads in (step.reads for step in STEPS if step.reads is not None):
+            for obj in read.of(reads.kind.kind):
+                child = reads.resource(obj, targets, blind, self.policy)
                 children.append(child)
                 rnd.objects[child.key] = obj
         in_scope = [c for c in children if c.parent in mine]
